@@ -1,0 +1,389 @@
+package sti
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sync"
+
+	"github.com/stirank/stirank/evidence"
+	"github.com/stirank/stirank/models"
+	"github.com/stirank/stirank/rng"
+	"github.com/stirank/stirank/samplers"
+	"github.com/stirank/stirank/tensor"
+)
+
+// Problem is a dataset prepared for one model and configuration (its cells ordered by block when
+// the parts schedule needs it). It is read-only and shared by every chain that runs on it.
+type Problem struct {
+	Spec   ModelSpec
+	Config Config
+	// Data holds the cells in the order the schedules address them.
+	Data    *tensor.Sparse
+	Blocked *tensor.Blocked // non-nil when the parts schedule is used
+}
+
+// NewProblem validates the data against the model and prepares them for the configuration.
+func NewProblem(data *tensor.Sparse, spec ModelSpec, cfg Config) (*Problem, error) {
+	if err := spec.Validate(); err != nil {
+		return nil, err
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	order, _ := spec.Order()
+	if data.Order() != order {
+		return nil, fmt.Errorf("model %s needs a %d-way tensor, the data are %d-way", spec.Name, order, data.Order())
+	}
+	if data.NNZ() == 0 {
+		return nil, tensor.ErrEmpty
+	}
+	if err := data.Validate(spec.Counts()); err != nil {
+		return nil, err
+	}
+	p := &Problem{Spec: spec, Config: cfg, Data: data}
+	if cfg.Blocks > 1 {
+		if spec.Name == "gauss" {
+			return nil, fmt.Errorf("the gauss model has no factor blocks; use a subsample instead of blocks")
+		}
+		b, err := tensor.Block(data, cfg.Blocks)
+		if err != nil {
+			return nil, err
+		}
+		p.Blocked, p.Data = b, b.Sparse
+	}
+	return p, nil
+}
+
+// ChainID names one chain of a sweep.
+type ChainID struct {
+	Rank, TIndex, Chain int
+}
+
+// Purposes of the random streams of a chain, so that no two uses share a stream.
+const (
+	streamInit = iota + 1
+	streamSchedule
+	streamNoise
+)
+
+// unit is the work one goroutine does in a step: the cells it reads and the parameter ranges it
+// owns (and alone updates). Units of one step own disjoint ranges.
+type unit struct {
+	cells  models.Cells
+	params [][2]int
+}
+
+// chain holds the state of one running chain.
+type chain struct {
+	p      *Problem
+	m      models.Model
+	id     ChainID
+	t      float64
+	kernel samplers.Kernel
+	state  samplers.State
+
+	theta, grad, metric, gamma []float64
+	e                          models.Eval
+
+	// Control variates: the reference point, its evaluator, Σ_n ℓ_n and Σ_n ∇ℓ_n there, and
+	// scratch for the subsample's gradient at the reference.
+	cv              bool
+	hat             []float64
+	ehat            models.Eval
+	hatLL           float64
+	hatGrad, hatBuf []float64
+
+	// parts[p] are the units of part p (or of the single subsample/whole-data step).
+	parts   [][]unit
+	scale   float64 // N/|S| weight of a subsampled sum (the number of parts, for parts)
+	sub     samplers.Subsample
+	perm    []int32
+	idx     []int32
+	sched   *rng.Stream
+	streams []*rng.Stream
+	// per-unit partial results, summed in unit order so the total does not depend on scheduling
+	partLL, partHat, partDot, partFull []float64
+	cellEvals                          int64
+	roundPos                           int
+	order                              []int
+}
+
+// RunChain runs the chain id on the problem and summarises its records. A chain that produces a
+// non-finite value stops and reports where in Divergence; errors are for bad set-ups only.
+func (p *Problem) RunChain(ctx context.Context, id ChainID) (evidence.ChainSummary, error) {
+	cfg := p.Config
+	if id.TIndex < 0 || id.TIndex >= len(cfg.Ladder) {
+		return evidence.ChainSummary{}, fmt.Errorf("temperature index %d outside the ladder of %d", id.TIndex, len(cfg.Ladder))
+	}
+	m, err := p.Spec.Build(p.Data, id.Rank)
+	if err != nil {
+		return evidence.ChainSummary{}, err
+	}
+	c := newChain(p, m, id)
+	sum := evidence.ChainSummary{Rank: id.Rank, TIndex: id.TIndex, T: c.t, Chain: id.Chain}
+	records := make([]float64, 0, cfg.Steps-cfg.Burnin)
+	var div string
+	if c.t == 0 {
+		records, div = c.priorRecords(ctx, cfg.Steps-cfg.Burnin, records)
+		sum.Steps = cfg.Steps - cfg.Burnin
+	} else {
+		records, div, sum.Steps = c.run(ctx, records)
+	}
+	if err := ctx.Err(); err != nil {
+		return sum, err
+	}
+	sum.CellEvals = c.cellEvals
+	sum.Divergence = div
+	if div == "" {
+		sum.Count = len(records)
+		sum.Mean, sum.M2, sum.ESS = evidence.Summarize(records)
+	}
+	return sum, nil
+}
+
+func newChain(p *Problem, m models.Model, id ChainID) *chain {
+	cfg := p.Config
+	dim := m.Dim()
+	c := &chain{
+		p: p, m: m, id: id, t: cfg.Ladder[id.TIndex], kernel: cfg.Kernel,
+		theta: make([]float64, dim), grad: make([]float64, dim), e: m.NewEval(),
+		sched: rng.NewStream(cfg.Seed, uint64(id.Rank), uint64(id.TIndex), uint64(id.Chain), streamSchedule),
+	}
+	c.state = c.kernel.NewState(dim)
+	if c.kernel.UsesMetric() {
+		c.metric, c.gamma = make([]float64, dim), make([]float64, dim)
+	}
+	whole := [][2]int{{0, dim}}
+	n := m.NumCells()
+	switch {
+	case p.Blocked != nil:
+		fs := m.Factors()
+		parts := samplers.Parts{B: p.Blocked.Grid.B, Order: p.Data.Order()}
+		bc := make([]int, parts.Order)
+		for pt := range parts.Count() {
+			var us []unit
+			for b := range parts.B {
+				parts.Block(pt, b, bc)
+				lo, hi := p.Blocked.BlockCells(p.Blocked.Grid.Linear(bc))
+				u := unit{cells: models.Cells{Lo: lo, Hi: hi}}
+				for mode, r := range bc {
+					plo, phi := fs[mode].Params(p.Blocked.Grid.Bounds[mode][r], p.Blocked.Grid.Bounds[mode][r+1])
+					u.params = append(u.params, [2]int{plo, phi})
+				}
+				us = append(us, u)
+			}
+			c.parts = append(c.parts, us)
+		}
+		c.scale = float64(parts.Count())
+	case cfg.Subsample > 0 && cfg.Subsample < n:
+		c.sub = samplers.Subsample{N: n, Size: cfg.Subsample, Stratified: cfg.Stratified}
+		c.perm = make([]int32, n)
+		c.idx = make([]int32, 0, cfg.Subsample)
+		c.parts = [][]unit{{{params: whole}}}
+	default:
+		c.parts = [][]unit{{{cells: models.Cells{Lo: 0, Hi: n}, params: whole}}}
+		c.scale = 1
+	}
+	nu := len(c.parts[0])
+	c.streams = make([]*rng.Stream, nu)
+	for i := range c.streams {
+		c.streams[i] = rng.NewStream(0)
+	}
+	c.partLL, c.partHat = make([]float64, nu), make([]float64, nu)
+	c.partDot, c.partFull = make([]float64, nu), make([]float64, nu)
+	// Control variates only pay when the step reads a subsample.
+	c.cv = cfg.ControlVariates && (p.Blocked != nil || c.sub.N > 0)
+	if c.cv {
+		c.hat, c.hatGrad, c.hatBuf = make([]float64, dim), make([]float64, dim), make([]float64, dim)
+		c.ehat = m.NewEval()
+	}
+	return c
+}
+
+// priorRecords fills records at t = 0, where the power posterior is the prior: independent prior
+// draws, each scored with the same subsampled estimator the chains use.
+func (c *chain) priorRecords(ctx context.Context, n int, records []float64) ([]float64, string) {
+	r := rng.New(c.p.Config.Seed, uint64(c.id.Rank), uint64(c.id.TIndex), uint64(c.id.Chain), streamInit)
+	for k := 1; k <= n; k++ {
+		if k%64 == 0 && ctx.Err() != nil {
+			return records, ""
+		}
+		c.m.SamplePrior(r, c.theta)
+		c.e.Prepare(c.theta)
+		us := c.chooseUnits()
+		y := c.e.Dense(0, nil)
+		for _, u := range us {
+			y += c.scale * c.e.Cells(u.cells, 0, nil)
+			c.cellEvals += int64(u.cells.Len())
+		}
+		if math.IsNaN(y) || math.IsInf(y, 0) {
+			return records, c.divergence(k, fmt.Sprintf("log-likelihood record is %v", y))
+		}
+		records = append(records, y)
+	}
+	return records, ""
+}
+
+func (c *chain) divergence(step int, what string) string {
+	return fmt.Sprintf("rank %d, t=%.6g (temperature %d), chain %d, step %d: %s",
+		c.id.Rank, c.t, c.id.TIndex, c.id.Chain, step, what)
+}
+
+// chooseUnits returns the units of the next step and sets the scale for random subsamples.
+func (c *chain) chooseUnits() []unit {
+	switch {
+	case c.sub.N > 0:
+		k := c.sub.Batches()
+		b := 0
+		if c.sub.Stratified {
+			if c.roundPos == 0 {
+				c.sub.Permute(c.sched.Rand, c.perm)
+			}
+			b = c.roundPos
+			c.roundPos = (c.roundPos + 1) % k
+		}
+		idx, scale := c.sub.Batch(c.perm, b, c.sched.Rand, c.idx)
+		c.scale = scale
+		u := &c.parts[0][0]
+		u.cells = models.Cells{Lo: 0, Hi: len(idx), Index: idx}
+		return c.parts[0]
+	case len(c.parts) > 1:
+		np := len(c.parts)
+		if !c.p.Config.Stratified {
+			return c.parts[c.sched.IntN(np)]
+		}
+		if c.roundPos == 0 {
+			if c.order == nil {
+				c.order = make([]int, np)
+			}
+			for i := range c.order {
+				c.order[i] = i
+			}
+			c.sched.Shuffle(np, func(i, j int) { c.order[i], c.order[j] = c.order[j], c.order[i] })
+		}
+		pt := c.order[c.roundPos]
+		c.roundPos = (c.roundPos + 1) % np
+		return c.parts[pt]
+	}
+	return c.parts[0]
+}
+
+// refresh moves the control-variate reference to the current point: one full pass over the data.
+func (c *chain) refresh() {
+	copy(c.hat, c.theta)
+	c.ehat.Prepare(c.hat)
+	clear(c.hatGrad)
+	c.hatLL = c.ehat.Cells(models.Cells{Lo: 0, Hi: c.m.NumCells()}, 1, c.hatGrad)
+	c.cellEvals += int64(c.m.NumCells())
+}
+
+// run performs burn-in and sampling and returns the records after burn-in.
+func (c *chain) run(ctx context.Context, records []float64) ([]float64, string, int) {
+	cfg := c.p.Config
+	sched, _ := cfg.Schedule()
+	c.m.SamplePrior(rng.New(cfg.Seed, uint64(c.id.Rank), uint64(c.id.TIndex), uint64(c.id.Chain), streamInit), c.theta)
+	var wg sync.WaitGroup
+	for k := 1; k <= cfg.Steps; k++ {
+		if k%64 == 0 && ctx.Err() != nil {
+			return records, "", k
+		}
+		if c.cv && (k-1)%cfg.CVRefresh == 0 {
+			c.refresh()
+			if math.IsNaN(c.hatLL) || math.IsInf(c.hatLL, 0) {
+				return records, c.divergence(k, fmt.Sprintf("full-data log-likelihood is %v", c.hatLL)), k
+			}
+		}
+		us := c.chooseUnits()
+		c.e.Prepare(c.theta)
+		clear(c.grad)
+		c.e.LogPrior(c.grad)
+		y := c.e.Dense(c.t, c.grad)
+		if c.metric != nil {
+			c.e.Metric(c.t, c.metric, c.gamma)
+		}
+		eps := sched.At(k)
+		adapt := k <= cfg.Burnin
+		if len(us) == 1 || us[0].cells.Len() < parallelCells {
+			for i := range us {
+				c.work(i, us[i], k, eps, adapt)
+			}
+		} else {
+			wg.Add(len(us))
+			for i := range us {
+				go func() {
+					defer wg.Done()
+					c.work(i, us[i], k, eps, adapt)
+				}()
+			}
+			wg.Wait()
+		}
+		if k == 1 {
+			if s, ok := c.state.(samplers.Seer); ok {
+				s.MarkSeen()
+			}
+		}
+		for i := range us {
+			c.cellEvals += int64(us[i].cells.Len())
+			if c.cv {
+				c.cellEvals += int64(us[i].cells.Len())
+				y += c.partFull[i] + c.scale*(c.partLL[i]-c.partHat[i]-c.partDot[i])
+			} else {
+				y += c.scale * c.partLL[i]
+			}
+		}
+		if c.cv {
+			y += c.hatLL
+		}
+		if math.IsNaN(y) || math.IsInf(y, 0) {
+			return records, c.divergence(k, fmt.Sprintf("log-likelihood record is %v", y)), k
+		}
+		if k > cfg.Burnin {
+			records = append(records, y)
+		}
+	}
+	for i, v := range c.theta {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return records, c.divergence(cfg.Steps, fmt.Sprintf("parameter %d is %v", i, v)), cfg.Steps
+		}
+	}
+	return records, "", cfg.Steps
+}
+
+// parallelCells is the block size below which the units of a part run on one goroutine: smaller
+// blocks cost less than the goroutine hand-off.
+const parallelCells = 4096
+
+// work evaluates unit i's cells at the current point (the record and the gradient are evaluated at
+// θ_{k−1}, which is independent of the step's subsample, so the record is unbiased for
+// log p(X | θ_{k−1})) and then moves the unit's parameters.
+func (c *chain) work(i int, u unit, k int, eps float64, adapt bool) {
+	w := c.t * c.scale
+	c.partLL[i] = c.e.Cells(u.cells, w, c.grad)
+	if c.cv {
+		for _, r := range u.params {
+			clear(c.hatBuf[r[0]:r[1]])
+		}
+		c.partHat[i] = c.ehat.Cells(u.cells, 1, c.hatBuf)
+		var dot, full float64
+		for _, r := range u.params {
+			for j := r[0]; j < r[1]; j++ {
+				d := c.theta[j] - c.hat[j]
+				dot += c.hatBuf[j] * d
+				full += c.hatGrad[j] * d
+				c.grad[j] += c.t * (c.hatGrad[j] - c.scale*c.hatBuf[j])
+			}
+		}
+		c.partDot[i], c.partFull[i] = dot, full
+	}
+	s := c.streams[i]
+	s.Reset(c.p.Config.Seed, uint64(c.id.Rank), uint64(c.id.TIndex), uint64(c.id.Chain), streamNoise, uint64(k), uint64(i))
+	in := samplers.Input{
+		Theta: c.theta, Grad: c.grad, Metric: c.metric, Gamma: c.gamma,
+		Eps: eps, N: c.m.NumCells(), Mirror: c.m.Positive(), Adapt: adapt, Rand: s.Rand,
+	}
+	for _, r := range u.params {
+		in.Lo, in.Hi = r[0], r[1]
+		c.kernel.Update(c.state, in)
+	}
+}

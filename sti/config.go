@@ -1,0 +1,110 @@
+package sti
+
+import (
+	"fmt"
+
+	"github.com/stirank/stirank/evidence"
+	"github.com/stirank/stirank/samplers"
+)
+
+// Config is everything that decides the numbers a sweep produces, besides the data and the model.
+type Config struct {
+	Ladder evidence.Ladder
+	// Chains is the number of independent replicas per (rank, temperature).
+	Chains int
+	// Steps counts all steps of a chain, burn-in included; Burnin of them are discarded.
+	Steps, Burnin int
+	// Kernel is the SG-MCMC transition.
+	Kernel samplers.Kernel
+	// Step is the step size after burn-in. For kernels that use the model's metric it is
+	// dimensionless (about 1 is the stability limit along the stiffest direction).
+	Step float64
+	// StepStart is the ratio of the first step to Step; StepDecay the exponent b of the (a/k)^b
+	// burn-in schedule. StepA, when positive, gives the papers' a directly (and StepStart is ignored).
+	StepStart, StepDecay, StepA float64
+	// Subsample is |S| for random subsamples (models without factor blocks, or Blocks = 1);
+	// zero uses all cells at every step.
+	Subsample int
+	// Blocks is B of the parts schedule for factor models; 1 uses the whole tensor at every step.
+	Blocks int
+	// Stratified visits the parts (or batches) of a round in a random order, each once per round,
+	// instead of drawing each step's part independently.
+	Stratified bool
+	// ControlVariates centres the subsampled gradient and log-likelihood on a reference point
+	// refreshed every CVRefresh steps (a full pass over the data each time).
+	ControlVariates bool
+	CVRefresh       int
+	// Seed roots every random stream.
+	Seed uint64
+}
+
+// Validate checks the configuration against itself.
+func (c Config) Validate() error {
+	if err := c.Ladder.Validate(); err != nil {
+		return err
+	}
+	switch {
+	case c.Chains < 1:
+		return fmt.Errorf("chains %d must be at least 1", c.Chains)
+	case c.Steps < 2:
+		return fmt.Errorf("steps %d must be at least 2", c.Steps)
+	case c.Burnin < 0 || c.Burnin >= c.Steps:
+		return fmt.Errorf("burn-in %d must be in [0, steps=%d)", c.Burnin, c.Steps)
+	case c.Kernel == nil:
+		return fmt.Errorf("no sampler")
+	case c.Subsample < 0:
+		return fmt.Errorf("subsample %d must not be negative", c.Subsample)
+	case c.Blocks < 1:
+		return fmt.Errorf("blocks %d must be at least 1", c.Blocks)
+	case c.ControlVariates && c.CVRefresh < 1:
+		return fmt.Errorf("control-variate refresh interval %d must be at least 1", c.CVRefresh)
+	}
+	_, err := c.Schedule()
+	return err
+}
+
+// Schedule returns the step-size schedule.
+func (c Config) Schedule() (samplers.StepSchedule, error) {
+	burn := c.Burnin
+	if burn < 1 {
+		burn = 1
+	}
+	if c.StepA > 0 {
+		s := samplers.StepSchedule{A: c.StepA, B: c.StepDecay, Burnin: burn}
+		return s, s.Validate()
+	}
+	return samplers.DecayTo(c.Step, c.StepStart, c.StepDecay, burn)
+}
+
+// Default returns the defaults for a model: a power ladder with many rungs and short chains, the
+// metric-preconditioned Leimkuhler–Matthews kernel, and control variates. See README for what
+// they cost and why.
+func Default(model string) Config {
+	l := evidence.Power(DefaultTemperatures, DefaultPower)
+	c := Config{
+		Ladder:          l,
+		Chains:          2,
+		Steps:           DefaultSteps,
+		Burnin:          DefaultSteps / 4,
+		Kernel:          samplers.LMSGLD{},
+		Step:            0.5,
+		StepStart:       1,
+		StepDecay:       0.51,
+		Blocks:          1,
+		ControlVariates: true,
+		CVRefresh:       DefaultSteps / 8,
+		Seed:            1,
+	}
+	if model == "gauss" {
+		c.Subsample = 250
+		c.Step = 1
+	}
+	return c
+}
+
+// Defaults of the ladder and chain length.
+const (
+	DefaultTemperatures = 30
+	DefaultPower        = 6
+	DefaultSteps        = 500
+)

@@ -1,0 +1,78 @@
+package sti
+
+import (
+	"context"
+	"runtime"
+	"sort"
+	"sync"
+
+	"github.com/stirank/stirank/evidence"
+)
+
+// Sweep runs every (rank, temperature, replica) chain of the problem on all cores and returns the
+// evidence of each rank, in the order of ranks. Chains are independent and seeded by their
+// coordinates, so the result does not depend on the number of workers.
+func (p *Problem) Sweep(ctx context.Context, ranks []int, workers int) ([]evidence.RankEvidence, error) {
+	if workers < 1 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	var ids []ChainID
+	for _, r := range ranks {
+		for ti := range p.Config.Ladder {
+			for ch := range p.Config.Chains {
+				ids = append(ids, ChainID{Rank: r, TIndex: ti, Chain: ch})
+			}
+		}
+	}
+	// Longest chains first: higher ranks cost more per step.
+	sort.SliceStable(ids, func(a, b int) bool { return ids[a].Rank > ids[b].Rank })
+	out := make([]evidence.ChainSummary, len(ids))
+	errs := make([]error, len(ids))
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				out[i], errs[i] = p.RunChain(ctx, ids[i])
+				if errs[i] != nil {
+					cancel()
+				}
+			}
+		}()
+	}
+feed:
+	for i := range ids {
+		select {
+		case next <- i:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(next)
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	byRank := map[int][]evidence.ChainSummary{}
+	for _, s := range out {
+		byRank[s.Rank] = append(byRank[s.Rank], s)
+	}
+	res := make([]evidence.RankEvidence, 0, len(ranks))
+	for _, r := range ranks {
+		re, err := evidence.Combine(p.Config.Ladder, byRank[r])
+		if err != nil {
+			return nil, err
+		}
+		res = append(res, re)
+	}
+	return res, nil
+}
