@@ -74,9 +74,9 @@ func mirror(theta []float64) {
 // θ ← θ + ε ĝ + η, η ~ N(0, 2ε I), with the tempered gradient of SPL 2018 eq. (6).
 type SGLD struct{}
 
-func (SGLD) Name() string         { return "sgld" }
-func (SGLD) UsesMetric() bool     { return false }
-func (SGLD) NewState(int) State   { return nil }
+func (SGLD) Name() string       { return "sgld" }
+func (SGLD) UsesMetric() bool   { return false }
+func (SGLD) NewState(int) State { return nil }
 func (SGLD) Update(_ State, in Input) {
 	sd := math.Sqrt(2 * in.Eps)
 	th, g := in.Theta[in.Lo:in.Hi], in.Grad[in.Lo:in.Hi]
