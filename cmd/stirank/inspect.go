@@ -1,0 +1,73 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+
+	"github.com/stirank/stirank/io/tensorio"
+)
+
+func init() {
+	register(command{
+		name:    "inspect",
+		summary: "describe a dataset and validate every shard",
+		run:     runInspect,
+	})
+}
+
+func runInspect(ctx context.Context, args []string, stdout io.Writer) error {
+	fs := newFlagSet("inspect", "[--counts] DIR")
+	counts := fs.Bool("counts", false, "also require non-negative integer values, as the Poisson models do")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return usagef("want exactly one dataset directory or URL, got %d arguments", fs.NArg())
+	}
+	dir := fs.Arg(0)
+	m, err := tensorio.ReadManifest(ctx, dir)
+	if err != nil {
+		fmt.Fprintf(stdout, "verdict      invalid\n")
+		return err
+	}
+	w := stdout
+	fmt.Fprintf(w, "dataset      %s\n", dir)
+	fmt.Fprintf(w, "checksum     %s\n", m.Checksum())
+	fmt.Fprintf(w, "order        %d\n", m.Order)
+	fmt.Fprintf(w, "shape        %s\n", formatShape(m.Shape))
+	fmt.Fprintf(w, "value kind   %s\n", m.Kind)
+	cells := 1.0
+	for _, n := range m.Shape {
+		cells *= float64(n)
+	}
+	fmt.Fprintf(w, "stored cells %d (density %.4g)\n", m.Cells, float64(m.Cells)/cells)
+	fmt.Fprintf(w, "zeros stored %t\n", m.ZerosStored)
+	var bytes int64
+	for _, sh := range m.Shards {
+		bytes += sh.Bytes
+	}
+	fmt.Fprintf(w, "shards       %d (%d bytes)\n", len(m.Shards), bytes)
+	if g, ok := m.Grid(); ok {
+		fmt.Fprintf(w, "blocks       %d per mode, %d blocks; bounds", g.B, g.NumBlocks())
+		for mode, b := range g.Bounds {
+			fmt.Fprintf(w, " mode-%d %v", mode, b)
+		}
+		fmt.Fprintln(w)
+	} else {
+		fmt.Fprintf(w, "blocks       none\n")
+	}
+	d, err := tensorio.Read(ctx, dir, tensorio.ReadOptions{Counts: *counts})
+	if err != nil {
+		fmt.Fprintf(stdout, "verdict      invalid\n")
+		return err
+	}
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, v := range d.Tensor.Values {
+		lo, hi = min(lo, v), max(hi, v)
+	}
+	fmt.Fprintf(stdout, "values       min %g, max %g, sum %g\n", lo, hi, d.Tensor.Sum())
+	fmt.Fprintf(stdout, "verdict      valid\n")
+	return nil
+}

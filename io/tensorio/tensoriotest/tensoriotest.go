@@ -1,0 +1,369 @@
+// Package tensoriotest builds datasets and text files by hand, bypassing tensorio's own writer and
+// its validation, and a corpus of bad inputs that tests of readers and importers run through
+// their own entry points (the library, the stirank command).
+package tensoriotest
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+
+	"github.com/parquet-go/parquet-go"
+
+	"github.com/stirank/stirank/io/tensorio"
+)
+
+// WriteShard writes rows, structs whose parquet tags name the columns, as the Parquet file
+// dir/rel, and returns its manifest entry.
+func WriteShard[T any](dir, rel string, rows []T) (tensorio.Shard, error) {
+	p := filepath.Join(dir, filepath.FromSlash(rel))
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return tensorio.Shard{}, err
+	}
+	f, err := os.Create(p)
+	if err != nil {
+		return tensorio.Shard{}, err
+	}
+	defer f.Close()
+	w := parquet.NewGenericWriter[T](f, parquet.Compression(&parquet.Zstd))
+	if _, err := w.Write(rows); err != nil {
+		return tensorio.Shard{}, err
+	}
+	if err := w.Close(); err != nil {
+		return tensorio.Shard{}, err
+	}
+	if err := f.Close(); err != nil {
+		return tensorio.Shard{}, err
+	}
+	sh := tensorio.Shard{Path: rel, Rows: int64(len(rows))}
+	return sh, Rehash(dir, &sh)
+}
+
+// Rehash sets the size and checksum of sh to those of its file in dir, as if a manifest had been
+// written for the file as it is now.
+func Rehash(dir string, sh *tensorio.Shard) error {
+	f, err := os.Open(filepath.Join(dir, filepath.FromSlash(sh.Path)))
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	h := sha256.New()
+	n, err := io.Copy(h, f)
+	if err != nil {
+		return err
+	}
+	sh.Bytes, sh.SHA256 = n, hex.EncodeToString(h.Sum(nil))
+	return nil
+}
+
+// WriteManifest writes m as dir/manifest.json, whatever it says.
+func WriteManifest(dir string, m *tensorio.Manifest) error {
+	b, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, tensorio.ManifestName), b, 0o644)
+}
+
+// ReadManifest reads dir/manifest.json without validating it.
+func ReadManifest(dir string) (*tensorio.Manifest, error) {
+	b, err := os.ReadFile(filepath.Join(dir, tensorio.ManifestName))
+	if err != nil {
+		return nil, err
+	}
+	m := new(tensorio.Manifest)
+	return m, json.Unmarshal(b, m)
+}
+
+// Cell2 is a row of a matrix dataset as tensorio writes it.
+type Cell2 struct {
+	I     int32   `parquet:"i"`
+	J     int32   `parquet:"j"`
+	Value float64 `parquet:"value"`
+}
+
+// Matrix returns the cells of a small count matrix in row-major order: cell (i, j) of a 30×20
+// matrix is stored when (i+j) is divisible by 3, with value 1 + (i·j mod 5). Row r of a shard
+// written from it is cell r.
+func Matrix() []Cell2 {
+	var cells []Cell2
+	for i := range int32(30) {
+		for j := range int32(20) {
+			if (i+j)%3 == 0 {
+				cells = append(cells, Cell2{I: i, J: j, Value: float64(1 + i*j%5)})
+			}
+		}
+	}
+	return cells
+}
+
+// MatrixManifest returns the manifest of Matrix written as the given shards.
+func MatrixManifest(kind tensorio.ValueKind, shards ...tensorio.Shard) *tensorio.Manifest {
+	m := &tensorio.Manifest{
+		Format: tensorio.FormatName, FormatVersion: tensorio.FormatVersion, Version: 1,
+		Order: 2, Shape: []int{30, 20}, Kind: kind, Shards: shards,
+	}
+	for _, sh := range shards {
+		m.Cells += sh.Rows
+	}
+	return m
+}
+
+// WriteMatrix writes a dataset of the given rows as one shard, data/shard-00000.parquet, with a
+// manifest that agrees with the file, and returns the shard's path.
+func WriteMatrix[T any](dir string, kind tensorio.ValueKind, rows []T) (string, error) {
+	sh, err := WriteShard(dir, "data/shard-00000.parquet", rows)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, "data", "shard-00000.parquet"), WriteManifest(dir, MatrixManifest(kind, sh))
+}
+
+// Case is a bad input and what its error must say.
+type Case struct {
+	Name string
+	// Dataset is the directory of a bad dataset, or empty for a text input.
+	Dataset string
+	// Text is the path of a bad text file, imported with Format and Options.
+	Text    string
+	Format  tensorio.TextFormat
+	Options tensorio.TextOptions
+	// Want are substrings of the error message: the file, the row or line, the problem.
+	Want []string
+}
+
+// Corpus builds bad datasets and text files under dir, each in a directory of its own, and
+// returns them with the messages they must be rejected with.
+func Corpus(dir string) ([]Case, error) {
+	var cases []Case
+	var err error
+	// dataset makes a directory for a case and runs build in it; build returns the messages.
+	dataset := func(name string, build func(d string) ([]string, error)) {
+		if err != nil {
+			return
+		}
+		d := filepath.Join(dir, name)
+		if err = os.MkdirAll(d, 0o755); err != nil {
+			return
+		}
+		var want []string
+		if want, err = build(d); err != nil {
+			err = fmt.Errorf("corpus case %s: %w", name, err)
+			return
+		}
+		cases = append(cases, Case{Name: name, Dataset: d, Want: want})
+	}
+	shard := func(d string) string { return filepath.Join(d, "data", "shard-00000.parquet") }
+	// good writes the matrix as a valid dataset and returns its manifest for the case to spoil.
+	good := func(d string) (*tensorio.Manifest, error) {
+		if _, err := WriteMatrix(d, tensorio.Count, Matrix()); err != nil {
+			return nil, err
+		}
+		return ReadManifest(d)
+	}
+	// withCell writes the matrix with row r replaced.
+	withCell := func(d string, kind tensorio.ValueKind, r int, c Cell2) error {
+		cells := Matrix()
+		cells[r] = c
+		_, err := WriteMatrix(d, kind, cells)
+		return err
+	}
+
+	dataset("missing-manifest", func(d string) ([]string, error) {
+		if _, err := good(d); err != nil {
+			return nil, err
+		}
+		return []string{filepath.Join(d, "manifest.json"), "no manifest: not a stirank dataset"}, os.Remove(filepath.Join(d, "manifest.json"))
+	})
+	dataset("manifest-not-json", func(d string) ([]string, error) {
+		if _, err := good(d); err != nil {
+			return nil, err
+		}
+		return []string{"manifest.json", "not a valid manifest"}, os.WriteFile(filepath.Join(d, "manifest.json"), []byte("{\"format\": "), 0o644)
+	})
+	dataset("manifest-newer-format", func(d string) ([]string, error) {
+		m, err := good(d)
+		if err != nil {
+			return nil, err
+		}
+		m.FormatVersion = tensorio.FormatVersion + 1
+		return []string{"manifest.json", "format_version 2 is newer than this stirank reads (1)"}, WriteManifest(d, m)
+	})
+	dataset("empty-dataset", func(d string) ([]string, error) {
+		return []string{"manifest.json", "dataset has no stored cells"}, WriteManifest(d, MatrixManifest(tensorio.Count))
+	})
+	dataset("shard-outside-dataset", func(d string) ([]string, error) {
+		m, err := good(d)
+		if err != nil {
+			return nil, err
+		}
+		m.Shards[0].Path = "../elsewhere.parquet"
+		return []string{"manifest.json", `shard 0: path "../elsewhere.parquet" is not a relative`}, WriteManifest(d, m)
+	})
+	dataset("missing-shard", func(d string) ([]string, error) {
+		if _, err := good(d); err != nil {
+			return nil, err
+		}
+		return []string{shard(d), "shard listed in the manifest is missing"}, os.Remove(shard(d))
+	})
+	dataset("checksum-mismatch", func(d string) ([]string, error) {
+		if _, err := good(d); err != nil {
+			return nil, err
+		}
+		b, err := os.ReadFile(shard(d))
+		if err != nil {
+			return nil, err
+		}
+		b[len(b)/2] ^= 0xff
+		return []string{shard(d), "does not match the manifest's"}, os.WriteFile(shard(d), b, 0o644)
+	})
+	dataset("size-mismatch", func(d string) ([]string, error) {
+		m, err := good(d)
+		if err != nil {
+			return nil, err
+		}
+		want := fmt.Sprintf("file has %d bytes, the manifest says %d", m.Shards[0].Bytes-100, m.Shards[0].Bytes)
+		return []string{shard(d), want}, os.Truncate(shard(d), m.Shards[0].Bytes-100)
+	})
+	dataset("truncated-parquet", func(d string) ([]string, error) {
+		m, err := good(d)
+		if err != nil {
+			return nil, err
+		}
+		// The manifest agrees with the truncated file, as if it had been written for it.
+		if err := os.Truncate(shard(d), m.Shards[0].Bytes-100); err != nil {
+			return nil, err
+		}
+		if err := Rehash(d, &m.Shards[0]); err != nil {
+			return nil, err
+		}
+		return []string{shard(d), "not a valid Parquet file (truncated or corrupt)"}, WriteManifest(d, m)
+	})
+	dataset("row-count-mismatch", func(d string) ([]string, error) {
+		m, err := good(d)
+		if err != nil {
+			return nil, err
+		}
+		rows := m.Shards[0].Rows
+		m.Shards[0].Rows--
+		m.Cells--
+		return []string{shard(d), fmt.Sprintf("has %d rows, the manifest says %d", rows, rows-1)}, WriteManifest(d, m)
+	})
+	dataset("value-column-int64", func(d string) ([]string, error) {
+		type cell struct {
+			I     int32 `parquet:"i"`
+			J     int32 `parquet:"j"`
+			Value int64 `parquet:"value"`
+		}
+		_, err := WriteMatrix(d, tensorio.Count, []cell{{0, 0, 1}})
+		return []string{shard(d), `column "value" has type INT64, want DOUBLE`}, err
+	})
+	dataset("index-column-double", func(d string) ([]string, error) {
+		type cell struct {
+			I     int32   `parquet:"i"`
+			J     float64 `parquet:"j"`
+			Value float64 `parquet:"value"`
+		}
+		_, err := WriteMatrix(d, tensorio.Count, []cell{{0, 0, 1}})
+		return []string{shard(d), `column "j" has type DOUBLE, want INT32 or INT64`}, err
+	})
+	dataset("missing-column", func(d string) ([]string, error) {
+		type cell struct {
+			I     int32   `parquet:"i"`
+			Value float64 `parquet:"value"`
+		}
+		_, err := WriteMatrix(d, tensorio.Count, []cell{{0, 1}})
+		return []string{shard(d), `missing column "j"`}, err
+	})
+	dataset("unexpected-column", func(d string) ([]string, error) {
+		type cell struct {
+			I     int32   `parquet:"i"`
+			J     int32   `parquet:"j"`
+			Value float64 `parquet:"value"`
+			Index int64   `parquet:"__index_level_0__"`
+		}
+		_, err := WriteMatrix(d, tensorio.Count, []cell{{0, 0, 1, 0}})
+		return []string{shard(d), `unexpected column "__index_level_0__"`}, err
+	})
+	dataset("index-out-of-range", func(d string) ([]string, error) {
+		return []string{shard(d) + " row 17: mode-1 index 40 outside [0, 20)"}, withCell(d, tensorio.Count, 17, Cell2{I: 5, J: 40, Value: 1})
+	})
+	dataset("negative-index", func(d string) ([]string, error) {
+		return []string{shard(d) + " row 3: mode-0 index -1 outside [0, 30)"}, withCell(d, tensorio.Count, 3, Cell2{I: -1, J: 0, Value: 1})
+	})
+	dataset("duplicate-cell", func(d string) ([]string, error) {
+		cells := Matrix()
+		return []string{shard(d) + " row 9: cell [0 3] stored twice (first at " + shard(d) + " row 1)"},
+			withCell(d, tensorio.Count, 9, cells[1])
+	})
+	dataset("nan-value", func(d string) ([]string, error) {
+		return []string{shard(d) + " row 4: value NaN is not finite"}, withCell(d, tensorio.Real, 4, Cell2{I: 0, J: 12, Value: math.NaN()})
+	})
+	dataset("infinite-value", func(d string) ([]string, error) {
+		return []string{shard(d) + " row 6: value +Inf is not finite"}, withCell(d, tensorio.Real, 6, Cell2{I: 0, J: 18, Value: math.Inf(1)})
+	})
+	dataset("negative-count", func(d string) ([]string, error) {
+		return []string{shard(d) + " row 5: count -2 is negative"}, withCell(d, tensorio.Count, 5, Cell2{I: 0, J: 15, Value: -2})
+	})
+	dataset("fractional-count", func(d string) ([]string, error) {
+		return []string{shard(d) + " row 5: count 2.5 is not an integer"}, withCell(d, tensorio.Count, 5, Cell2{I: 0, J: 15, Value: 2.5})
+	})
+	dataset("stored-zero", func(d string) ([]string, error) {
+		return []string{shard(d) + " row 2: value 0 is stored but the manifest says zeros are not stored"}, withCell(d, tensorio.Count, 2, Cell2{I: 0, J: 6, Value: 0})
+	})
+	dataset("null-value", func(d string) ([]string, error) {
+		type cell struct {
+			I     int32    `parquet:"i"`
+			J     int32    `parquet:"j"`
+			Value *float64 `parquet:"value,optional"`
+		}
+		one := 1.0
+		_, err := WriteMatrix(d, tensorio.Count, []cell{{0, 0, &one}, {0, 3, &one}, {0, 6, nil}})
+		return []string{shard(d) + " row 2: value is null"}, err
+	})
+
+	// text writes a text file for a case.
+	text := func(name, file, content string, f tensorio.TextFormat, opts tensorio.TextOptions, want ...string) {
+		if err != nil {
+			return
+		}
+		p := filepath.Join(dir, name, file)
+		if err = os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return
+		}
+		if err = os.WriteFile(p, []byte(content), 0o644); err != nil {
+			return
+		}
+		cases = append(cases, Case{Name: name, Text: p, Format: f, Options: opts, Want: append([]string{p}, want...)})
+	}
+	none := tensorio.TextOptions{}
+	text("csv-no-header", "x.csv", "0,1,3\n1,2,4\n", tensorio.CSV, none, "line 1: no header")
+	text("csv-wrong-header", "x.csv", "row,col,count\n0,1,3\n", tensorio.CSV, none, `line 1: header "row,col,count"`)
+	text("csv-field-count", "x.csv", "i,j,value\n0,1,3\n1,2\n", tensorio.CSV, none, "line 3: wrong number of fields")
+	text("csv-not-a-number", "x.csv", "i,j,value\n0,1,3\n1,2,abc\n", tensorio.CSV, none, `line 3: value "abc" is not a number`)
+	text("csv-bad-index", "x.csv", "i,j,value\n0,1.5,3\n", tensorio.CSV, none, `line 2: mode-1 index "1.5" is not an integer`)
+	text("csv-negative-index", "x.csv", "i,j,value\n0,1,3\n-1,2,4\n", tensorio.CSV, none, "line 3: mode-0 index -1 is negative")
+	text("csv-outside-shape", "x.csv", "i,j,value\n0,1,3\n2,5,4\n", tensorio.CSV, tensorio.TextOptions{Shape: []int{3, 5}}, "line 3: mode-1 index 5 outside [0, 5)")
+	text("csv-duplicate", "x.csv", "i,j,value\n0,1,3\n1,2,4\n0,1,5\n", tensorio.CSV, none, "line 4: cell [0 1] stored twice (first on line 2)")
+	text("csv-fractional-count", "x.csv", "i,j,value\n0,1,3\n1,2,2.5\n", tensorio.CSV, tensorio.TextOptions{Kind: tensorio.Count}, "line 3: count 2.5 is not an integer")
+	text("csv-nan", "x.csv", "i,j,value\n0,1,NaN\n", tensorio.CSV, none, "line 2: value NaN is not finite")
+	text("csv-empty", "x.csv", "i,j,value\n", tensorio.CSV, none, "no cells")
+	text("tns-zero-based", "x.tns", "# a comment\n1 1 1 2\n0 2 1 3\n", tensorio.TNS, none, "line 3: mode-0 index 0: indices start at 1 in FROSTT .tns files")
+	text("tns-field-count", "x.tns", "1 1 1 2\n1 2 3\n", tensorio.TNS, none, "line 2: 3 fields, earlier lines have 4")
+	text("tns-order-4", "x.tns", "1 1 1 1 2\n", tensorio.TNS, none, "line 1: 4 coordinates: order 4 not supported")
+	text("tns-negative-count", "x.tns", "1 1 2\n2 1 -3\n", tensorio.TNS, tensorio.TextOptions{Kind: tensorio.Count}, "line 2: count -3 is negative")
+	text("mtx-bad-header", "x.mtx", "%%MatrixMarket matrix array real general\n2 2\n1\n2\n3\n4\n", tensorio.MTX, none, "line 1: malformed Matrix Market header")
+	text("mtx-no-header", "x.mtx", "3 3 1\n1 1 2\n", tensorio.MTX, none, "line 1: malformed Matrix Market header")
+	text("mtx-bad-size", "x.mtx", "%%MatrixMarket matrix coordinate real general\n% comment\n3 three 1\n1 1 2\n", tensorio.MTX, none, `line 3: malformed size line "3 three 1"`)
+	text("mtx-outside-size", "x.mtx", "%%MatrixMarket matrix coordinate integer general\n4 5 2\n1 1 2\n2 7 1\n", tensorio.MTX, none, "line 4: mode-1 index 7 outside [1, 5]")
+	text("mtx-too-few-entries", "x.mtx", "%%MatrixMarket matrix coordinate real general\n4 5 3\n1 1 2\n2 2 1\n", tensorio.MTX, none, "2 entries, line 2 declares 3")
+	text("mtx-too-many-entries", "x.mtx", "%%MatrixMarket matrix coordinate real general\n4 5 1\n1 1 2\n2 2 1\n", tensorio.MTX, none, "line 4: more entries than the 1 declared on line 2")
+	text("mtx-integer-field", "x.mtx", "%%MatrixMarket matrix coordinate integer general\n4 5 1\n1 1 2.5\n", tensorio.MTX, none, `line 3: value "2.5" is not an integer`)
+	text("mtx-symmetric-upper", "x.mtx", "%%MatrixMarket matrix coordinate real symmetric\n4 4 2\n2 1 2\n1 3 1\n", tensorio.MTX, none, "line 4: entry (1, 3) above the diagonal of a symmetric matrix")
+	return cases, err
+}

@@ -1,0 +1,431 @@
+package tensorio
+
+import (
+	"bufio"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/stirank/stirank/tensor"
+)
+
+// TextFormat is a text layout of sparse tensors that stirank imports.
+type TextFormat string
+
+const (
+	// CSV is comma-separated values with a header line naming the columns i, j, k (as many as
+	// the order) and value. Coordinates are 0-based.
+	CSV TextFormat = "csv"
+	// TNS is the FROSTT format: one cell per line, its 1-based coordinates then its value,
+	// separated by white space. Lines starting with # are comments.
+	TNS TextFormat = "tns"
+	// MTX is the Matrix Market coordinate format (1-based), with real, integer or pattern values
+	// (a pattern entry has value 1) and general, symmetric or skew-symmetric storage.
+	MTX TextFormat = "mtx"
+)
+
+// ParseTextFormat reads "csv", "tns" or "mtx".
+func ParseTextFormat(s string) (TextFormat, error) {
+	switch f := TextFormat(strings.ToLower(s)); f {
+	case CSV, TNS, MTX:
+		return f, nil
+	}
+	return "", fmt.Errorf("text format %q is not one of csv, tns, mtx", s)
+}
+
+// TextFormatOf returns the format a file name's extension stands for.
+func TextFormatOf(name string) (TextFormat, error) {
+	ext := strings.TrimPrefix(filepath.Ext(name), ".")
+	f, err := ParseTextFormat(ext)
+	if err != nil {
+		return "", fmt.Errorf("%s: cannot tell the format from the extension %q (want .csv, .tns or .mtx)", name, ext)
+	}
+	return f, nil
+}
+
+// TextOptions configures ReadText.
+type TextOptions struct {
+	// Shape is the shape of the tensor. Nil means the smallest shape that holds every cell, or
+	// for Matrix Market the declared size, which a non-nil Shape must equal.
+	Shape []int
+	// Kind is the value kind the values must have. Empty means Count when every value is a
+	// non-negative integer and Real otherwise.
+	Kind ValueKind
+}
+
+// ReadText parses a sparse tensor in format f from r. name is the file name errors give, with
+// the line number and the problem. It returns the tensor and its value kind.
+func ReadText(r io.Reader, name string, f TextFormat, opts TextOptions) (*tensor.Sparse, ValueKind, error) {
+	if opts.Kind != "" {
+		if _, err := ParseValueKind(string(opts.Kind)); err != nil {
+			return nil, "", err
+		}
+	}
+	b := &textBuilder{name: name, format: f, shape: opts.Shape, counts: opts.Kind == Count}
+	var err error
+	switch f {
+	case CSV:
+		err = b.readCSV(r)
+	case TNS:
+		b.base = 1
+		err = b.readTNS(r)
+	case MTX:
+		b.base = 1
+		err = b.readMTX(r)
+	default:
+		_, err = ParseTextFormat(string(f))
+	}
+	if err != nil {
+		return nil, "", err
+	}
+	t, err := b.tensor()
+	if err != nil {
+		return nil, "", err
+	}
+	kind := opts.Kind
+	if kind == "" {
+		kind = inferKind(t.Values)
+	}
+	return t, kind, nil
+}
+
+// textBuilder collects the cells of a text file, validating each line as it comes.
+type textBuilder struct {
+	name   string
+	format TextFormat
+	shape  []int // nil: inferred from the cells
+	counts bool
+	// base is the index of the first position of a mode in the file: 0 or 1.
+	base   int64
+	coords [][]int32
+	values []float64
+	// lines[n] is the line cell n came from, to name both lines of a duplicate.
+	lines []int
+	// extent[m] is one past the largest 0-based mode-m index seen.
+	extent []int
+}
+
+// setOrder fixes the order from the first line with cells.
+func (b *textBuilder) setOrder(line, order int) error {
+	if order < 1 || order > tensor.MaxOrder {
+		return lineError(b.name, line, "%d coordinates: order %d not supported (1 to %d)", order, order, tensor.MaxOrder)
+	}
+	if b.shape != nil && len(b.shape) != order {
+		return lineError(b.name, line, "%d coordinates, but the shape %v has %d modes", order, b.shape, len(b.shape))
+	}
+	b.coords = make([][]int32, order)
+	b.extent = make([]int, order)
+	return nil
+}
+
+// add validates and stores a cell whose coordinates idx are as written in the file.
+func (b *textBuilder) add(line int, idx []int64, v float64) error {
+	for m, i := range idx {
+		limit := int64(math.MaxInt32) - 1 + b.base
+		if b.shape != nil {
+			limit = int64(b.shape[m]) - 1 + b.base
+		}
+		switch {
+		case i < b.base && b.base == 1:
+			return lineError(b.name, line, "mode-%d index %d: indices start at 1 in %s files", m, i, b.formatName())
+		case i < b.base:
+			return lineError(b.name, line, "mode-%d index %d is negative", m, i)
+		case i > limit && b.base == 1:
+			return lineError(b.name, line, "mode-%d index %d outside [1, %d]", m, i, limit)
+		case i > limit:
+			return lineError(b.name, line, "mode-%d index %d outside [0, %d)", m, i, limit+1)
+		}
+	}
+	if problem := valueProblem(v, b.counts, true); problem != "" {
+		return lineError(b.name, line, "%s", problem)
+	}
+	for m, i := range idx {
+		c := int32(i - b.base)
+		b.coords[m] = append(b.coords[m], c)
+		b.extent[m] = max(b.extent[m], int(c)+1)
+	}
+	b.values = append(b.values, v)
+	b.lines = append(b.lines, line)
+	return nil
+}
+
+// formatName names the 1-based formats in messages.
+func (b *textBuilder) formatName() string {
+	if b.format == MTX {
+		return "Matrix Market"
+	}
+	return "FROSTT .tns"
+}
+
+// tensor returns the cells read as a tensor, after the checks that need all of them.
+func (b *textBuilder) tensor() (*tensor.Sparse, error) {
+	if len(b.values) == 0 {
+		return nil, fileError(b.name, "no cells")
+	}
+	shape := b.shape
+	if shape == nil {
+		shape = b.extent
+	}
+	t := &tensor.Sparse{Shape: slices.Clone(shape), Coords: b.coords, Values: b.values}
+	if first, second, ok := duplicate(t); ok {
+		idx := t.Index(second, nil)
+		for m := range idx {
+			idx[m] += int(b.base)
+		}
+		return nil, lineError(b.name, b.lines[second], "cell %v stored twice (first on line %d)", idx, b.lines[first])
+	}
+	return t, nil
+}
+
+func (b *textBuilder) readCSV(r io.Reader) error {
+	cr := csv.NewReader(r)
+	cr.TrimLeadingSpace = true
+	cr.ReuseRecord = true
+	header, err := cr.Read()
+	if err == io.EOF {
+		return fileError(b.name, "empty file: want a header line i,j[,k],value")
+	}
+	if err != nil {
+		return b.csvError(err)
+	}
+	if !isCSVHeader(header) {
+		if _, err := strconv.ParseFloat(strings.TrimSpace(header[0]), 64); err == nil {
+			return lineError(b.name, 1, "no header: the first line is %q; want a header line i,j[,k],value (0-based coordinates)", strings.Join(header, ","))
+		}
+		return lineError(b.name, 1, "header %q; want i,j[,k],value (0-based coordinates)", strings.Join(header, ","))
+	}
+	order := len(header) - 1
+	if err := b.setOrder(1, order); err != nil {
+		return err
+	}
+	idx := make([]int64, order)
+	for {
+		rec, err := cr.Read()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return b.csvError(err)
+		}
+		line, _ := cr.FieldPos(0)
+		if err := b.parseCell(line, rec, idx); err != nil {
+			return err
+		}
+	}
+}
+
+// isCSVHeader reports whether h names the columns i, j, k (as many as the order) then value.
+func isCSVHeader(h []string) bool {
+	if len(h) < 2 || len(h) > tensor.MaxOrder+1 {
+		return false
+	}
+	for c, name := range h {
+		want := "value"
+		if c < len(h)-1 {
+			want = indexColumns[c]
+		}
+		if !strings.EqualFold(strings.TrimSpace(name), want) {
+			return false
+		}
+	}
+	return true
+}
+
+// csvError turns an encoding/csv error into one naming the file and line.
+func (b *textBuilder) csvError(err error) error {
+	var pe *csv.ParseError
+	if errors.As(err, &pe) {
+		return lineError(b.name, pe.Line, "%v", pe.Err)
+	}
+	return fileError(b.name, "%v", err)
+}
+
+// parseCell parses the coordinates and value of one line and adds the cell.
+func (b *textBuilder) parseCell(line int, fields []string, idx []int64) error {
+	for m := range idx {
+		i, err := strconv.ParseInt(strings.TrimSpace(fields[m]), 10, 64)
+		if err != nil {
+			return lineError(b.name, line, "mode-%d index %q is not an integer", m, fields[m])
+		}
+		idx[m] = i
+	}
+	s := strings.TrimSpace(fields[len(idx)])
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return lineError(b.name, line, "value %q is not a number", s)
+	}
+	return b.add(line, idx, v)
+}
+
+// maxLine bounds the length of a line of a .tns or .mtx file.
+const maxLine = 1 << 20
+
+func (b *textBuilder) readTNS(r io.Reader) error {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(nil, maxLine)
+	var idx []int64
+	for line := 1; sc.Scan(); line++ {
+		text := strings.TrimSpace(sc.Text())
+		if text == "" || strings.HasPrefix(text, "#") {
+			continue
+		}
+		fields := strings.Fields(text)
+		if idx == nil {
+			if err := b.setOrder(line, len(fields)-1); err != nil {
+				return err
+			}
+			idx = make([]int64, len(fields)-1)
+		}
+		if len(fields) != len(idx)+1 {
+			return lineError(b.name, line, "%d fields, earlier lines have %d (coordinates then value)", len(fields), len(idx)+1)
+		}
+		if err := b.parseCell(line, fields, idx); err != nil {
+			return err
+		}
+	}
+	return b.scanError(sc)
+}
+
+func (b *textBuilder) scanError(sc *bufio.Scanner) error {
+	if err := sc.Err(); err != nil {
+		return fileError(b.name, "%v", err)
+	}
+	return nil
+}
+
+// Matrix Market header fields stirank reads.
+var (
+	mtxFields     = []string{"real", "integer", "pattern"}
+	mtxSymmetries = []string{"general", "symmetric", "skew-symmetric"}
+)
+
+func (b *textBuilder) readMTX(r io.Reader) error {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(nil, maxLine)
+	if !sc.Scan() {
+		if err := b.scanError(sc); err != nil {
+			return err
+		}
+		return fileError(b.name, "empty file: want a %%%%MatrixMarket header line")
+	}
+	header := strings.Fields(strings.ToLower(sc.Text()))
+	if len(header) != 5 || header[0] != "%%matrixmarket" || header[1] != "matrix" || header[2] != "coordinate" ||
+		!slices.Contains(mtxFields, header[3]) || !slices.Contains(mtxSymmetries, header[4]) {
+		return lineError(b.name, 1, "malformed Matrix Market header %q; want %%%%MatrixMarket matrix coordinate real|integer|pattern general|symmetric|skew-symmetric", sc.Text())
+	}
+	field, symmetry := header[3], header[4]
+	if err := b.setOrder(1, 2); err != nil {
+		return err
+	}
+	// entries counts the entry lines: symmetric storage adds two cells for some.
+	sizeLine, declared, entries := 0, 0, 0
+	idx := make([]int64, 2)
+	line := 1
+	for sc.Scan() {
+		line++
+		text := strings.TrimSpace(sc.Text())
+		if text == "" || strings.HasPrefix(text, "%") {
+			continue
+		}
+		fields := strings.Fields(text)
+		if sizeLine == 0 {
+			shape, entries, err := b.mtxSize(line, fields)
+			if err != nil {
+				return err
+			}
+			sizeLine, declared, b.shape = line, entries, shape
+			continue
+		}
+		want := 3
+		if field == "pattern" {
+			want = 2
+		}
+		if len(fields) != want {
+			return lineError(b.name, line, "%d fields, a %s entry has %d", len(fields), field, want)
+		}
+		if entries == declared {
+			return lineError(b.name, line, "more entries than the %d declared on line %d", declared, sizeLine)
+		}
+		if err := b.mtxEntry(line, fields, field, symmetry, idx); err != nil {
+			return err
+		}
+		entries++
+	}
+	if err := b.scanError(sc); err != nil {
+		return err
+	}
+	if sizeLine == 0 {
+		return fileError(b.name, "no size line (rows columns entries) after the header")
+	}
+	if entries != declared {
+		return fileError(b.name, "%d entries, line %d declares %d (truncated file?)", entries, sizeLine, declared)
+	}
+	return nil
+}
+
+// mtxSize parses the size line: rows, columns and number of entries.
+func (b *textBuilder) mtxSize(line int, fields []string) ([]int, int, error) {
+	var n [3]int
+	ok := len(fields) == 3
+	for k := 0; ok && k < 3; k++ {
+		v, err := strconv.Atoi(fields[k])
+		ok = err == nil && v >= 0 && v <= math.MaxInt32 && (k == 2 || v > 0)
+		n[k] = v
+	}
+	if !ok {
+		return nil, 0, lineError(b.name, line, "malformed size line %q; want rows columns entries", strings.Join(fields, " "))
+	}
+	shape := []int{n[0], n[1]}
+	if b.shape != nil && !slices.Equal(b.shape, shape) {
+		return nil, 0, lineError(b.name, line, "the file declares shape %v, the given shape is %v", shape, b.shape)
+	}
+	return shape, n[2], nil
+}
+
+// mtxEntry parses one entry and adds it, and its mirror image for symmetric storage.
+func (b *textBuilder) mtxEntry(line int, fields []string, field, symmetry string, idx []int64) error {
+	for m := range idx {
+		i, err := strconv.ParseInt(fields[m], 10, 64)
+		if err != nil {
+			return lineError(b.name, line, "mode-%d index %q is not an integer", m, fields[m])
+		}
+		idx[m] = i
+	}
+	v := 1.0
+	switch field {
+	case "integer":
+		i, err := strconv.ParseInt(fields[2], 10, 64)
+		if err != nil {
+			return lineError(b.name, line, "value %q is not an integer", fields[2])
+		}
+		v = float64(i)
+	case "real":
+		f, err := strconv.ParseFloat(fields[2], 64)
+		if err != nil {
+			return lineError(b.name, line, "value %q is not a number", fields[2])
+		}
+		v = f
+	}
+	switch {
+	case symmetry == "symmetric" && idx[0] < idx[1]:
+		return lineError(b.name, line, "entry (%d, %d) above the diagonal of a symmetric matrix; only the lower triangle is stored", idx[0], idx[1])
+	case symmetry == "skew-symmetric" && idx[0] <= idx[1]:
+		return lineError(b.name, line, "entry (%d, %d) on or above the diagonal of a skew-symmetric matrix; only the strict lower triangle is stored", idx[0], idx[1])
+	}
+	if err := b.add(line, idx, v); err != nil {
+		return err
+	}
+	if symmetry == "general" || idx[0] == idx[1] {
+		return nil
+	}
+	if symmetry == "skew-symmetric" {
+		v = -v
+	}
+	return b.add(line, []int64{idx[1], idx[0]}, v)
+}
