@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/memfs"
 
@@ -190,7 +191,8 @@ func TestReadBlockErrors(t *testing.T) {
 func TestBeamFilesystem(t *testing.T) {
 	ctx := context.Background()
 	x := sample(t, 3, 3)
-	url := "memfs://" + t.Name() + "/ds"
+	// memfs is one store for the whole process: keep repeated runs (-count) apart.
+	url := fmt.Sprintf("memfs://%s-%d/ds", t.Name(), time.Now().UnixNano())
 	m, err := tensorio.Write(ctx, url, x, tensorio.WriteOptions{Blocks: 2, ShardRows: 50})
 	if err != nil {
 		t.Fatal(err)
