@@ -44,12 +44,12 @@ type RankEvidence struct {
 	Rank int
 	// LogEvidence is the corrected trapezoid over the ladder.
 	LogEvidence float64
-	// StdErr is the Monte Carlo standard error: Σ_i w_i² Var(f̂_i), with each rung's variance from
-	// the effective sample sizes of its independent chains.
+	// StdErr is the Monte Carlo standard error. With two or more replicas per rung it comes from
+	// the spread of the replicas (see replicaVariance); with one, it is StdErrWithin.
 	StdErr float64
-	// StdErrReplicas is the standard error from the spread of the per-replica estimates
-	// (zero with fewer than two replicas); a check on StdErr.
-	StdErrReplicas float64
+	// StdErrWithin is √(Σ_i w_i² s_i²/ESS_i) from the within-chain effective sample sizes; it
+	// misses between-replica variation (modes a chain does not leave), so it is a diagnostic.
+	StdErrWithin float64
 	// Trapezoid is the uncorrected rule; |LogEvidence − Trapezoid| indicates how much the
 	// ladder's discretisation matters.
 	Trapezoid float64
@@ -103,11 +103,56 @@ func Combine(l Ladder, chains []ChainSummary) (RankEvidence, error) {
 	re.LogEvidence = re.Trapezoid - Correction(l, v)
 	w := l.Weights()
 	for i, r := range re.Rungs {
-		re.StdErr += w[i] * w[i] * r.StdErr * r.StdErr
+		re.StdErrWithin += w[i] * w[i] * r.StdErr * r.StdErr
 	}
-	re.StdErr = math.Sqrt(re.StdErr)
-	re.StdErrReplicas = replicaStdErr(l, byRung)
+	re.StdErrWithin = math.Sqrt(re.StdErrWithin)
+	re.StdErr = re.StdErrWithin
+	if between, ok := replicaVariance(l, byRung); ok {
+		re.StdErr = math.Sqrt(between)
+	}
 	return re, nil
+}
+
+// replicaVariance estimates Var(log evidence) from the spread of independent replicas. The
+// corrected trapezoid is a sum over rungs of g_i = w_i f̄_i − k_i v̄_i (k_i collects the Δt²/12
+// coefficients of v_i), the rungs are independent, and at each rung the replicas are independent
+// draws of (f, v): so Var = Σ_i s_i²/C_i with s_i² the sample variance of w_i f_ic − k_i v_ic over
+// replicas c. This is unbiased whatever the chains' autocorrelation, and it sees what a within-chain
+// estimate cannot: replicas stuck in different modes or not yet burnt in. It needs two replicas
+// with records at every rung.
+func replicaVariance(l Ladder, byRung [][]ChainSummary) (float64, bool) {
+	w := l.Weights()
+	total := 0.0
+	for i, cs := range byRung {
+		k := 0.0
+		if i > 0 {
+			k += (l[i] - l[i-1]) * (l[i] - l[i-1]) / 12
+		}
+		if i+1 < len(l) {
+			k -= (l[i+1] - l[i]) * (l[i+1] - l[i]) / 12
+		}
+		var g []float64
+		for _, c := range cs {
+			if c.Count < 2 {
+				continue
+			}
+			g = append(g, w[i]*c.Mean-k*c.M2/float64(c.Count-1))
+		}
+		if len(g) < 2 {
+			return 0, false
+		}
+		mean := 0.0
+		for _, x := range g {
+			mean += x
+		}
+		mean /= float64(len(g))
+		ss := 0.0
+		for _, x := range g {
+			ss += (x - mean) * (x - mean)
+		}
+		total += ss / float64(len(g)-1) / float64(len(g))
+	}
+	return total, true
 }
 
 // combineRung pools the chains of one temperature: the mean weights chains by their record counts,
@@ -139,50 +184,6 @@ func combineRung(t float64, cs []ChainSummary) Rung {
 	}
 	r.StdErr = math.Sqrt(r.StdErr)
 	return r
-}
-
-// replicaStdErr estimates the log evidence separately from each replica present at every rung and
-// returns the standard error of their mean; zero when fewer than two complete replicas exist.
-func replicaStdErr(l Ladder, byRung [][]ChainSummary) float64 {
-	ids := map[int]int{}
-	for _, cs := range byRung {
-		for _, c := range cs {
-			ids[c.Chain]++
-		}
-	}
-	var est []float64
-	for id, k := range ids {
-		if k != len(l) {
-			continue
-		}
-		f := make([]float64, len(l))
-		v := make([]float64, len(l))
-		for i, cs := range byRung {
-			for _, c := range cs {
-				if c.Chain == id {
-					f[i] = c.Mean
-					if c.Count > 1 {
-						v[i] = c.M2 / float64(c.Count-1)
-					}
-				}
-			}
-		}
-		est = append(est, CorrectedTrapezoid(l, f, v))
-	}
-	if len(est) < 2 {
-		return 0
-	}
-	sort.Float64s(est) // a fixed summation order keeps the result bit-identical
-	mean := 0.0
-	for _, e := range est {
-		mean += e
-	}
-	mean /= float64(len(est))
-	ss := 0.0
-	for _, e := range est {
-		ss += (e - mean) * (e - mean)
-	}
-	return math.Sqrt(ss / float64(len(est)-1) / float64(len(est)))
 }
 
 // PosteriorProbs returns p(R | X) ∝ p(X | R) under a uniform prior over the given ranks. NaN

@@ -50,12 +50,13 @@ func NewGauss(x []float64, R int, p GaussPrior) (*Gauss, error) {
 	return &Gauss{Prior: p, R: R, X: x}, nil
 }
 
-func (m *Gauss) Name() string      { return "gauss" }
-func (m *Gauss) Rank() int         { return m.R }
-func (m *Gauss) Dim() int          { return m.R }
-func (m *Gauss) NumCells() int     { return len(m.X) }
-func (m *Gauss) Factors() []Factor { return nil }
-func (m *Gauss) Positive() bool    { return false }
+func (m *Gauss) Name() string        { return "gauss" }
+func (m *Gauss) Rank() int           { return m.R }
+func (m *Gauss) Dim() int            { return m.R }
+func (m *Gauss) NumCells() int       { return len(m.X) }
+func (m *Gauss) Factors() []Factor   { return nil }
+func (m *Gauss) Positive() bool      { return false }
+func (m *Gauss) DriftScale() float64 { return 0 }
 
 func (m *Gauss) SamplePrior(r *rand.Rand, theta []float64) {
 	sd := math.Sqrt(m.Prior.VarTheta)

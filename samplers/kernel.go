@@ -32,6 +32,10 @@ type Input struct {
 	Mirror bool
 	// Adapt is true during burn-in; kernels that adapt a preconditioner may stop when it is false.
 	Adapt bool
+	// MaxDrift, when positive, clips each coordinate's drift to [−MaxDrift, MaxDrift]: a trust
+	// region for burn-in from prior draws far from the posterior, where the local curvature of an
+	// exponential-family likelihood badly underestimates the curvature a long step runs into.
+	MaxDrift float64
 	// Rand is the random source for this range; the caller derives it from (seed, rank,
 	// temperature, chain, step, range) so results do not depend on scheduling.
 	Rand *rand.Rand
@@ -56,12 +60,27 @@ func ByName(name string) (Kernel, error) {
 		return SGLD{}, nil
 	case "psgld":
 		return PSGLD{Alpha: 0.99, Sigma: 1e-5, Freeze: true}, nil
-	case "mala", "riemann", "rsgld":
+	case "riemann", "rsgld":
 		return MetricSGLD{}, nil
 	case "lm", "lmsgld":
 		return LMSGLD{}, nil
+	case "mala":
+		return MALA{}, nil
 	}
-	return nil, fmt.Errorf("unknown sampler %q (sgld, psgld, rsgld, lmsgld)", name)
+	return nil, fmt.Errorf("unknown sampler %q (mala, lmsgld, rsgld, sgld, psgld)", name)
+}
+
+// clip limits a drift to [−max, max]; max ≤ 0 means no limit.
+func clip(d, max float64) float64 {
+	if max > 0 {
+		if d > max {
+			return max
+		}
+		if d < -max {
+			return -max
+		}
+	}
+	return d
 }
 
 func mirror(theta []float64) {
@@ -151,7 +170,7 @@ func (MetricSGLD) Update(_ State, in Input) {
 	th, g := in.Theta[in.Lo:in.Hi], in.Grad[in.Lo:in.Hi]
 	m, gm := in.Metric[in.Lo:in.Hi], in.Gamma[in.Lo:in.Hi]
 	for i := range th {
-		th[i] += in.Eps*(m[i]*g[i]+gm[i]) + math.Sqrt(2*in.Eps*m[i])*in.Rand.NormFloat64()
+		th[i] += clip(in.Eps*(m[i]*g[i]+gm[i]), in.MaxDrift) + math.Sqrt(2*in.Eps*m[i])*in.Rand.NormFloat64()
 	}
 	if in.Mirror {
 		mirror(th)
@@ -182,7 +201,7 @@ func (LMSGLD) Update(s State, in Input) {
 			prev = in.Rand.NormFloat64()
 		}
 		next := in.Rand.NormFloat64()
-		th[i] += in.Eps*(m[i]*g[i]+gm[i]) + math.Sqrt(in.Eps*m[i]/2)*(prev+next)
+		th[i] += clip(in.Eps*(m[i]*g[i]+gm[i]), in.MaxDrift) + math.Sqrt(in.Eps*m[i]/2)*(prev+next)
 		xi[i] = next
 	}
 	if in.Mirror {
@@ -191,3 +210,23 @@ func (LMSGLD) Update(s State, in Input) {
 }
 
 func (st *lmState) MarkSeen() { st.seen = true }
+
+// Ascent is preconditioned gradient ascent on the tempered log posterior, θ ← θ + ε g ⊙ ĝ (drift
+// clipped to MaxDrift): no noise, so not a sampler. Chains use it to carry prior draws to a mode
+// of the power posterior before burn-in proper; a Langevin chain started at a mode re-expands to
+// the typical set within a few relaxation times, while one started at a prior draw can take
+// hundreds of steps to come down from far out in the tails.
+type Ascent struct{}
+
+func (Ascent) Name() string       { return "ascent" }
+func (Ascent) UsesMetric() bool   { return true }
+func (Ascent) NewState(int) State { return nil }
+func (Ascent) Update(_ State, in Input) {
+	th, g, m := in.Theta[in.Lo:in.Hi], in.Grad[in.Lo:in.Hi], in.Metric[in.Lo:in.Hi]
+	for i := range th {
+		th[i] += clip(in.Eps*m[i]*g[i], in.MaxDrift)
+	}
+	if in.Mirror {
+		mirror(th)
+	}
+}

@@ -21,6 +21,7 @@ type Problem struct {
 	// Data holds the cells in the order the schedules address them.
 	Data    *tensor.Sparse
 	Blocked *tensor.Blocked // non-nil when the parts schedule is used
+	kernel  samplers.Kernel
 }
 
 // NewProblem validates the data against the model and prepares them for the configuration.
@@ -41,7 +42,11 @@ func NewProblem(data *tensor.Sparse, spec ModelSpec, cfg Config) (*Problem, erro
 	if err := data.Validate(spec.Counts()); err != nil {
 		return nil, err
 	}
-	p := &Problem{Spec: spec, Config: cfg, Data: data}
+	kernel, _ := samplers.ByName(cfg.Sampler)
+	if _, ok := kernel.(samplers.MALA); ok && (cfg.Blocks > 1 || (cfg.Subsample > 0 && cfg.Subsample < data.NNZ())) {
+		return nil, fmt.Errorf("the mala sampler needs every cell at every step: drop --blocks/--subsample or choose another sampler")
+	}
+	p := &Problem{Spec: spec, Config: cfg, Data: data, kernel: kernel}
 	if cfg.Blocks > 1 {
 		if spec.Name == "gauss" {
 			return nil, fmt.Errorf("the gauss model has no factor blocks; use a subsample instead of blocks")
@@ -105,8 +110,20 @@ type chain struct {
 	// per-unit partial results, summed in unit order so the total does not depend on scheduling
 	partLL, partHat, partDot, partFull []float64
 	cellEvals                          int64
-	roundPos                           int
-	order                              []int
+
+	// MALA: the current and proposed points, the proposal's evaluator, and the step size, adapted
+	// towards acceptance rate malaTarget during burn-in and frozen afterwards.
+	mala bool
+	// frozenMetric holds the metric fixed after burn-in (the LM noise is only right for a metric
+	// that does not change between the two steps that share a draw).
+	frozenMetric bool
+	cur, prop    *samplers.Point
+	eprop        models.Eval
+	ll           [2]float64 // full-data log-likelihood at cur and prop
+	malaEps      float64
+	accepted     int
+	roundPos     int
+	order        []int
 }
 
 // RunChain runs the chain id on the problem and summarises its records. A chain that produces a
@@ -146,13 +163,21 @@ func newChain(p *Problem, m models.Model, id ChainID) *chain {
 	cfg := p.Config
 	dim := m.Dim()
 	c := &chain{
-		p: p, m: m, id: id, t: cfg.Ladder[id.TIndex], kernel: cfg.Kernel,
+		p: p, m: m, id: id, t: cfg.Ladder[id.TIndex], kernel: p.kernel,
 		theta: make([]float64, dim), grad: make([]float64, dim), e: m.NewEval(),
 		sched: rng.NewStream(cfg.Seed, uint64(id.Rank), uint64(id.TIndex), uint64(id.Chain), streamSchedule),
 	}
 	c.state = c.kernel.NewState(dim)
-	if c.kernel.UsesMetric() {
+	if _, ok := c.kernel.(samplers.MALA); ok {
+		c.mala = true
+		c.cur = &samplers.Point{Theta: c.theta, Grad: c.grad, Metric: make([]float64, dim), Gamma: make([]float64, dim)}
+		c.prop = &samplers.Point{Theta: make([]float64, dim), Grad: make([]float64, dim), Metric: make([]float64, dim), Gamma: make([]float64, dim)}
+		c.eprop = m.NewEval()
+		c.malaEps = cfg.Step
+	}
+	if c.kernel.UsesMetric() || cfg.StartSteps > 0 {
 		c.metric, c.gamma = make([]float64, dim), make([]float64, dim)
+		_, c.frozenMetric = c.kernel.(samplers.LMSGLD)
 	}
 	whole := [][2]int{{0, dim}}
 	n := m.NumCells()
@@ -278,65 +303,54 @@ func (c *chain) refresh() {
 	c.cellEvals += int64(c.m.NumCells())
 }
 
-// run performs burn-in and sampling and returns the records after burn-in.
+// run performs burn-in and sampling and returns the records after burn-in and the steps spent.
+// With Starts > 1 burn-in opens with a tournament: each start is a fresh prior draw run for
+// StartSteps steps, and the chain continues from the one whose last records give the highest
+// tempered log posterior t·log p(X | θ) + log p(θ). A prior draw can fall into the basin of a local
+// mode whose posterior mass is negligible (two components sharing one source, another missing) and
+// that a chain at high t never leaves; the tournament makes that rare. Sampling starts after
+// Burnin steps of the winner, so what the records target is unchanged.
 func (c *chain) run(ctx context.Context, records []float64) ([]float64, string, int) {
 	cfg := c.p.Config
 	sched, _ := cfg.Schedule()
-	c.m.SamplePrior(rng.New(cfg.Seed, uint64(c.id.Rank), uint64(c.id.TIndex), uint64(c.id.Chain), streamInit), c.theta)
-	var wg sync.WaitGroup
+	spent := 0
+	starts := max(cfg.Starts, 1)
+	best := math.Inf(-1)
+	bestTheta := make([]float64, len(c.theta))
+	for s := range starts {
+		c.m.SamplePrior(rng.New(cfg.Seed, uint64(c.id.Rank), uint64(c.id.TIndex), uint64(c.id.Chain), streamInit, uint64(s)), c.theta)
+		for k := 1; k <= cfg.StartSteps; k++ {
+			if _, div := c.ascend(k); div != "" {
+				return records, div, spent
+			}
+			spent++
+		}
+		if ctx.Err() != nil {
+			return records, "", spent
+		}
+		if starts == 1 {
+			break
+		}
+		// Score the mode by its tempered log posterior (cells evaluated in full: one pass).
+		c.e.Prepare(c.theta)
+		score := c.e.LogPrior(nil) + c.t*models.LogLik(c.e, c.m)
+		c.cellEvals += int64(c.m.NumCells())
+		if score > best || math.IsNaN(best) {
+			best = score
+			copy(bestTheta, c.theta)
+		}
+	}
+	if starts > 1 {
+		copy(c.theta, bestTheta)
+	}
 	for k := 1; k <= cfg.Steps; k++ {
 		if k%64 == 0 && ctx.Err() != nil {
-			return records, "", k
+			return records, "", spent
 		}
-		if c.cv && (k-1)%cfg.CVRefresh == 0 {
-			c.refresh()
-			if math.IsNaN(c.hatLL) || math.IsInf(c.hatLL, 0) {
-				return records, c.divergence(k, fmt.Sprintf("full-data log-likelihood is %v", c.hatLL)), k
-			}
-		}
-		us := c.chooseUnits()
-		c.e.Prepare(c.theta)
-		clear(c.grad)
-		c.e.LogPrior(c.grad)
-		y := c.e.Dense(c.t, c.grad)
-		if c.metric != nil {
-			c.e.Metric(c.t, c.metric, c.gamma)
-		}
-		eps := sched.At(k)
-		adapt := k <= cfg.Burnin
-		if len(us) == 1 || us[0].cells.Len() < parallelCells {
-			for i := range us {
-				c.work(i, us[i], k, eps, adapt)
-			}
-		} else {
-			wg.Add(len(us))
-			for i := range us {
-				go func() {
-					defer wg.Done()
-					c.work(i, us[i], k, eps, adapt)
-				}()
-			}
-			wg.Wait()
-		}
-		if k == 1 {
-			if s, ok := c.state.(samplers.Seer); ok {
-				s.MarkSeen()
-			}
-		}
-		for i := range us {
-			c.cellEvals += int64(us[i].cells.Len())
-			if c.cv {
-				c.cellEvals += int64(us[i].cells.Len())
-				y += c.partFull[i] + c.scale*(c.partLL[i]-c.partHat[i]-c.partDot[i])
-			} else {
-				y += c.scale * c.partLL[i]
-			}
-		}
-		if c.cv {
-			y += c.hatLL
-		}
-		if math.IsNaN(y) || math.IsInf(y, 0) {
-			return records, c.divergence(k, fmt.Sprintf("log-likelihood record is %v", y)), k
+		y, div := c.step(k, sched, c.kernel)
+		spent++
+		if div != "" {
+			return records, div, spent
 		}
 		if k > cfg.Burnin {
 			records = append(records, y)
@@ -344,10 +358,132 @@ func (c *chain) run(ctx context.Context, records []float64) ([]float64, string, 
 	}
 	for i, v := range c.theta {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return records, c.divergence(cfg.Steps, fmt.Sprintf("parameter %d is %v", i, v)), cfg.Steps
+			return records, c.divergence(cfg.Steps, fmt.Sprintf("parameter %d is %v", i, v)), spent
 		}
 	}
-	return records, "", cfg.Steps
+	return records, "", spent
+}
+
+// ascend performs step k of the search for a mode that opens a chain: preconditioned gradient
+// ascent with unit steps and clipped drift (see samplers.Ascent).
+func (c *chain) ascend(k int) (float64, string) {
+	return c.step(k, samplers.StepSchedule{A: 1, B: 1, Offset: 0, Burnin: 0}, samplers.Ascent{})
+}
+
+// step performs step k of a run with the given kernel and returns its log-likelihood record, or a
+// description of a divergence.
+func (c *chain) step(k int, sched samplers.StepSchedule, kernel samplers.Kernel) (float64, string) {
+	cfg := c.p.Config
+	if _, ok := kernel.(samplers.MALA); ok {
+		return c.stepMALA(k)
+	}
+	if c.cv && (k-1)%cfg.CVRefresh == 0 {
+		c.refresh()
+		if math.IsNaN(c.hatLL) || math.IsInf(c.hatLL, 0) {
+			return 0, c.divergence(k, fmt.Sprintf("full-data log-likelihood is %v", c.hatLL))
+		}
+	}
+	us := c.chooseUnits()
+	c.e.Prepare(c.theta)
+	clear(c.grad)
+	c.e.LogPrior(c.grad)
+	y := c.e.Dense(c.t, c.grad)
+	if c.metric != nil && (k <= cfg.Burnin || !c.frozenMetric) {
+		c.e.Metric(c.t, c.metric, c.gamma)
+		if k == cfg.Burnin && c.frozenMetric {
+			// A constant metric has no divergence term.
+			clear(c.gamma)
+		}
+	}
+	eps := sched.At(k)
+	adapt := k <= cfg.Burnin
+	if len(us) == 1 || us[0].cells.Len() < parallelCells {
+		for i := range us {
+			c.work(i, us[i], k, kernel, eps, adapt)
+		}
+	} else {
+		var wg sync.WaitGroup
+		wg.Add(len(us))
+		for i := range us {
+			go func() {
+				defer wg.Done()
+				c.work(i, us[i], k, kernel, eps, adapt)
+			}()
+		}
+		wg.Wait()
+	}
+	if k == 1 && kernel == c.kernel {
+		if s, ok := c.state.(samplers.Seer); ok {
+			s.MarkSeen()
+		}
+	}
+	for i := range us {
+		c.cellEvals += int64(us[i].cells.Len())
+		if c.cv {
+			c.cellEvals += int64(us[i].cells.Len())
+			y += c.partFull[i] + c.scale*(c.partLL[i]-c.partHat[i]-c.partDot[i])
+		} else {
+			y += c.scale * c.partLL[i]
+		}
+	}
+	if c.cv {
+		y += c.hatLL
+	}
+	if math.IsNaN(y) || math.IsInf(y, 0) {
+		return 0, c.divergence(k, fmt.Sprintf("log-likelihood record is %v", y))
+	}
+	return y, ""
+}
+
+// malaTarget is the acceptance rate MALA's step size is tuned to during burn-in (Roberts &
+// Rosenthal 1998 give 0.574 as optimal in high dimension).
+const malaTarget = 0.574
+
+// evaluate fills pt (whose Theta is set) using evaluator e: the tempered log posterior, its
+// gradient, the metric, and the full-data log-likelihood, which it returns.
+func (c *chain) evaluate(e models.Eval, pt *samplers.Point) float64 {
+	e.Prepare(pt.Theta)
+	clear(pt.Grad)
+	lp := e.LogPrior(pt.Grad)
+	ll := e.Dense(c.t, pt.Grad) + e.Cells(models.Cells{Lo: 0, Hi: c.m.NumCells()}, c.t, pt.Grad)
+	e.Metric(c.t, pt.Metric, pt.Gamma)
+	pt.LogPost = lp + c.t*ll
+	c.cellEvals += int64(c.m.NumCells())
+	return ll
+}
+
+// stepMALA performs one Metropolis-adjusted step. Its record is the exact log-likelihood of the
+// state the step starts from. A step of a new run (k = 1) evaluates the starting point first.
+func (c *chain) stepMALA(k int) (float64, string) {
+	cfg := c.p.Config
+	if k == 1 {
+		c.ll[0] = c.evaluate(c.e, c.cur)
+		if math.IsNaN(c.cur.LogPost) || math.IsInf(c.cur.LogPost, 0) {
+			return 0, c.divergence(k, fmt.Sprintf("log posterior at the start is %v", c.cur.LogPost))
+		}
+	}
+	y := c.ll[0]
+	s := c.streams[0]
+	s.Reset(cfg.Seed, uint64(c.id.Rank), uint64(c.id.TIndex), uint64(c.id.Chain), streamNoise, uint64(k))
+	mala := samplers.MALA{}
+	mala.Propose(c.cur, c.malaEps, s.Rand, c.prop.Theta)
+	c.ll[1] = c.evaluate(c.eprop, c.prop)
+	acc := 0.0
+	if !math.IsNaN(c.prop.LogPost) && !math.IsInf(c.prop.LogPost, 0) {
+		acc = math.Min(1, math.Exp(mala.LogAccept(c.cur, c.prop, c.malaEps)))
+	}
+	if s.Float64() < acc {
+		c.cur, c.prop = c.prop, c.cur
+		c.e, c.eprop = c.eprop, c.e
+		c.ll[0], c.ll[1] = c.ll[1], c.ll[0]
+		c.theta, c.grad = c.cur.Theta, c.cur.Grad
+		c.accepted++
+	}
+	if k <= cfg.Burnin {
+		// Robbins–Monro on log ε towards the target acceptance rate.
+		c.malaEps *= math.Exp((acc - malaTarget) / math.Sqrt(float64(k)+10))
+	}
+	return y, ""
 }
 
 // parallelCells is the block size below which the units of a part run on one goroutine: smaller
@@ -357,7 +493,7 @@ const parallelCells = 4096
 // work evaluates unit i's cells at the current point (the record and the gradient are evaluated at
 // θ_{k−1}, which is independent of the step's subsample, so the record is unbiased for
 // log p(X | θ_{k−1})) and then moves the unit's parameters.
-func (c *chain) work(i int, u unit, k int, eps float64, adapt bool) {
+func (c *chain) work(i int, u unit, k int, kernel samplers.Kernel, eps float64, adapt bool) {
 	w := c.t * c.scale
 	c.partLL[i] = c.e.Cells(u.cells, w, c.grad)
 	if c.cv {
@@ -382,8 +518,11 @@ func (c *chain) work(i int, u unit, k int, eps float64, adapt bool) {
 		Theta: c.theta, Grad: c.grad, Metric: c.metric, Gamma: c.gamma,
 		Eps: eps, N: c.m.NumCells(), Mirror: c.m.Positive(), Adapt: adapt, Rand: s.Rand,
 	}
+	if adapt {
+		in.MaxDrift = c.m.DriftScale()
+	}
 	for _, r := range u.params {
 		in.Lo, in.Hi = r[0], r[1]
-		c.kernel.Update(c.state, in)
+		kernel.Update(c.state, in)
 	}
 }
