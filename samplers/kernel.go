@@ -157,6 +157,13 @@ func (st *psgldState) MarkSeen() { st.seen = true }
 // Seer is implemented by kernel states that need to know when the first step is complete.
 type Seer interface{ MarkSeen() }
 
+// StepEnder is implemented by kernels with state shared by all coordinates (a thermostat, a
+// mass matrix being learnt): the chain calls EndStep once per step, after every range has been
+// updated, with a random source of its own. adapt is true during burn-in.
+type StepEnder interface {
+	EndStep(st State, adapt bool, r *rand.Rand)
+}
+
 // MetricSGLD is Langevin dynamics preconditioned by the model's diagonal metric g with its exact
 // divergence term (the Riemannian correction of Girolami & Calderhead / Patterson & Teh):
 // θ ← θ + ε (g ⊙ ĝ + γ) + N(0, 2ε g). With the model's metric ε is dimensionless: ε ≈ 1 is at the

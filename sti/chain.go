@@ -70,6 +70,7 @@ const (
 	streamInit = iota + 1
 	streamSchedule
 	streamNoise
+	streamEndStep
 )
 
 // unit is the work one goroutine does in a step: the cells it reads and the parameter ranges it
@@ -411,6 +412,11 @@ func (c *chain) step(k int, sched samplers.StepSchedule, kernel samplers.Kernel)
 			}()
 		}
 		wg.Wait()
+	}
+	if se, ok := kernel.(samplers.StepEnder); ok {
+		s := c.streams[0]
+		s.Reset(cfg.Seed, uint64(c.id.Rank), uint64(c.id.TIndex), uint64(c.id.Chain), streamEndStep, uint64(k))
+		se.EndStep(c.state, adapt, s.Rand)
 	}
 	if k == 1 && kernel == c.kernel {
 		if s, ok := c.state.(samplers.Seer); ok {
