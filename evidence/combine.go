@@ -44,8 +44,9 @@ type RankEvidence struct {
 	Rank int
 	// LogEvidence is the corrected trapezoid over the ladder.
 	LogEvidence float64
-	// StdErr is the Monte Carlo standard error. With two or more replicas per rung it comes from
-	// the spread of the replicas (see replicaVariance); with one, it is StdErrWithin.
+	// StdErr is the Monte Carlo standard error. With two or more replicas per rung each rung
+	// contributes the larger of its between-replica variance (see replicaVariance) and its
+	// within-chain one; with a single replica it is StdErrWithin.
 	StdErr float64
 	// StdErrWithin is √(Σ_i w_i² s_i²/ESS_i) from the within-chain effective sample sizes; it
 	// misses between-replica variation (modes a chain does not leave), so it is a diagnostic.
@@ -108,21 +109,29 @@ func Combine(l Ladder, chains []ChainSummary) (RankEvidence, error) {
 	re.StdErrWithin = math.Sqrt(re.StdErrWithin)
 	re.StdErr = re.StdErrWithin
 	if between, ok := replicaVariance(l, byRung); ok {
-		re.StdErr = math.Sqrt(between)
+		total := 0.0
+		for i, b := range between {
+			// With few replicas the between-replica variance of a rung rests on few degrees
+			// of freedom and is often far too small by chance; the within-chain estimate rests
+			// on many but misses modes a chain never leaves. The larger of the two is honest
+			// against both failures.
+			total += math.Max(b, w[i]*w[i]*re.Rungs[i].StdErr*re.Rungs[i].StdErr)
+		}
+		re.StdErr = math.Sqrt(total)
 	}
 	return re, nil
 }
 
-// replicaVariance estimates Var(log evidence) from the spread of independent replicas. The
-// corrected trapezoid is a sum over rungs of g_i = w_i f̄_i − k_i v̄_i (k_i collects the Δt²/12
-// coefficients of v_i), the rungs are independent, and at each rung the replicas are independent
-// draws of (f, v): so Var = Σ_i s_i²/C_i with s_i² the sample variance of w_i f_ic − k_i v_ic over
-// replicas c. This is unbiased whatever the chains' autocorrelation, and it sees what a within-chain
-// estimate cannot: replicas stuck in different modes or not yet burnt in. It needs two replicas
-// with records at every rung.
-func replicaVariance(l Ladder, byRung [][]ChainSummary) (float64, bool) {
+// replicaVariance estimates each rung's contribution to Var(log evidence) from the spread of
+// independent replicas. The corrected trapezoid is a sum over rungs of g_i = w_i f̄_i − k_i v̄_i
+// (k_i collects the Δt²/12 coefficients of v_i), the rungs are independent, and at each rung the
+// replicas are independent draws of (f, v): so Var = Σ_i s_i²/C_i with s_i² the sample variance of
+// w_i f_ic − k_i v_ic over replicas c. This is unbiased whatever the chains' autocorrelation, and
+// it sees what a within-chain estimate cannot: replicas stuck in different modes or not yet burnt
+// in. It needs two replicas with records at every rung.
+func replicaVariance(l Ladder, byRung [][]ChainSummary) ([]float64, bool) {
 	w := l.Weights()
-	total := 0.0
+	out := make([]float64, len(l))
 	for i, cs := range byRung {
 		k := 0.0
 		if i > 0 {
@@ -139,7 +148,7 @@ func replicaVariance(l Ladder, byRung [][]ChainSummary) (float64, bool) {
 			g = append(g, w[i]*c.Mean-k*c.M2/float64(c.Count-1))
 		}
 		if len(g) < 2 {
-			return 0, false
+			return nil, false
 		}
 		mean := 0.0
 		for _, x := range g {
@@ -150,9 +159,9 @@ func replicaVariance(l Ladder, byRung [][]ChainSummary) (float64, bool) {
 		for _, x := range g {
 			ss += (x - mean) * (x - mean)
 		}
-		total += ss / float64(len(g)-1) / float64(len(g))
+		out[i] = ss / float64(len(g)-1) / float64(len(g))
 	}
-	return total, true
+	return out, true
 }
 
 // combineRung pools the chains of one temperature: the mean weights chains by their record counts,

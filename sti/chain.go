@@ -493,8 +493,8 @@ func (c *chain) stepMALA(k int) (float64, string) {
 }
 
 // parallelCells is the block size below which the units of a part run on one goroutine: smaller
-// blocks cost less than the goroutine hand-off.
-const parallelCells = 4096
+// blocks cost less than the goroutine hand-off. (A variable so tests can force either path.)
+var parallelCells = 4096
 
 // work evaluates unit i's cells at the current point (the record and the gradient are evaluated at
 // θ_{k−1}, which is independent of the step's subsample, so the record is unbiased for

@@ -1,0 +1,141 @@
+package evidence
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/stirank/stirank/rng"
+)
+
+func TestParseLadder(t *testing.T) {
+	for _, c := range []struct {
+		spec string
+		T    int
+		want Ladder
+	}{
+		{"uniform", 4, Ladder{0, 0.25, 0.5, 0.75, 1}},
+		{"power:2", 2, Ladder{0, 0.25, 1}},
+		{"list:0,0.1,1", 0, Ladder{0, 0.1, 1}},
+	} {
+		got, err := ParseLadder(c.spec, c.T)
+		if err != nil {
+			t.Fatalf("%s: %v", c.spec, err)
+		}
+		for i := range c.want {
+			if math.Abs(got[i]-c.want[i]) > 1e-15 {
+				t.Errorf("%s: got %v, want %v", c.spec, got, c.want)
+				break
+			}
+		}
+	}
+	for _, bad := range []string{"list:0,0.5,0.4,1", "list:0.1,1", "list:0,0.5", "power:-1", "power:x", "cubic", "uniform"} {
+		T := 3
+		if bad == "uniform" {
+			T = 0
+		}
+		if _, err := ParseLadder(bad, T); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}
+
+// The trapezoid is exact for linear f; the corrected trapezoid (with v = f') for cubic f.
+func TestQuadratureExactness(t *testing.T) {
+	l := Power(7, 3)
+	f := make([]float64, len(l))
+	v := make([]float64, len(l))
+	for i, x := range l {
+		f[i] = 3 - 2*x
+	}
+	if got := Trapezoid(l, f); math.Abs(got-2) > 1e-12 {
+		t.Errorf("trapezoid of 3−2t = %v, want 2", got)
+	}
+	for i, x := range l {
+		f[i] = 1 + x - 4*x*x + 5*x*x*x
+		v[i] = 1 - 8*x + 15*x*x
+	}
+	want := 1 + 0.5 - 4.0/3 + 5.0/4
+	if got := CorrectedTrapezoid(l, f, v); math.Abs(got-want) > 1e-12 {
+		t.Errorf("corrected trapezoid of a cubic = %.15f, want %.15f", got, want)
+	}
+	if got := Trapezoid(l, f); math.Abs(got-want) < 1e-3 {
+		t.Errorf("plain trapezoid should not be exact for a cubic on this ladder (got %v)", got)
+	}
+}
+
+// ESS of an AR(1) series with coefficient ρ is n(1−ρ)/(1+ρ).
+func TestSummarizeESS(t *testing.T) {
+	r := rng.New(7)
+	for _, rho := range []float64{0, 0.5, 0.9} {
+		const n = 200000
+		y := make([]float64, n)
+		x := 0.0
+		for i := range y {
+			x = rho*x + math.Sqrt(1-rho*rho)*r.NormFloat64()
+			y[i] = 3 + x
+		}
+		mean, m2, ess := Summarize(y)
+		want := n * (1 - rho) / (1 + rho)
+		if math.Abs(ess/want-1) > 0.1 {
+			t.Errorf("ρ=%v: ESS %.0f, want %.0f", rho, ess, want)
+		}
+		if math.Abs(mean-3) > 5*math.Sqrt(1/want) || math.Abs(m2/n-1) > 0.05 {
+			t.Errorf("ρ=%v: mean %v, variance %v", rho, mean, m2/n)
+		}
+	}
+}
+
+func summaries(l Ladder, rank, chains int, f func(t float64, chain int) (mean, m2 float64)) []ChainSummary {
+	var out []ChainSummary
+	for i, t := range l {
+		for c := range chains {
+			mean, m2 := f(t, c)
+			out = append(out, ChainSummary{Rank: rank, TIndex: i, T: t, Chain: c, Count: 100, Mean: mean, M2: m2, ESS: 50, Steps: 120})
+		}
+	}
+	return out
+}
+
+func TestCombine(t *testing.T) {
+	l := Power(10, 4)
+	// f(t) = −10 + 4t with no spread between replicas: the evidence is −8 exactly and the
+	// replica standard error is zero.
+	cs := summaries(l, 2, 3, func(t float64, c int) (float64, float64) { return -10 + 4*t, 0 })
+	re, err := Combine(l, cs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(re.LogEvidence+8) > 1e-12 || re.StdErr > 1e-12 || re.Steps != 120*3*len(l) {
+		t.Errorf("got evidence %v ± %v over %d steps", re.LogEvidence, re.StdErr, re.Steps)
+	}
+	// Replicas that disagree by ±1 at every rung give Var = Σ_i w_i² · 1/C (their sample
+	// variance is 1 at every rung, the v terms agree).
+	cs = summaries(l, 2, 2, func(t float64, c int) (float64, float64) {
+		return -10 + 4*t + float64(2*c-1)*math.Sqrt(0.5), 0
+	})
+	re, _ = Combine(l, cs)
+	want := 0.0
+	for _, w := range l.Weights() {
+		want += w * w / 2
+	}
+	if math.Abs(re.StdErr-math.Sqrt(want)) > 1e-12 {
+		t.Errorf("replica standard error %v, want %v", re.StdErr, math.Sqrt(want))
+	}
+	// A missing rung is an error; a diverged chain makes the evidence NaN and is listed.
+	if _, err := Combine(l, cs[2:]); err == nil || !strings.Contains(err.Error(), "no chain at temperature index 0") {
+		t.Errorf("missing rung: %v", err)
+	}
+	cs[5].Divergence = "rank 2, t=0.1, chain 1, step 7: log-likelihood record is NaN"
+	re, err = Combine(l, cs)
+	if err != nil || !math.IsNaN(re.LogEvidence) || len(re.Diverged) != 1 {
+		t.Errorf("diverged chain: evidence %v, diverged %v, err %v", re.LogEvidence, re.Diverged, err)
+	}
+}
+
+func TestPosteriorProbs(t *testing.T) {
+	p := PosteriorProbs([]float64{-1000, -1000 + math.Log(3), math.NaN()})
+	if math.Abs(p[0]-0.25) > 1e-12 || math.Abs(p[1]-0.75) > 1e-12 || !math.IsNaN(p[2]) {
+		t.Errorf("got %v", p)
+	}
+}

@@ -1,0 +1,95 @@
+package tensor
+
+import (
+	"errors"
+	"math"
+	"strings"
+	"testing"
+)
+
+func TestGridRanges(t *testing.T) {
+	for _, n := range []int{5, 7, 100, 1001} {
+		for _, B := range []int{1, 2, 3, 5} {
+			g, err := NewGrid([]int{n}, B)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range n {
+				b := g.RangeOf(0, i)
+				if i < g.Bounds[0][b] || i >= g.Bounds[0][b+1] {
+					t.Fatalf("n=%d B=%d: index %d put in range %d = [%d, %d)", n, B, i, b, g.Bounds[0][b], g.Bounds[0][b+1])
+				}
+			}
+		}
+	}
+	if _, err := NewGrid([]int{3, 10}, 4); err == nil {
+		t.Error("more blocks than indices accepted")
+	}
+}
+
+func TestBlockKeepsCellsAndGroupsThem(t *testing.T) {
+	s, _ := New([]int{9, 7, 5}, 0)
+	for i := range 9 {
+		for j := range 7 {
+			for k := range 5 {
+				if (i*31+j*17+k*7)%3 == 0 {
+					s.Append([]int{i, j, k}, float64(i*100+j*10+k))
+				}
+			}
+		}
+	}
+	b, err := Block(s, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.NNZ() != s.NNZ() || b.Offsets[len(b.Offsets)-1] != s.NNZ() {
+		t.Fatalf("blocked has %d cells, want %d", b.NNZ(), s.NNZ())
+	}
+	bc := make([]int, 3)
+	for l := range b.Grid.NumBlocks() {
+		b.Grid.Coords(l, bc)
+		lo, hi := b.BlockCells(l)
+		for n := lo; n < hi; n++ {
+			for m := range 3 {
+				c := int(b.Coords[m][n])
+				if c < b.Grid.Bounds[m][bc[m]] || c >= b.Grid.Bounds[m][bc[m]+1] {
+					t.Fatalf("cell %d in block %v has mode-%d index %d", n, bc, m, c)
+				}
+			}
+			// The value encodes the coordinates: cells moved as a whole.
+			if want := float64(b.Coords[0][n])*100 + float64(b.Coords[1][n])*10 + float64(b.Coords[2][n]); b.Values[n] != want {
+				t.Fatalf("cell %d: value %v for coordinates that encode %v", n, b.Values[n], want)
+			}
+		}
+	}
+}
+
+func TestValidate(t *testing.T) {
+	mk := func(idx [][]int, vals []float64) *Sparse {
+		s, _ := New([]int{4, 3}, 0)
+		for n := range vals {
+			s.Append(idx[n], vals[n])
+		}
+		return s
+	}
+	for _, c := range []struct {
+		s      *Sparse
+		counts bool
+		want   string
+	}{
+		{mk([][]int{{0, 0}, {4, 1}}, []float64{1, 2}), false, "mode-0 index 4 outside [0, 4)"},
+		{mk([][]int{{0, 0}, {1, 1}}, []float64{1, math.NaN()}), false, "not finite"},
+		{mk([][]int{{0, 0}, {1, 1}}, []float64{1, -2}), true, "negative"},
+		{mk([][]int{{0, 0}, {1, 1}}, []float64{1, 2.5}), true, "not an integer"},
+		{mk([][]int{{2, 1}, {1, 1}, {2, 1}}, []float64{1, 2, 3}), false, "stored twice (first as cell 0)"},
+	} {
+		err := c.s.Validate(c.counts)
+		var ce *CellError
+		if !errors.As(err, &ce) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("got %v, want a cell error containing %q", err, c.want)
+		}
+	}
+	if err := mk([][]int{{0, 0}, {1, 1}}, []float64{1, 2.5}).Validate(false); err != nil {
+		t.Errorf("real values rejected: %v", err)
+	}
+}
