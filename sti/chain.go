@@ -73,6 +73,15 @@ const (
 	streamEndStep
 )
 
+// work is the size of a unit's share of a step: cells read plus parameters moved.
+func (u unit) work() int {
+	n := u.cells.Len()
+	for _, r := range u.params {
+		n += r[1] - r[0]
+	}
+	return n
+}
+
 // unit is the work one goroutine does in a step: the cells it reads and the parameter ranges it
 // owns (and alone updates). Units of one step own disjoint ranges.
 type unit struct {
@@ -398,7 +407,7 @@ func (c *chain) step(k int, sched samplers.StepSchedule, kernel samplers.Kernel)
 	}
 	eps := sched.At(k)
 	adapt := k <= cfg.Burnin
-	if len(us) == 1 || us[0].cells.Len() < parallelCells {
+	if len(us) == 1 || us[0].work() < parallelCells {
 		for i := range us {
 			c.work(i, us[i], k, kernel, eps, adapt)
 		}
@@ -492,8 +501,9 @@ func (c *chain) stepMALA(k int) (float64, string) {
 	return y, ""
 }
 
-// parallelCells is the block size below which the units of a part run on one goroutine: smaller
-// blocks cost less than the goroutine hand-off. (A variable so tests can force either path.)
+// parallelCells is the unit size (cells plus parameters) below which the units of a part run on
+// one goroutine: smaller units cost less than the goroutine hand-off. (A variable so tests can
+// force either path.)
 var parallelCells = 4096
 
 // work evaluates unit i's cells at the current point (the record and the gradient are evaluated at

@@ -1,0 +1,94 @@
+package sti
+
+import (
+	"context"
+	"math"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stirank/stirank/evidence"
+	"github.com/stirank/stirank/models"
+	"github.com/stirank/stirank/tensor"
+)
+
+// benchChain runs one chain of steps steps at t = 1 and reports steps per second.
+func benchChain(b *testing.B, d *tensor.Sparse, spec ModelSpec, sampler string, blocks int, cv bool) {
+	cfg := Default(spec.Name)
+	cfg.Sampler = sampler
+	cfg.Blocks = blocks
+	cfg.ControlVariates = cv
+	cfg.Steps, cfg.Burnin, cfg.Starts, cfg.StartSteps = 200, 100, 1, 0
+	cfg.Ladder = evidence.Ladder{0, 1}
+	if sampler == "sgld" || sampler == "psgld" {
+		// The papers' schedule (a/k)^b with a scaled so steps are stable on these data.
+		cfg.StepA, cfg.StepDecay = 1e-9, 0.51
+		spec.Param = models.Direct
+	}
+	p, err := NewProblem(d, spec, cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	start := time.Now()
+	steps := 0
+	for i := range b.N {
+		s, err := p.RunChain(context.Background(), ChainID{Rank: 10, TIndex: 1, Chain: i})
+		if err != nil {
+			b.Fatal(err)
+		}
+		steps += s.Steps
+	}
+	b.ReportMetric(float64(steps)/time.Since(start).Seconds(), "steps/s")
+}
+
+var (
+	nmfOnce, cpOnce sync.Once
+	nmf100x75       *tensor.Sparse
+	cp1e6           *tensor.Sparse
+)
+
+// BenchmarkStepNMF100x75 is the ICASSP NMF workload: 100×75, λ = 5, R = 10, B = 5.
+func BenchmarkStepNMF100x75(b *testing.B) {
+	nmfOnce.Do(func() { nmf100x75, _ = poissonData(b, []int{100, 75}, 6, 5, 1) })
+	spec := ModelSpec{Name: "nmf", Rates: []float64{5, 5}}
+	for _, c := range []struct {
+		name    string
+		sampler string
+		blocks  int
+		cv      bool
+	}{{"sgld/B=5", "sgld", 5, false}, {"psgld/B=5", "psgld", 5, false}, {"lmsgld/B=5/cv", "lmsgld", 5, true}, {"lmsgld/B=1", "lmsgld", 1, false}} {
+		b.Run(c.name, func(b *testing.B) { benchChain(b, nmf100x75, spec, c.sampler, c.blocks, c.cv) })
+	}
+}
+
+// BenchmarkStepCP1e6 is a sparse tensor of about 10⁶ non-zeros in a 40000×40000×1500 shape
+// (the SPL 2018 Facebook size), R = 10, B = 12, generated without enumerating its 2.4·10¹² cells.
+func BenchmarkStepCP1e6(b *testing.B) {
+	// Mean total count R·Π_m(n_m/λ) = 10⁶ for λ = (R·I·J·K/10⁶)^(1/3).
+	rate := math.Cbrt(10 * 40000 * 40000 * 1500 / 1e6)
+	cpOnce.Do(func() { cp1e6, _ = poissonData(b, []int{40000, 40000, 1500}, 10, rate, 1) })
+	b.Logf("%d non-zeros", cp1e6.NNZ())
+	spec := ModelSpec{Name: "cp", Rates: []float64{rate, rate, rate}}
+	for _, c := range []struct {
+		name    string
+		sampler string
+		cv      bool
+	}{{"sgld/B=12", "sgld", false}, {"psgld/B=12", "psgld", false}, {"lmsgld/B=12/cv", "lmsgld", true}} {
+		b.Run(c.name, func(b *testing.B) { benchChain(b, cp1e6, spec, c.sampler, 12, c.cv) })
+	}
+}
+
+// BenchmarkGaussSweep is the whole ICASSP Gaussian sweep: R = 1…20 with the defaults.
+func BenchmarkGaussSweep(b *testing.B) {
+	d := gaussData(b, 10, 10)
+	p, err := NewProblem(d, ModelSpec{Name: "gauss", Gauss: models.ICASSPGauss}, Default("gauss"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for range b.N {
+		if _, err := p.Sweep(context.Background(), ranks(1, 20), 0); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
