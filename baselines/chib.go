@@ -1,0 +1,519 @@
+package baselines
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"github.com/stirank/stirank/rng"
+)
+
+// ChibConfig sets the run lengths of Chib's method. Lengths count Gibbs sweeps (one allocation of
+// every count and one draw of every free factor entry).
+type ChibConfig struct {
+	// Starts prior draws are each run StartSweeps sweeps; the one with the highest log joint
+	// p(X | θ) p(θ) starts the burn-in (a guard against a poor local mode). 1 uses a single draw.
+	Starts      int `json:"starts"`
+	StartSweeps int `json:"start_sweeps"`
+	// Burnin sweeps precede the ordinate samples; θ* is the best sweep of its second half by
+	// log joint, moved to the nearby mode of the log-factor posterior by at most ModeIters EM rounds.
+	Burnin int `json:"burnin"`
+	// Samples sweeps of the full run average the ordinate of the first block.
+	Samples int `json:"samples"`
+	// Every reduced run (one per block after the first) starts at θ*, runs ReducedBurnin sweeps
+	// and then averages ReducedSamples sweeps.
+	ReducedBurnin  int `json:"reduced_burnin"`
+	ReducedSamples int `json:"reduced_samples"`
+	// ModeIters bounds the EM rounds that move θ* to the mode of the log-factor posterior.
+	ModeIters int `json:"mode_iters"`
+	// BlockSize is the number of factor entries per block of the ordinate (rows of R entries,
+	// at least one row); RowsPerBlock, when positive, sets the rows per block instead. See Chib.
+	BlockSize    int `json:"block_size"`
+	RowsPerBlock int `json:"rows_per_block,omitempty"`
+	// Batches is the number of batches of the batch-means standard errors.
+	Batches int `json:"batches"`
+	// MaxPermRank is the largest rank whose ordinate is symmetrised exactly over the R!
+	// relabelings (cost 2^R·R per sample); above it the identity term with + log R! is used,
+	// which assumes the full run never switches labels.
+	MaxPermRank int `json:"max_perm_rank"`
+	// Seed roots the random streams.
+	Seed uint64 `json:"seed"`
+}
+
+// DefaultChib is the default configuration: a start tournament of 4×50 sweeps, 1000 sweeps of
+// burn-in, 2000 of the full run, blocks of about 4 entries (one row from rank 3 up) and reduced
+// runs of 50 + 1000 sweeps.
+func DefaultChib() ChibConfig {
+	return ChibConfig{Starts: 4, StartSweeps: 50, Burnin: 1000, Samples: 2000, ReducedBurnin: 50,
+		ReducedSamples: 1000, ModeIters: 500, BlockSize: 4, Batches: 20, MaxPermRank: 14, Seed: 1}
+}
+
+// PaperChib is the ICASSP 2016 §4.1.2 recipe: two blocks (whole factors), 9000 Gibbs sweeps of
+// which 7000 are burn-in, then 5000 sweeps of the reduced run. It is here for comparison: its
+// whole-factor ordinates are biased by many nats beyond toy sizes (see Chib).
+func PaperChib() ChibConfig {
+	return ChibConfig{Starts: 1, Burnin: 7000, Samples: 2000, ReducedBurnin: 0, ReducedSamples: 5000,
+		ModeIters: 500, RowsPerBlock: math.MaxInt32, Batches: 20, MaxPermRank: 14, Seed: 1}
+}
+
+// Validate checks the configuration.
+func (c ChibConfig) Validate() error {
+	switch {
+	case c.Starts < 1:
+		return fmt.Errorf("chib: starts %d must be at least 1", c.Starts)
+	case c.Starts > 1 && c.StartSweeps < 1:
+		return fmt.Errorf("chib: start sweeps %d must be at least 1 with %d starts", c.StartSweeps, c.Starts)
+	case c.Burnin < 2:
+		return fmt.Errorf("chib: burn-in %d must be at least 2 (θ* comes from its second half)", c.Burnin)
+	case c.Samples < 2 || c.ReducedSamples < 2:
+		return fmt.Errorf("chib: samples %d and reduced samples %d must be at least 2", c.Samples, c.ReducedSamples)
+	case c.ReducedBurnin < 0 || c.StartSweeps < 0:
+		return fmt.Errorf("chib: negative run length")
+	case c.BlockSize < 1 && c.RowsPerBlock < 1:
+		return fmt.Errorf("chib: block size %d must be at least 1", c.BlockSize)
+	case c.ModeIters < 0:
+		return fmt.Errorf("chib: mode iterations %d must not be negative", c.ModeIters)
+	case c.Batches < 2:
+		return fmt.Errorf("chib: batches %d must be at least 2", c.Batches)
+	case c.MaxPermRank < 1 || c.MaxPermRank > 20:
+		return fmt.Errorf("chib: max permanent rank %d must be in [1, 20]", c.MaxPermRank)
+	}
+	return nil
+}
+
+// ChibSweeps is the number of Gibbs sweeps one replica of Chib's method runs at rank R.
+func (p *Problem) ChibSweeps(R int, cfg ChibConfig) int {
+	blocks, _ := p.chibBlocks(R, cfg)
+	n := cfg.Burnin + cfg.Samples + (len(blocks)-1)*(cfg.ReducedBurnin+cfg.ReducedSamples)
+	if cfg.Starts > 1 {
+		n += cfg.Starts * cfg.StartSweeps
+	}
+	return n
+}
+
+// ChibResult is one replica's estimate of log p(X | R) by Chib's method:
+//
+//	log p(X) = log p(X | θ*) + log p(θ*) − Σ_b log p(θ_b* | θ_1*, …, θ_{b−1}*, X),
+//
+// over the blocks b of θ (see Chib), each ordinate a Rao–Blackwellised average of Gamma full
+// conditionals at θ_b*, over the full run (b = 1) or the b-th reduced run. The log of an average
+// is biased low by about half its squared relative standard error; with tens of blocks these add
+// up to nats, so every log ordinate gets the delta-method correction + se_b²/2.
+type ChibResult struct {
+	Rank, Replica int
+	LogEvidence   float64
+	// StdErr combines the batch-means standard errors of the ordinates in quadrature (the runs
+	// are independent given θ*).
+	StdErr           float64
+	LogLik, LogPrior float64
+	// LogOrdinate is Σ_b log p̂(θ_b* | θ_<b*, X); Blocks the number of blocks (and runs).
+	LogOrdinate float64
+	Blocks      int
+	// BlockOrdinates and BlockSE are the log ordinate of every block and its standard error.
+	BlockOrdinates, BlockSE []float64
+	// Symmetrised reports that the ordinates account exactly for the R! relabelings (see Chib);
+	// otherwise (rank above MaxPermRank) the first ordinate is the sampler's labelling − log R!.
+	Symmetrised bool
+	// LabelSwitching is the symmetrised first log ordinate minus the one in the sampler's labelling
+	// (both with the 1/R! of the symmetrisation): 0 when the full run keeps to θ*'s labelling, about
+	// log R! when it mixes over all of them, more when it moved to another labelling after θ* was
+	// chosen. A diagnostic: the symmetrised ordinate is right in every case.
+	LabelSwitching float64
+	Sweeps         int
+	CellEvals      int64
+	// Divergence describes a non-finite value; LogEvidence is then NaN.
+	Divergence string
+}
+
+// streamChib and streamAIS tag the random streams of the two methods.
+const (
+	streamChib = 0xc41b
+	streamAIS  = 0xa15
+)
+
+// chibBlock is one block of θ: rows lo … hi−1 of the factor of mode m.
+type chibBlock struct {
+	m, lo, hi int
+	last      bool
+}
+
+// blocks returns the blocks of θ in the order of the ordinates. Every mode but the one with the
+// most rows is cut into groups of rows; that one comes last, as a single block.
+func (p *Problem) chibBlocks(R int, cfg ChibConfig) ([]chibBlock, []int) {
+	modes := make([]int, p.order)
+	for m := range modes {
+		modes[m] = m
+	}
+	// Fewest rows first (stable), so the last, whole-mode block is the largest.
+	for i := 1; i < len(modes); i++ {
+		for j := i; j > 0 && p.shape[modes[j]] < p.shape[modes[j-1]]; j-- {
+			modes[j], modes[j-1] = modes[j-1], modes[j]
+		}
+	}
+	k := cfg.RowsPerBlock
+	if k <= 0 {
+		k = max(1, cfg.BlockSize/R)
+	}
+	var bs []chibBlock
+	for _, m := range modes[:len(modes)-1] {
+		n := p.shape[m]
+		for lo := 0; lo < n; lo += k {
+			bs = append(bs, chibBlock{m: m, lo: lo, hi: min(lo+k, n)})
+		}
+	}
+	last := modes[len(modes)-1]
+	bs = append(bs, chibBlock{m: last, lo: 0, hi: p.shape[last], last: true})
+	return bs, modes
+}
+
+// Chib runs one replica of Chib's method at rank R. Replicas differ only by their random streams,
+// which are derived from (cfg.Seed, rank, replica).
+//
+// Blocks. The ordinate of a large block — a whole factor, as in the two-block recipe of the ICASSP
+// paper — is an average of a product of hundreds of Gamma densities, whose logarithm fluctuates by
+// many nats from sweep to sweep; the average is then dominated by sweeps that never come, and the
+// estimate of log p(X) comes out tens of nats too high (on a 10×8 NMF at rank 3 already). So every
+// mode except the largest is cut into blocks of about cfg.BlockSize entries (whole rows), each with
+// its own reduced run, and the largest mode comes last: with every other factor held at θ*, its
+// rows are independent, and its ordinate is the product over rows of per-row averages.
+//
+// Labels. The posterior is invariant under the R! relabelings of the components, and a Gibbs run
+// rarely crosses between them when the components are well separated. For the first block (the
+// full run) the ordinate is averaged over the relabelings of θ_1* — the permanent of the matrix
+// exp L[s, r] = p(θ_1*[·, r] | component s of the sweep), over R! — which is exact whether the run
+// switches labels or not (Berkhof, van Mechelen and Gelman 2003). In the reduced runs θ_<b* is
+// fixed, and the labellings of the free components are weighted by how well they match it; when it
+// does not tell two components apart (two small entries), a run that keeps to θ*'s labelling would
+// overstate the ordinate. So every reduced sweep also draws a relabeling τ of the free part from its
+// exact conditional p(τ | Z, free factors) ∝ exp Σ_s L_fix[s, τ(s)] (a Gibbs step over the
+// permutations, O(2^R·R)), and the ordinate is Rao–Blackwellised over τ: a ratio of two
+// permanents. The last block needs neither: given every other factor its conditional posterior is
+// log-concave. Above cfg.MaxPermRank the first ordinate uses the sampler's labelling + log R! and
+// the reduced runs do not relabel.
+func (p *Problem) Chib(ctx context.Context, R, replica int, cfg ChibConfig) (ChibResult, error) {
+	if err := cfg.Validate(); err != nil {
+		return ChibResult{}, err
+	}
+	if R < 1 {
+		return ChibResult{}, fmt.Errorf("chib: rank %d must be at least 1", R)
+	}
+	res := ChibResult{Rank: R, Replica: replica}
+	r := rng.New(cfg.Seed, streamChib, uint64(R), uint64(replica))
+	check := func(done int) error {
+		if done%64 == 0 {
+			return ctx.Err()
+		}
+		return nil
+	}
+
+	// Start: the best of Starts short runs from prior draws.
+	start := p.NewFactors(R)
+	p.SamplePrior(r, start)
+	g := NewGibbs(p, start)
+	if cfg.Starts > 1 {
+		best, bestLJ := start.Clone(), math.Inf(-1)
+		for s := range cfg.Starts {
+			if s > 0 {
+				p.SamplePrior(r, start)
+				g.SetState(start)
+			}
+			for k := range cfg.StartSweeps {
+				g.Sweep(r)
+				if err := check(k); err != nil {
+					return res, err
+				}
+			}
+			res.Sweeps += cfg.StartSweeps
+			if lj := g.LogJoint(); lj > bestLJ || s == 0 {
+				best.CopyFrom(g.State)
+				bestLJ = lj
+			}
+		}
+		g.SetState(best)
+	}
+
+	// Burn-in; θ* is the point of highest log joint among the sweeps of its second half, moved
+	// uphill to the nearby mode of the posterior of the log-factors (see LogModeRefine).
+	star := g.State.Clone()
+	bestLJ := math.Inf(-1)
+	for k := range cfg.Burnin {
+		g.Sweep(r)
+		if k >= cfg.Burnin/2 {
+			if lj := g.LogJoint(); lj > bestLJ {
+				bestLJ = lj
+				star.CopyFrom(g.State)
+			}
+		}
+		if err := check(k); err != nil {
+			return res, err
+		}
+	}
+	res.Sweeps += cfg.Burnin
+	p.LogModeRefine(star, cfg.ModeIters, 1e-9)
+	res.LogLik = p.LogLik(star)
+	res.LogPrior = p.LogPrior(star)
+
+	blocks, order := p.chibBlocks(R, cfg)
+	res.Blocks = len(blocks)
+	res.Symmetrised = R <= cfg.MaxPermRank
+	o := newOrdinates(p, star, R, res.Symmetrised)
+	variance := 0.0
+	for bi, b := range blocks {
+		// Fix the modes before b's in the order, and b's rows before b.lo.
+		fixed := make([]int, p.order)
+		for _, m := range order {
+			if m == b.m {
+				fixed[m] = b.lo
+				break
+			}
+			fixed[m] = p.shape[m]
+		}
+		n := cfg.ReducedSamples
+		if bi == 0 {
+			n = cfg.Samples
+		} else {
+			g.FixedRows = fixed
+			g.SetState(star)
+			g.AfterAllocate = nil
+			for s := range cfg.ReducedBurnin {
+				g.Sweep(r)
+				if err := check(s); err != nil {
+					return res, err
+				}
+			}
+			res.Sweeps += cfg.ReducedBurnin
+		}
+		var terms, naive []float64
+		var rowTerms [][]float64
+		if b.last {
+			rowTerms = make([][]float64, b.hi-b.lo)
+		}
+		g.AfterAllocate = func(r *rand.Rand, S [][]int32) {
+			if b.last {
+				o.rowTerms(g, b, S, rowTerms)
+				return
+			}
+			t, id := o.blockTerm(r, g, b, S, bi > 0)
+			terms = append(terms, t)
+			naive = append(naive, id)
+		}
+		for s := range n {
+			g.Sweep(r)
+			if err := check(s); err != nil {
+				return res, err
+			}
+		}
+		res.Sweeps += n
+		if b.last {
+			lo, v := 0.0, 0.0
+			for _, tr := range rowTerms {
+				lm, se := batchLogMeanExp(tr, cfg.Batches)
+				lo += lm + se*se/2
+				v += se * se
+			}
+			res.LogOrdinate += lo
+			variance += v
+			res.BlockOrdinates = append(res.BlockOrdinates, lo)
+			res.BlockSE = append(res.BlockSE, math.Sqrt(v))
+			continue
+		}
+		lm, se := batchLogMeanExp(terms, cfg.Batches)
+		if bi == 0 {
+			nv, _ := logMeanExp(naive)
+			res.LabelSwitching = lm - nv
+		}
+		lm += se * se / 2
+		res.LogOrdinate += lm
+		variance += se * se
+		res.BlockOrdinates = append(res.BlockOrdinates, lm)
+		res.BlockSE = append(res.BlockSE, se)
+	}
+	g.AfterAllocate = nil
+	res.CellEvals = g.CellEvals()
+	res.LogEvidence = res.LogLik + res.LogPrior - res.LogOrdinate
+	res.StdErr = math.Sqrt(variance)
+	if math.IsNaN(res.LogEvidence) || math.IsInf(res.LogEvidence, 0) {
+		res.Divergence = fmt.Sprintf("rank %d, replica %d: non-finite Chib estimate (log-lik %v, log-prior %v, ordinate %v)",
+			R, replica, res.LogLik, res.LogPrior, res.LogOrdinate)
+		res.LogEvidence = math.NaN()
+	}
+	return res, nil
+}
+
+// ordinates evaluates the Gamma full conditionals of blocks of θ at θ*.
+type ordinates struct {
+	p     *Problem
+	R     int
+	sym   bool
+	star  Factors
+	logF  [][]float64 // log θ*
+	L, Lf []float64   // R×R: block terms, fixed-part terms
+	fix   [][]float64 // column sums of the fixed rows of every mode (θ*)
+	free  [][]float64 // column sums of the free rows (current state)
+	ps    *permScratch
+	tau   []int
+}
+
+func newOrdinates(p *Problem, star Factors, R int, sym bool) *ordinates {
+	o := &ordinates{p: p, R: R, sym: sym && R > 1, star: star, L: make([]float64, R*R), Lf: make([]float64, R*R), tau: make([]int, R)}
+	for m := range p.order {
+		lf := make([]float64, len(star.F[m]))
+		for i, v := range star.F[m] {
+			lf[i] = math.Log(v)
+		}
+		o.logF = append(o.logF, lf)
+		o.fix = append(o.fix, make([]float64, R))
+		o.free = append(o.free, make([]float64, R))
+	}
+	if o.sym {
+		o.ps = newPermScratch(R)
+	}
+	return o
+}
+
+// blockTerm returns the log ordinate term of block b at the current sweep and the sampler's-labelling
+// (identity) term − log R! for diagnosis. With labels symmetrised:
+//
+//	log perm exp(L_fix + L_b) − log perm exp(L_fix),
+//
+// L_b[s, r] = Σ_{i in b} log Gamma(θ*_i,r; 1 + S_i,s, β_{s,r}) pairing free component s with θ*'s
+// component r, and L_fix[s, r] the terms of log p(θ_fixed*, Z, free part) that depend on the pairing:
+// Σ over fixed rows of S_i,s·log θ*_i,r, minus Π_m (fixed + free column sums). With relabel set
+// it then draws τ ∝ exp Σ_s L_fix[s, τ(s)] and relabels the free part of g.
+func (o *ordinates) blockTerm(r *rand.Rand, g *Gibbs, b chibBlock, S [][]int32, relabel bool) (float64, float64) {
+	p, R := o.p, o.R
+	lf := p.logFact
+	full := o.sym
+	for m := range p.order {
+		fr := g.FixedRows[m]
+		fix, free := o.fix[m], o.free[m]
+		clear(fix)
+		clear(free)
+		fm := g.State.F[m]
+		for i := 0; i < len(fm); i += R {
+			dst := free
+			if i < fr*R {
+				dst = fix
+			}
+			for k := range R {
+				dst[k] += fm[i+k]
+			}
+		}
+	}
+	pair := func(m, s, rr int) float64 { return o.fix[m][rr] + o.free[m][s] }
+	// Block terms.
+	L := o.L
+	clear(L)
+	lam := p.Rates[b.m]
+	for s := range R {
+		for rr := range R {
+			if !full && rr != s {
+				continue
+			}
+			beta := 1.0
+			for m := range p.order {
+				if m != b.m {
+					beta *= pair(m, s, rr)
+				}
+			}
+			beta += lam
+			lb := math.Log(beta)
+			v := 0.0
+			for i := b.lo; i < b.hi; i++ {
+				c := S[b.m][i*R+s]
+				fs := o.star.F[b.m][i*R+rr]
+				v += (1+float64(c))*lb - lf[c] + float64(c)*o.logF[b.m][i*R+rr] - beta*fs
+			}
+			L[s*R+rr] = v
+		}
+	}
+	id := 0.0
+	for s := range R {
+		id += L[s*R+s]
+	}
+	id -= logFactorial(R)
+	if !full {
+		return id, id
+	}
+	// Fixed-part terms.
+	Lf := o.Lf
+	anyFixed := false
+	for s := range R {
+		for rr := range R {
+			v := 1.0
+			for m := range p.order {
+				v *= pair(m, s, rr)
+			}
+			Lf[s*R+rr] = -v
+		}
+	}
+	for m := range p.order {
+		fr := g.FixedRows[m]
+		if fr == 0 {
+			continue
+		}
+		anyFixed = true
+		sm, lg := S[m], o.logF[m]
+		for i := 0; i < fr; i++ {
+			srow := sm[i*R : i*R+R]
+			lrow := lg[i*R : i*R+R]
+			for s, c := range srow {
+				if c == 0 {
+					continue
+				}
+				cf := float64(c)
+				dst := Lf[s*R : s*R+R]
+				for rr, v := range lrow {
+					dst[rr] += cf * v
+				}
+			}
+		}
+	}
+	base := o.ps.logPerm(Lf)
+	for i := range L {
+		L[i] += Lf[i]
+	}
+	term := o.ps.logPerm(L) - base
+	if relabel && anyFixed {
+		o.ps.samplePerm(r, Lf, o.tau)
+		identity := true
+		for s, t := range o.tau {
+			if s != t {
+				identity = false
+				break
+			}
+		}
+		if !identity {
+			g.Relabel(o.tau)
+		}
+	}
+	return term, id
+}
+
+// rowTerms appends, for every row i of the last block, log p(θ*_i | Z, everything else) =
+// Σ_r log Gamma(θ*_i,r; 1 + S_i,r, β_r): with every other factor fixed at θ*, the rows are
+// independent and their ordinates multiply.
+func (o *ordinates) rowTerms(g *Gibbs, b chibBlock, S [][]int32, rows [][]float64) {
+	p, R := o.p, o.R
+	lf := p.logFact
+	lam := p.Rates[b.m]
+	beta := make([]float64, R)
+	for k := range R {
+		v := 1.0
+		for m := range p.order {
+			if m != b.m {
+				v *= g.cs[m][k]
+			}
+		}
+		beta[k] = lam + v
+	}
+	for i := b.lo; i < b.hi; i++ {
+		v := 0.0
+		for k := range R {
+			c := S[b.m][i*R+k]
+			v += (1+float64(c))*math.Log(beta[k]) - lf[c] + float64(c)*o.logF[b.m][i*R+k] - beta[k]*o.star.F[b.m][i*R+k]
+		}
+		rows[i-b.lo] = append(rows[i-b.lo], v)
+	}
+}

@@ -1,0 +1,169 @@
+package baselines
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"gonum.org/v1/gonum/stat/distuv"
+
+	"github.com/stirank/stirank/rng"
+	"github.com/stirank/stirank/tensor"
+)
+
+// drawData draws X ~ p(X | θ) cell by cell (tiny shapes only).
+func drawData(r *rand.Rand, shape []int, f Factors) *tensor.Sparse {
+	t, _ := tensor.New(shape, 0)
+	R := f.R
+	idx := make([]int, len(shape))
+	var rec func(m int)
+	rec = func(m int) {
+		if m == len(shape) {
+			lam := 0.0
+			for k := range R {
+				v := 1.0
+				for mm, i := range idx {
+					v *= f.F[mm][i*R+k]
+				}
+				lam += v
+			}
+			if x := (distuv.Poisson{Lambda: lam, Src: r}).Rand(); x > 0 {
+				t.Append(idx, x)
+			}
+			return
+		}
+		for i := range shape[m] {
+			idx[m] = i
+			rec(m + 1)
+		}
+	}
+	rec(0)
+	return t
+}
+
+// geweke runs the successive-conditional simulator of Geweke (2004): X ~ p(X | θ), then one
+// transition of θ that leaves p(θ | X) invariant. If the transition is right, θ keeps its prior
+// distribution; the test compares the first two moments of every free factor entry, pooled per
+// mode, with the exponential prior's (1/λ, 2/λ²), with batch-means standard errors.
+func geweke(t *testing.T, name string, shape []int, R int, rates []float64, fixed []int, iters int,
+	step func(r *rand.Rand, p *Problem, f Factors)) {
+	t.Helper()
+	r := rng.New(11, uint64(len(name)))
+	f := Factors{R: R, F: make([][]float64, len(shape))}
+	for m, n := range shape {
+		f.F[m] = make([]float64, n*R)
+		for i := range f.F[m] {
+			f.F[m][i] = r.ExpFloat64() / rates[m]
+		}
+	}
+	const batches = 50
+	m1 := make([][]float64, len(shape)) // per mode, per batch
+	m2 := make([][]float64, len(shape))
+	for m := range shape {
+		m1[m] = make([]float64, batches)
+		m2[m] = make([]float64, batches)
+	}
+	for it := range iters {
+		x := drawData(r, shape, f)
+		p, err := NewProblem(x, rates)
+		if err != nil {
+			t.Fatal(err)
+		}
+		step(r, p, f)
+		b := it * batches / iters
+		for m := range shape {
+			for i := fixed[m] * R; i < len(f.F[m]); i++ {
+				v := f.F[m][i]
+				m1[m][b] += v
+				m2[m][b] += v * v
+			}
+		}
+	}
+	for m := range shape {
+		n := float64((shape[m]-fixed[m])*R) * float64(iters) / batches
+		if n == 0 {
+			continue
+		}
+		for k, want := range []float64{1 / rates[m], 2 / (rates[m] * rates[m])} {
+			bm := [][]float64{m1[m], m2[m]}[k]
+			mean, ss := 0.0, 0.0
+			for _, v := range bm {
+				mean += v / n
+			}
+			mean /= batches
+			for _, v := range bm {
+				ss += (v/n - mean) * (v/n - mean)
+			}
+			se := math.Sqrt(ss / (batches - 1) / batches)
+			if math.Abs(mean-want) > 4.5*se {
+				t.Errorf("%s: mode %d moment %d: %.4f ± %.4f, prior %.4f", name, m, k+1, mean, se, want)
+			}
+		}
+	}
+}
+
+func TestGibbsGeweke(t *testing.T) {
+	iters := 40000
+	if testing.Short() {
+		iters = 10000
+	}
+	for _, tc := range []struct {
+		name  string
+		shape []int
+		rates []float64
+		fixed []int
+	}{
+		{"nmf", []int{3, 2}, []float64{1, 2}, []int{0, 0}},
+		{"cp", []int{2, 2, 2}, []float64{1, 1.5, 0.7}, []int{0, 0, 0}},
+		{"nmf-reduced", []int{3, 3}, []float64{1, 2}, []int{0, 1}},
+		{"cp-reduced", []int{2, 3, 2}, []float64{1, 1.5, 0.7}, []int{2, 1, 0}},
+	} {
+		R := 2
+		var g *Gibbs
+		var o *ordinates
+		geweke(t, tc.name, tc.shape, R, tc.rates, tc.fixed, iters, func(r *rand.Rand, p *Problem, f Factors) {
+			if g == nil {
+				g = NewGibbs(p, f)
+				g.FixedRows = tc.fixed
+				star := f.Clone() // the fixed rows' values; the rest only needs to be positive
+				o = newOrdinates(p, star, R, true)
+			}
+			g.P = p
+			g.SetState(f)
+			// The relabeling move of Chib's reduced runs, on a block of the first free rows.
+			b := chibBlock{}
+			for m := range tc.shape {
+				if tc.fixed[m] < tc.shape[m] {
+					b = chibBlock{m: m, lo: tc.fixed[m], hi: tc.fixed[m] + 1}
+					break
+				}
+			}
+			g.AfterAllocate = func(r *rand.Rand, S [][]int32) { o.p = p; o.blockTerm(r, g, b, S, true) }
+			g.Sweep(r)
+			f.CopyFrom(g.State)
+		})
+	}
+}
+
+func TestSliceGeweke(t *testing.T) {
+	iters := 20000
+	if testing.Short() {
+		iters = 5000
+	}
+	for _, tc := range []struct {
+		name  string
+		shape []int
+		rates []float64
+	}{
+		{"nmf", []int{3, 2}, []float64{1, 2}},
+		{"cp", []int{2, 2, 2}, []float64{1, 1.5, 0.7}},
+	} {
+		geweke(t, tc.name, tc.shape, 2, tc.rates, make([]int, len(tc.shape)), iters, func(r *rand.Rand, p *Problem, f Factors) {
+			s := newSliceState(p, 2, 1)
+			s.f.CopyFrom(f)
+			s.refresh()
+			s.sweep(r, 1)
+			f.CopyFrom(s.f)
+		})
+	}
+}
