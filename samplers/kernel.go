@@ -66,6 +66,14 @@ func ByName(name string) (Kernel, error) {
 		return LMSGLD{}, nil
 	case "mala":
 		return MALA{}, nil
+	case "sghmc":
+		return SGHMC{}, nil
+	case "sgnht":
+		return SGNHT{}, nil
+	case "sghmc-em":
+		return SGHMC{EM: MassEM{On: true}}, nil
+	case "sgnht-em":
+		return SGNHT{EM: MassEM{On: true}}, nil
 	}
 	return nil, fmt.Errorf("unknown sampler %q (mala, lmsgld, rsgld, sgld, psgld)", name)
 }

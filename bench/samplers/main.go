@@ -1,0 +1,175 @@
+// Command samplers benchmarks the SG-MCMC kernels inside STI against exact evidences: evidence
+// error versus cost (gradient steps and per-cell likelihood evaluations) for the Gaussian additive
+// model of ICASSP 2016 (exact evidence for every R) and rank-1 Poisson NMF (exact via
+// models.Rank1LogEvidence).
+//
+//	go run ./bench/samplers -model gauss -reps 4
+//	go run ./bench/samplers -model nmf -reps 4
+//
+// Each row is one sampler at one budget: the default chain length of sti.Default scaled by -scale
+// (burn-in and sampling scaled together), run on -reps seeds. err is the mean of (estimate − exact)
+// over all ranks and seeds, rmse its root mean square, |z| the mean of |error|/stderr, and cover
+// the fraction of estimates within 3 reported standard errors and 1 nat.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"math"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/stirank/stirank/models"
+	"github.com/stirank/stirank/rng"
+	"github.com/stirank/stirank/sti"
+	"github.com/stirank/stirank/tensor"
+)
+
+type problem struct {
+	name  string
+	data  *tensor.Sparse
+	spec  sti.ModelSpec
+	ranks []int
+	exact map[int]float64
+}
+
+func gaussProblems(reps int, trueR int, lo, hi int) []problem {
+	var ps []problem
+	for s := range reps {
+		seed := uint64(trueR + 100*s)
+		x, _ := models.GenerateGauss(rng.New(seed, 77), 5000, trueR, models.ICASSPGauss)
+		d, _ := tensor.New([]int{len(x)}, len(x))
+		for i, v := range x {
+			d.Append([]int{i}, v)
+		}
+		p := problem{name: fmt.Sprintf("gauss seed %d", seed), data: d, spec: sti.ModelSpec{Name: "gauss", Gauss: models.ICASSPGauss}, exact: map[int]float64{}}
+		for r := lo; r <= hi; r++ {
+			m, _ := models.NewGauss(x, r, models.ICASSPGauss)
+			p.ranks = append(p.ranks, r)
+			p.exact[r] = m.LogEvidence()
+		}
+		ps = append(ps, p)
+	}
+	return ps
+}
+
+// nmfProblems are the rank-1 cases of the engine's tests: the embedded default dataset's recipe
+// (30×20, true rank 3, rate 0.3, seed 1) first.
+func nmfProblems(reps int) []problem {
+	cases := []struct {
+		shape []int
+		rate  float64
+		seed  uint64
+	}{{[]int{30, 20}, 0.3, 1}, {[]int{30, 20}, 0.7, 2}, {[]int{12, 9}, 2, 3}, {[]int{50, 8}, 0.1, 4}}
+	var ps []problem
+	for i := range reps {
+		c := cases[i%len(cases)]
+		rates := []float64{c.rate, c.rate}
+		d, _, err := models.GeneratePoisson(rng.New(c.seed, 0xda7a), c.shape, 3, rates)
+		if err != nil {
+			panic(err)
+		}
+		ex, err := models.Rank1LogEvidence(d, rates[0], rates[1])
+		if err != nil {
+			panic(err)
+		}
+		ps = append(ps, problem{name: fmt.Sprintf("nmf %v rate %v", c.shape, c.rate), data: d,
+			spec: sti.ModelSpec{Name: "nmf", Rates: rates}, ranks: []int{1}, exact: map[int]float64{1: ex}})
+	}
+	return ps
+}
+
+func main() {
+	model := flag.String("model", "gauss", "gauss or nmf")
+	kernels := flag.String("samplers", "sgld,psgld,lmsgld,sghmc,sghmc-em,sgnht,sgnht-em", "comma-separated sampler names")
+	scales := flag.String("scale", "0.5,1,2", "chain-length multipliers of the default")
+	reps := flag.Int("reps", 4, "datasets (gauss: seeds; nmf: the engine test's rank-1 cases, cycled)")
+	chainSeeds := flag.Int("seeds", 1, "chain seeds per dataset")
+	steps := flag.String("step", "", "per-sampler step sizes, e.g. sgld=0.5,sghmc=1 (default: sti.Default's)")
+	trueR := flag.Int("true", 10, "gauss: true rank")
+	lo := flag.Int("lo", 8, "gauss: lowest rank")
+	hi := flag.Int("hi", 12, "gauss: highest rank")
+	verbose := flag.Bool("v", false, "print every estimate")
+	flag.Parse()
+	stepOf := map[string]float64{}
+	if *steps != "" {
+		for _, kv := range strings.Split(*steps, ",") {
+			k, v, _ := strings.Cut(kv, "=")
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "bad -step", kv)
+				os.Exit(2)
+			}
+			stepOf[k] = f
+		}
+	}
+	var ps []problem
+	if *model == "gauss" {
+		ps = gaussProblems(*reps, *trueR, *lo, *hi)
+	} else {
+		ps = nmfProblems(*reps)
+	}
+	fmt.Printf("model %s, %d datasets × %d chain seeds\n", *model, len(ps), *chainSeeds)
+	fmt.Printf("| sampler | step | scale | steps/rank | cell evals/rank | mean err | rmse | max abs | mean abs z | within 3se & 1 nat | diverged | time |\n")
+	fmt.Printf("|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	for _, k := range strings.Split(*kernels, ",") {
+		for _, sc := range strings.Split(*scales, ",") {
+			scale, _ := strconv.ParseFloat(sc, 64)
+			var n, cover, div int
+			var sum, sum2, maxe, sumz float64
+			var stepsPer, evalsPer float64
+			cfg := sti.Default(ps[0].spec.Name)
+			start := time.Now()
+			for _, p := range ps {
+				for cs := range *chainSeeds {
+					cfg = sti.Default(p.spec.Name)
+					cfg.Sampler = k
+					if v, ok := stepOf[k]; ok {
+						cfg.Step = v
+					}
+					cfg.Steps = int(math.Round(float64(cfg.Steps) * scale))
+					cfg.Burnin = int(math.Round(float64(cfg.Burnin) * scale))
+					cfg.Seed = uint64(1 + cs)
+					pr, err := sti.NewProblem(p.data, p.spec, cfg)
+					if err != nil {
+						panic(err)
+					}
+					res, err := pr.Sweep(context.Background(), p.ranks, 0)
+					if err != nil {
+						panic(err)
+					}
+					for _, r := range res {
+						if len(r.Diverged) > 0 {
+							div++
+							if *verbose {
+								fmt.Println("  diverged:", r.Diverged[0])
+							}
+							continue
+						}
+						e := r.LogEvidence - p.exact[r.Rank]
+						z := math.Abs(e) / r.StdErr
+						n++
+						sum += e
+						sum2 += e * e
+						maxe = math.Max(maxe, math.Abs(e))
+						sumz += z
+						if math.Abs(e) <= 1 && z <= 3 {
+							cover++
+						}
+						stepsPer += float64(r.Steps)
+						evalsPer += float64(r.CellEvals)
+						if *verbose {
+							fmt.Printf("  %s R=%d exact %.3f est %.3f err %+.3f se %.3f\n", p.name, r.Rank, p.exact[r.Rank], r.LogEvidence, e, r.StdErr)
+						}
+					}
+				}
+			}
+			nf := float64(max(n, 1))
+			fmt.Printf("| %s | %.3g | %.3g | %.0f | %.3g | %+.3f | %.3f | %.3f | %.2f | %d/%d | %d | %.1fs |\n",
+				k, cfg.Step, scale, stepsPer/nf, evalsPer/nf, sum/nf, math.Sqrt(sum2/nf), maxe, sumz/nf, cover, n, div, time.Since(start).Seconds())
+		}
+	}
+}
