@@ -31,6 +31,10 @@ type ChibConfig struct {
 	// at least one row); RowsPerBlock, when positive, sets the rows per block instead. See Chib.
 	BlockSize    int `json:"block_size"`
 	RowsPerBlock int `json:"rows_per_block,omitempty"`
+	// A block whose log ordinate has a standard error above TargetSE after its sweeps gets as many
+	// again, and again, up to MaxExtend times its sweeps in all (1: never extended).
+	TargetSE  float64 `json:"target_se"`
+	MaxExtend int     `json:"max_extend"`
 	// Batches is the number of batches of the batch-means standard errors.
 	Batches int `json:"batches"`
 	// MaxPermRank is the largest rank whose ordinate is symmetrised exactly over the R!
@@ -46,7 +50,7 @@ type ChibConfig struct {
 // runs of 50 + 1000 sweeps.
 func DefaultChib() ChibConfig {
 	return ChibConfig{Starts: 4, StartSweeps: 50, Burnin: 1000, Samples: 2000, ReducedBurnin: 50,
-		ReducedSamples: 1000, ModeIters: 500, BlockSize: 4, Batches: 20, MaxPermRank: 14, Seed: 1}
+		ReducedSamples: 1000, ModeIters: 500, BlockSize: 4, TargetSE: 0.25, MaxExtend: 8, Batches: 20, MaxPermRank: 14, Seed: 1}
 }
 
 // PaperChib is the ICASSP 2016 §4.1.2 recipe: two blocks (whole factors), 9000 Gibbs sweeps of
@@ -54,7 +58,7 @@ func DefaultChib() ChibConfig {
 // whole-factor ordinates are biased by many nats beyond toy sizes (see Chib).
 func PaperChib() ChibConfig {
 	return ChibConfig{Starts: 1, Burnin: 7000, Samples: 2000, ReducedBurnin: 0, ReducedSamples: 5000,
-		ModeIters: 500, RowsPerBlock: math.MaxInt32, Batches: 20, MaxPermRank: 14, Seed: 1}
+		ModeIters: 500, RowsPerBlock: math.MaxInt32, MaxExtend: 1, Batches: 20, MaxPermRank: 14, Seed: 1}
 }
 
 // Validate checks the configuration.
@@ -72,6 +76,8 @@ func (c ChibConfig) Validate() error {
 		return fmt.Errorf("chib: negative run length")
 	case c.BlockSize < 1 && c.RowsPerBlock < 1:
 		return fmt.Errorf("chib: block size %d must be at least 1", c.BlockSize)
+	case c.MaxExtend < 1 || c.TargetSE < 0:
+		return fmt.Errorf("chib: max extend %d must be at least 1 and target standard error %v not negative", c.MaxExtend, c.TargetSE)
 	case c.ModeIters < 0:
 		return fmt.Errorf("chib: mode iterations %d must not be negative", c.ModeIters)
 	case c.Batches < 2:
@@ -82,7 +88,8 @@ func (c ChibConfig) Validate() error {
 	return nil
 }
 
-// ChibSweeps is the number of Gibbs sweeps one replica of Chib's method runs at rank R.
+// ChibSweeps is the number of Gibbs sweeps one replica of Chib's method runs at rank R before any
+// block is extended (see ChibConfig.TargetSE).
 func (p *Problem) ChibSweeps(R int, cfg ChibConfig) int {
 	blocks, _ := p.chibBlocks(R, cfg)
 	n := cfg.Burnin + cfg.Samples + (len(blocks)-1)*(cfg.ReducedBurnin+cfg.ReducedSamples)
@@ -170,6 +177,17 @@ func (p *Problem) chibBlocks(R int, cfg ChibConfig) ([]chibBlock, []int) {
 // Chib runs one replica of Chib's method at rank R. Replicas differ only by their random streams,
 // which are derived from (cfg.Seed, rank, replica).
 //
+// θ*. The sweep of highest log joint in the second half of burn-in, moved by EM to the nearby mode
+// of the posterior of the log-factors (LogModeRefine), where every entry sits at the mean of its
+// Gamma full conditional. The posterior mean, the usual choice, is a low-density point when the
+// burn-in crossed between labellings or along a curved ridge, and its ordinates are then far too
+// noisy.
+//
+// Mixing. Besides the Gibbs updates every sweep rescales components along the scale ridge of the
+// factorisation (Gibbs.scaleMoves) and, in reduced runs, between a partly fixed mode's free rows
+// and a free mode (Gibbs.partialScaleMoves): the RB averages need runs that explore these
+// directions, which plain Gibbs crosses only slowly.
+//
 // Blocks. The ordinate of a large block — a whole factor, as in the two-block recipe of the ICASSP
 // paper — is an average of a product of hundreds of Gamma densities, whose logarithm fluctuates by
 // many nats from sweep to sweep; the average is then dominated by sweeps that never come, and the
@@ -191,6 +209,9 @@ func (p *Problem) chibBlocks(R int, cfg ChibConfig) ([]chibBlock, []int) {
 // permanents. The last block needs neither: given every other factor its conditional posterior is
 // log-concave. Above cfg.MaxPermRank the first ordinate uses the sampler's labelling + log R! and
 // the reduced runs do not relabel.
+//
+// Errors. Each block's log ordinate gets its batch-means standard error and the bias correction
+// + se²/2 (see ChibResult); the blocks' runs are independent given θ*, so their variances add.
 func (p *Problem) Chib(ctx context.Context, R, replica int, cfg ChibConfig) (ChibResult, error) {
 	if err := cfg.Validate(); err != nil {
 		return ChibResult{}, err
@@ -298,36 +319,45 @@ func (p *Problem) Chib(ctx context.Context, R, replica int, cfg ChibConfig) (Chi
 			terms = append(terms, t)
 			naive = append(naive, id)
 		}
-		for s := range n {
-			g.Sweep(r)
-			if err := check(s); err != nil {
-				return res, err
+		// The block's log ordinate, its bias correction and its variance from the sweeps so far.
+		estimate := func() (lm, v float64) {
+			if b.last {
+				for _, tr := range rowTerms {
+					l, se := batchLogMeanExp(tr, cfg.Batches)
+					lm += l + se*se/2
+					v += se * se
+				}
+				return lm, v
+			}
+			l, se := batchLogMeanExp(terms, cfg.Batches)
+			return l + se*se/2, se * se
+		}
+		// Run n sweeps, then n more at a time while the standard error is above TargetSE, up to
+		// MaxExtend·n: the few blocks whose terms are heavy-tailed get the sweeps they need.
+		var lm, v float64
+		for done := 0; ; {
+			for s := range n {
+				g.Sweep(r)
+				if err := check(s); err != nil {
+					return res, err
+				}
+			}
+			res.Sweeps += n
+			done += n
+			lm, v = estimate()
+			if !(math.Sqrt(v) > cfg.TargetSE) || done >= cfg.MaxExtend*n {
+				break
 			}
 		}
-		res.Sweeps += n
-		if b.last {
-			lo, v := 0.0, 0.0
-			for _, tr := range rowTerms {
-				lm, se := batchLogMeanExp(tr, cfg.Batches)
-				lo += lm + se*se/2
-				v += se * se
-			}
-			res.LogOrdinate += lo
-			variance += v
-			res.BlockOrdinates = append(res.BlockOrdinates, lo)
-			res.BlockSE = append(res.BlockSE, math.Sqrt(v))
-			continue
-		}
-		lm, se := batchLogMeanExp(terms, cfg.Batches)
-		if bi == 0 {
+		if bi == 0 && !b.last {
+			l, _ := batchLogMeanExp(terms, cfg.Batches)
 			nv, _ := logMeanExp(naive)
-			res.LabelSwitching = lm - nv
+			res.LabelSwitching = l - nv
 		}
-		lm += se * se / 2
 		res.LogOrdinate += lm
-		variance += se * se
+		variance += v
 		res.BlockOrdinates = append(res.BlockOrdinates, lm)
-		res.BlockSE = append(res.BlockSE, se)
+		res.BlockSE = append(res.BlockSE, math.Sqrt(v))
 	}
 	g.AfterAllocate = nil
 	res.CellEvals = g.CellEvals()

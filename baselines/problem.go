@@ -1,20 +1,23 @@
 // Package baselines holds the two estimators of log p(X | R) that stirank measures STI against,
 // on the Poisson NMF (order 2) and Poisson CP (order 3) models with exponential priors:
 //
-//   - Chib's method (Chib 1995) on the output of a Gibbs sampler of the augmented model — latent
-//     per-component counts Z_nr allocated by a multinomial, conjugate Gamma full conditionals for
-//     the factors — with the reduced runs blocked Gibbs needs, Rao–Blackwellised ordinates, an
-//     exact symmetrisation over the R! relabelings (a log-permanent; see Chib), and batch-means
-//     standard errors;
+//   - Chib's method (Chib 1995) on the output of a Gibbs sampler of the augmented model (Gibbs):
+//     latent per-component counts allocated by a multinomial, conjugate Gamma full conditionals
+//     for the factors, plus scale moves along the factorisation's scale ridge. The posterior
+//     ordinate at a high-density θ* (the log-factor posterior mode near the best burn-in sweep) is
+//     taken over small blocks of rows, each with its own reduced run, Rao–Blackwellised, made
+//     exact under the R! relabelings of the components (permanents and an exact relabeling move),
+//     with batch-means standard errors (see Chib for why each of these is needed);
 //   - annealed importance sampling (Neal 2001) from the prior to the posterior along the power
 //     posteriors p(θ) p(X | θ)^t, with coordinate-wise slice sampling of the log-factors as the
 //     transition (the augmentation is not conjugate for t < 1; see AIS).
 //
 // Both are sparse-aware: cells not stored are zeros, which allocate nothing, and every Σ over all
 // cells of the Poisson means factorises into products of factor column sums. Every random stream
-// is derived from (seed, method, rank, replica), so a rerun is bit-identical. ExactLogEvidence
-// computes the evidence of tiny datasets exactly, by summing over allocations; it is the oracle of
-// the tests. Nothing here imports Beam.
+// is derived from (seed, method, rank, replica), so a rerun is bit-identical. Problem.Run and
+// CombineRank are what the Beam layer (transforms/baselines) calls. ExactLogEvidence computes the
+// evidence of tiny datasets exactly, by summing over allocations; with models.Rank1LogEvidence it
+// is the oracle of the tests. Nothing here imports Beam.
 package baselines
 
 import (
