@@ -1,0 +1,518 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/stirank/stirank/evidence"
+	"github.com/stirank/stirank/io/tensorio"
+	"github.com/stirank/stirank/models"
+	"github.com/stirank/stirank/pipelines"
+	"github.com/stirank/stirank/runners"
+	"github.com/stirank/stirank/sti"
+	"github.com/stirank/stirank/tensor"
+	"github.com/stirank/stirank/testdata"
+	"github.com/stirank/stirank/transforms"
+)
+
+func init() {
+	// A runner that starts this binary as a Beam worker passes --worker: run the SDK harness
+	// instead of a command. (Better placed at the top of main; see runners.InitWorker.)
+	runners.InitWorker()
+	register(command{
+		name:    "select",
+		summary: "estimate log p(X | R) for every candidate rank by STI on Beam and pick the rank",
+		run:     runSelect,
+	})
+}
+
+// defaultRate is the exponential-prior rate of every factor when neither --rate nor --rates is
+// given: the rate the embedded default dataset was drawn with (factor entries of prior mean
+// 1/0.3 ≈ 3.3), so that the command run with no flags at all answers for the model that made its
+// data. Real data need a rate matched to their scale; docs/runners.md says how to choose one.
+const defaultRate = 0.3
+
+// embeddedPrefix selects an embedded dataset with --data.
+const embeddedPrefix = "embedded:"
+
+// maxRank bounds the ranks --ranks accepts.
+const maxRank = 10000
+
+const selectSynopsis = `[--data DIR] [--model gauss|nmf|cp] [--ranks 1-10] --out OUTDIR [flags] [Beam runner flags]`
+
+// selectHelp is the text between the synopsis and the flags; the defaults are sti.Default's.
+func selectHelp() string {
+	g, p := sti.Default("gauss"), sti.Default("nmf")
+	start := func(c sti.Config) string {
+		if c.Starts > 1 {
+			return fmt.Sprintf(",\n          burn-in opened by the best of %d prior draws run %d steps each (spent on top of --steps)", c.Starts, c.StartSteps)
+		}
+		return ""
+	}
+	sub := func(c sti.Config) string {
+		if c.Subsample > 0 {
+			return fmt.Sprintf("a random subsample of %d cells per step", c.Subsample)
+		}
+		return "all cells every step"
+	}
+	return fmt.Sprintf(`Estimates the log marginal likelihood log p(X | R) of every candidate rank R by Stochastic
+Thermodynamic Integration, one chain per (rank, temperature, replica), as an Apache Beam pipeline
+(prism in this process by default), and writes OUTDIR/evidence.json and OUTDIR/evidence.csv.
+Without --data it runs on the embedded default dataset (Poisson NMF, 30x20, true rank 3).
+
+Defaults (sti.Default): a power ladder of %d temperatures above 0 with exponent 6 (power:6),
+%d chains per temperature, the %s sampler%s;
+  gauss:  %d steps of which %d burn-in, step %g, %s%s
+  nmf/cp: %d steps of which %d burn-in, step %g, %s%s`,
+		len(g.Ladder)-1, g.Chains, g.Sampler, map[bool]string{true: " with control variates"}[g.ControlVariates],
+		g.Steps, g.Burnin, g.Step, sub(g), start(g),
+		p.Steps, p.Burnin, p.Step, sub(p), start(p))
+}
+
+// selectFlags are the command's own flags (the Beam flags are forwarded by the runners package).
+type selectFlags struct {
+	data, model, ranks, out, ladder, sampler, rates, param string
+	temperatures, chains, steps, burnin, subsample, blocks     int
+	workers                                                    int
+	seed                                                       uint64
+	step, mu, varTheta, varX, rate                             float64
+	quiet, verbose                                             bool
+}
+
+func newSelectFlagSet() (*flag.FlagSet, *selectFlags, func(io.Writer)) {
+	f := &selectFlags{}
+	fs := newFlagSet("select", selectSynopsis)
+	g, p := sti.Default("gauss"), sti.Default("nmf")
+	fs.StringVar(&f.data, "data", "", "dataset directory or URL (gs://…), or embedded:NAME for a dataset compiled in ("+strings.Join(testdata.Names, ", ")+"); default: embedded:"+testdata.Default)
+	fs.StringVar(&f.model, "model", "", "gauss, nmf or cp (default: from the data's order: 1 gauss, 2 nmf, 3 cp)")
+	fs.StringVar(&f.ranks, "ranks", "1-10", "candidate ranks: 1-10, 1,3,5 or 2-4,8")
+	fs.StringVar(&f.out, "out", "", "output directory for evidence.json and evidence.csv (must not exist, or be empty)")
+	fs.IntVar(&f.temperatures, "temperatures", len(p.Ladder)-1, "number of temperatures above 0 on the ladder")
+	fs.StringVar(&f.ladder, "ladder", "power:6", "ladder: power:C (t_i = (i/T)^C), uniform, or list:0,…,1 (ignores --temperatures)")
+	fs.IntVar(&f.chains, "chains", p.Chains, "chains (replicas) per rank and temperature")
+	fs.StringVar(&f.sampler, "sampler", p.Sampler, "SG-MCMC kernel (see samplers.ByName): lmsgld, rsgld, sgld, psgld, …")
+	fs.IntVar(&f.steps, "steps", 0, fmt.Sprintf("steps per chain, burn-in included (default: gauss %d, nmf/cp %d)", g.Steps, p.Steps))
+	fs.IntVar(&f.burnin, "burnin", 0, fmt.Sprintf("burn-in steps per chain (default: gauss %d, nmf/cp %d; at most a fifth of --steps when only --steps is given)", g.Burnin, p.Burnin))
+	fs.Float64Var(&f.step, "step", 0, fmt.Sprintf("step size after burn-in (default: gauss %g, nmf/cp %g)", g.Step, p.Step))
+	fs.IntVar(&f.subsample, "subsample", 0, fmt.Sprintf("cells per step, drawn at random (default: gauss %d, nmf/cp %d; 0 is all cells)", g.Subsample, p.Subsample))
+	fs.IntVar(&f.blocks, "blocks", 0, "nmf/cp: cut every mode into B ranges and step over B (nmf) or B² (cp) parts (default 1: all cells)")
+	fs.Uint64Var(&f.seed, "seed", p.Seed, "random seed; every chain's streams derive from it and the chain's (rank, temperature, replica)")
+	fs.Float64Var(&f.mu, "mu", models.ICASSPGauss.Mu, "gauss: prior mean of every θ_r")
+	fs.Float64Var(&f.varTheta, "var-theta", models.ICASSPGauss.VarTheta, "gauss: prior variance of every θ_r")
+	fs.Float64Var(&f.varX, "var-x", models.ICASSPGauss.VarX, "gauss: observation noise variance")
+	fs.Float64Var(&f.rate, "rate", defaultRate, "nmf, cp: rate of the exponential prior of every factor: prior mean 1/rate, so match it to the scale of the data, e.g. (R/mean cell value)^(1/order); the default is the rate the embedded default data were drawn with")
+	fs.StringVar(&f.rates, "rates", "", "nmf, cp: per-factor rates a,b[,c] (instead of --rate)")
+	fs.StringVar(&f.param, "param", "log", "nmf, cp: space the factors are sampled in: log or direct")
+	fs.IntVar(&f.workers, "workers", 0, "chains run at once per worker process (default: one per core)")
+	fs.BoolVar(&f.quiet, "quiet", false, "no progress on stderr")
+	fs.BoolVar(&f.verbose, "verbose", false, "show Beam's and prism's logs on stderr")
+	ours := flag.NewFlagSet("select", flag.ContinueOnError)
+	fs.VisitAll(func(fl *flag.Flag) { ours.Var(fl.Value, fl.Name, fl.Usage) })
+	beamNames := runners.AddFlags(fs)
+	// The flag package calls Usage on every parse error; print it only when asked for (-h).
+	fs.Usage = func() {}
+	usage := func(w io.Writer) {
+		fmt.Fprintf(w, "usage: stirank select %s\n\n%s\n\nflags:\n", selectSynopsis, selectHelp())
+		ours.SetOutput(w)
+		ours.PrintDefaults()
+		fmt.Fprintf(w, "\nBeam runner flags (docs/runners.md): --runner=prism (default), direct, universal, flink, spark\nor dataflow, and every other Beam flag:\n  %s\n", wrapNames(beamNames, 96))
+	}
+	return fs, f, usage
+}
+
+func wrapNames(names []string, width int) string {
+	var b strings.Builder
+	line := 0
+	for i, n := range names {
+		w := "--" + n
+		if i > 0 {
+			if line+1+len(w) > width {
+				b.WriteString("\n  ")
+				line = 2
+			} else {
+				b.WriteString(" ")
+				line++
+			}
+		}
+		b.WriteString(w)
+		line += len(w)
+	}
+	return b.String()
+}
+
+func runSelect(ctx context.Context, args []string, stdout io.Writer) error {
+	runners.ResetFlags()
+	defer runners.ResetFlags()
+	fs, f, usage := newSelectFlagSet()
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			usage(os.Stderr)
+			return err
+		}
+		return usageError{err}
+	}
+	if fs.NArg() > 0 {
+		return usagef("unexpected argument %q", fs.Arg(0))
+	}
+	set := setFlags(fs)
+	if f.out == "" {
+		return usagef("--out is required")
+	}
+	if err := runners.Check(); err != nil {
+		return usageError{err}
+	}
+	ranks, err := parseRanks(f.ranks)
+	if err != nil {
+		return usageError{err}
+	}
+	dry := runners.IsDryRun()
+	local := runners.IsLocal()
+	if runners.IsRemote() {
+		if !pipelines.IsURL(f.out) {
+			return usagef("--out %s: workers of --runner=%s cannot write a local directory; give a URL such as gs://bucket/path", f.out, runners.Name())
+		}
+		if f.data != "" && !strings.HasPrefix(f.data, embeddedPrefix) && !pipelines.IsURL(f.data) {
+			return usagef("--data %s: workers of --runner=%s cannot read a local directory; copy the dataset to a URL such as gs://bucket/path", f.data, runners.Name())
+		}
+	}
+	if !dry {
+		if err := pipelines.CheckOutDir(ctx, f.out); err != nil {
+			return usageError{err}
+		}
+	}
+
+	// The data: read and validated in full here when they are local or embedded, or when the
+	// chains run in this process (which then reuses them through the problem cache); only the
+	// manifest is read when remote workers will read remote data.
+	src, meta, data, err := openData(ctx, f, local || !pipelines.IsURL(f.data))
+	if err != nil {
+		return err
+	}
+	model := f.model
+	if model == "" {
+		model = map[int]string{1: "gauss", 2: "nmf", 3: "cp"}[len(meta.Shape)]
+		if model == "" {
+			return fmt.Errorf("%s: a %d-way tensor fits no model", src, len(meta.Shape))
+		}
+	}
+	spec, err := modelSpec(model, f, set, len(meta.Shape))
+	if err != nil {
+		return err
+	}
+	cfg, ladderSpec, err := selectConfig(model, f, set)
+	if err != nil {
+		return err
+	}
+	if err := spec.Validate(); err != nil {
+		return usageError{err}
+	}
+	if err := cfg.Validate(); err != nil {
+		return usageError{err}
+	}
+	if order, _ := spec.Order(); order != len(meta.Shape) {
+		return fmt.Errorf("model %s needs a %d-way tensor; %s is %d-way", model, order, src, len(meta.Shape))
+	}
+	work := transforms.Work{Source: src, Model: spec, Config: cfg}
+	if data != nil {
+		p, err := sti.NewProblem(data, spec, cfg)
+		if err != nil {
+			return fmt.Errorf("%s: %w", src, err)
+		}
+		if local {
+			transforms.Preload(work, p)
+		}
+	}
+
+	runID := newRunID()
+	o := pipelines.Options{
+		Work: work, Ranks: ranks, OutDir: f.out, RunID: runID, Workers: f.workers,
+		Meta: pipelines.Meta{LadderSpec: ladderSpec, Data: meta},
+	}
+	p, err := pipelines.New(o)
+	if err != nil {
+		return err
+	}
+	progress := transforms.Track(runID, ranks, cfg)
+	defer transforms.Untrack(runID)
+	var stopProgress func()
+	showing := local && !dry && !f.quiet && isTerminal(os.Stderr)
+	if showing {
+		stopProgress = showProgress(os.Stderr, progress)
+	}
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt)
+	defer stop()
+	existed := dirExists(f.out)
+	res, err := runners.Run(ctx, p, runners.Logging{Verbose: f.verbose})
+	if stopProgress != nil {
+		stopProgress()
+	}
+	if err != nil {
+		if !existed {
+			removeOutDir(f.out)
+		}
+		return fmt.Errorf("pipeline failed: %s", pipelineError(err))
+	}
+	if res.DryRun() {
+		fmt.Fprintln(stdout, res.Job)
+		return nil
+	}
+	r, err := pipelines.ReadResult(ctx, f.out)
+	if err != nil {
+		if !existed {
+			removeOutDir(f.out)
+		}
+		return fmt.Errorf("reading the results back: %w", err)
+	}
+	if showing {
+		s := progress.Snapshot()
+		fmt.Fprintf(os.Stderr, "%d chains, %d steps in %s (%s steps/s)", s.ChainsDone, s.StepsDone, s.Elapsed.Round(100*time.Millisecond), humanRate(s.StepsPerSecond()))
+		if n, ok := res.Counter(transforms.MetricsNamespace, transforms.ChainsMetric); ok {
+			fmt.Fprintf(os.Stderr, "; Beam metrics: %d chains", n)
+		}
+		fmt.Fprintln(os.Stderr)
+	}
+	fmt.Fprintf(stdout, "%s on %s (%s), ranks %s, %d sampler steps\n", r.Model, meta.Source, formatShape(meta.Shape), f.ranks, r.Steps)
+	fmt.Fprint(stdout, r.Table())
+	return nil
+}
+
+// openData locates the data and reads their manifest, and the cells too when full is set.
+func openData(ctx context.Context, f *selectFlags, full bool) (transforms.Source, pipelines.DataInfo, *tensor.Sparse, error) {
+	var (
+		src transforms.Source
+		m   *tensorio.Manifest
+		t   *tensor.Sparse
+	)
+	switch {
+	case f.data == "" || strings.HasPrefix(f.data, embeddedPrefix):
+		name := strings.TrimPrefix(f.data, embeddedPrefix)
+		if name == "" {
+			name = testdata.Default
+		}
+		if !slices.Contains(testdata.Names, name) {
+			return src, pipelines.DataInfo{}, nil, usagef("--data %s: no such embedded dataset (%s)", f.data, strings.Join(testdata.Names, ", "))
+		}
+		ds, err := tensorio.ReadFS(testdata.FS, name, tensorio.ReadOptions{})
+		if err != nil {
+			return src, pipelines.DataInfo{}, nil, err
+		}
+		src = transforms.Source{Embedded: name}
+		m, t = ds.Manifest, ds.Tensor
+	default:
+		url := f.data
+		if !pipelines.IsURL(url) {
+			abs, err := filepath.Abs(url)
+			if err != nil {
+				return src, pipelines.DataInfo{}, nil, err
+			}
+			url = abs
+			if fi, err := os.Stat(url); err != nil || !fi.IsDir() {
+				if err == nil || errors.Is(err, fs.ErrNotExist) {
+					return src, pipelines.DataInfo{}, nil, usagef("--data %s: no such dataset directory", f.data)
+				}
+				return src, pipelines.DataInfo{}, nil, err
+			}
+		}
+		src = transforms.Source{URL: url}
+		if full {
+			ds, err := tensorio.Read(ctx, url, tensorio.ReadOptions{})
+			if err != nil {
+				return src, pipelines.DataInfo{}, nil, err
+			}
+			m, t = ds.Manifest, ds.Tensor
+		} else {
+			var err error
+			if m, err = tensorio.ReadManifest(ctx, url); err != nil {
+				return src, pipelines.DataInfo{}, nil, err
+			}
+		}
+	}
+	src.Checksum = m.Checksum()
+	info := pipelines.DataInfo{Source: src.String(), Checksum: src.Checksum, Shape: m.Shape, Cells: int(m.Cells)}
+	if src.URL != "" {
+		info.Source = f.data
+	}
+	return src, info, t, nil
+}
+
+func modelSpec(model string, f *selectFlags, set map[string]bool, order int) (sti.ModelSpec, error) {
+	spec := sti.ModelSpec{Name: model}
+	switch model {
+	case "gauss":
+		for _, name := range []string{"rate", "rates", "param", "blocks"} {
+			if set[name] {
+				return spec, usagef("--%s applies to nmf and cp, not gauss", name)
+			}
+		}
+		spec.Gauss = models.GaussPrior{Mu: f.mu, VarTheta: f.varTheta, VarX: f.varX}
+	case "nmf", "cp":
+		for _, name := range []string{"mu", "var-theta", "var-x"} {
+			if set[name] {
+				return spec, usagef("--%s applies to gauss, not %s", name, model)
+			}
+		}
+		want := map[string]int{"nmf": 2, "cp": 3}[model]
+		rates, err := factorRates(want, f.rate, f.rates, set)
+		if err != nil {
+			return spec, err
+		}
+		spec.Rates = rates
+		if spec.Param, err = models.ParseParam(f.param); err != nil {
+			return spec, usageError{err}
+		}
+	default:
+		return spec, usagef("unknown --model %q (gauss, nmf or cp)", model)
+	}
+	return spec, nil
+}
+
+// selectConfig is sti.Default(model) with the flags given applied.
+func selectConfig(model string, f *selectFlags, set map[string]bool) (sti.Config, string, error) {
+	cfg := sti.Default(model)
+	ladderSpec := fmt.Sprintf("power:6 with %d temperatures", len(cfg.Ladder)-1)
+	if set["ladder"] || set["temperatures"] {
+		if set["temperatures"] && strings.HasPrefix(f.ladder, "list:") {
+			return cfg, "", usagef("--temperatures does not apply to a --ladder list")
+		}
+		l, err := evidence.ParseLadder(f.ladder, f.temperatures)
+		if err != nil {
+			return cfg, "", usageError{err}
+		}
+		cfg.Ladder = l
+		ladderSpec = f.ladder
+		if !strings.HasPrefix(f.ladder, "list:") {
+			ladderSpec = fmt.Sprintf("%s with %d temperatures", f.ladder, f.temperatures)
+		}
+	}
+	if set["chains"] {
+		cfg.Chains = f.chains
+	}
+	if set["sampler"] {
+		cfg.Sampler = f.sampler
+	}
+	if set["steps"] {
+		cfg.Steps = f.steps
+		if !set["burnin"] && cfg.Burnin > f.steps/5 {
+			cfg.Burnin = f.steps / 5
+		}
+	}
+	if set["burnin"] {
+		cfg.Burnin = f.burnin
+	}
+	if set["step"] {
+		if !(f.step > 0) {
+			return cfg, "", usagef("--step %v must be positive", f.step)
+		}
+		cfg.Step = f.step
+	}
+	if set["subsample"] && set["blocks"] {
+		return cfg, "", usagef("give --subsample or --blocks, not both")
+	}
+	if set["subsample"] {
+		if f.subsample < 0 {
+			return cfg, "", usagef("--subsample %d must not be negative", f.subsample)
+		}
+		cfg.Subsample, cfg.Blocks = f.subsample, 1
+	}
+	if set["blocks"] {
+		if f.blocks < 1 {
+			return cfg, "", usagef("--blocks %d must be at least 1", f.blocks)
+		}
+		cfg.Blocks, cfg.Subsample = f.blocks, 0
+	}
+	if set["workers"] && f.workers < 0 {
+		return cfg, "", usagef("--workers %d must not be negative", f.workers)
+	}
+	cfg.Seed = f.seed
+	if cfg.Steps < 2 {
+		return cfg, "", usagef("--steps %d must be at least 2", cfg.Steps)
+	}
+	if cfg.Burnin < 0 || cfg.Burnin >= cfg.Steps {
+		return cfg, "", usagef("--burnin %d must be at least 0 and less than --steps %d", cfg.Burnin, cfg.Steps)
+	}
+	return cfg, ladderSpec, nil
+}
+
+// parseRanks reads 1-10, 1,3,5 or 2-4,8 into sorted distinct ranks.
+func parseRanks(s string) ([]int, error) {
+	seen := map[int]bool{}
+	var out []int
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		lo, hi, isRange := strings.Cut(part, "-")
+		a, err := strconv.Atoi(strings.TrimSpace(lo))
+		if err != nil {
+			return nil, fmt.Errorf("--ranks %q: %q is not a rank or a range like 2-4", s, part)
+		}
+		b := a
+		if isRange {
+			if b, err = strconv.Atoi(strings.TrimSpace(hi)); err != nil {
+				return nil, fmt.Errorf("--ranks %q: %q is not a rank or a range like 2-4", s, part)
+			}
+		}
+		if a < 1 || b < a || b > maxRank {
+			return nil, fmt.Errorf("--ranks %q: %q must be ranks from 1 to %d, low to high", s, part, maxRank)
+		}
+		for r := a; r <= b; r++ {
+			if !seen[r] {
+				seen[r] = true
+				out = append(out, r)
+			}
+		}
+	}
+	sort.Ints(out)
+	return out, nil
+}
+
+func newRunID() string {
+	var b [8]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+func dirExists(dir string) bool {
+	if pipelines.IsURL(dir) {
+		return false
+	}
+	_, err := os.Stat(dir)
+	return err == nil
+}
+
+// removeOutDir removes a local output directory the failed run may have created.
+func removeOutDir(dir string) {
+	if !pipelines.IsURL(dir) {
+		os.RemoveAll(dir)
+	}
+}
+
+// pipelineError shortens Beam's nested job errors to their cause.
+func pipelineError(err error) string {
+	msg := err.Error()
+	for _, marker := range []string{"caused by:", "Caused by:"} {
+		if i := strings.LastIndex(msg, marker); i >= 0 {
+			msg = msg[i+len(marker):]
+		}
+	}
+	msg = strings.TrimSpace(msg)
+	// "DoFn[UID:2, PID:e12, Name: …writeFn] failed: the cause"
+	if strings.HasPrefix(msg, "DoFn[") {
+		if i := strings.Index(msg, "] failed:"); i >= 0 {
+			msg = strings.TrimSpace(msg[i+len("] failed:"):])
+		}
+	}
+	return msg
+}

@@ -1,0 +1,93 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/stirank/stirank/transforms"
+)
+
+// isTerminal reports whether f is a character device (a terminal, not a file or a pipe).
+func isTerminal(f *os.File) bool {
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// showProgress redraws one status line on w twice a second until the returned stop is called,
+// which clears the line.
+func showProgress(w io.Writer, p *transforms.Progress) (stop func()) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		tick := time.NewTicker(500 * time.Millisecond)
+		defer tick.Stop()
+		last := 0
+		for {
+			select {
+			case <-done:
+				fmt.Fprintf(w, "\r%s\r", strings.Repeat(" ", last))
+				return
+			case <-tick.C:
+				line := progressLine(p.Snapshot())
+				pad := max(last-len(line), 0)
+				fmt.Fprintf(w, "\r%s%s", line, strings.Repeat(" ", pad))
+				last = len(line)
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		wg.Wait()
+	}
+}
+
+// progressLine is the status line: chains and ranks done, steps per second and the ETA.
+func progressLine(s transforms.ProgressSnapshot) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "chains %d/%d, ranks done %d/%d", s.ChainsDone, s.Chains, len(s.RanksDone), s.Ranks)
+	if len(s.RanksDone) > 0 {
+		fmt.Fprintf(&b, " (%s)", compactRanks(s.RanksDone))
+	}
+	fmt.Fprintf(&b, ", %s steps/s", humanRate(s.StepsPerSecond()))
+	if s.ETA > 0 {
+		fmt.Fprintf(&b, ", ETA %s", s.ETA.Round(time.Second))
+	} else if s.ChainsDone < s.Chains {
+		b.WriteString(", ETA …")
+	}
+	fmt.Fprintf(&b, ", %s elapsed", s.Elapsed.Round(time.Second))
+	return b.String()
+}
+
+// compactRanks writes sorted ranks as 1-3,5.
+func compactRanks(rs []int) string {
+	var parts []string
+	for i := 0; i < len(rs); {
+		j := i
+		for j+1 < len(rs) && rs[j+1] == rs[j]+1 {
+			j++
+		}
+		if j > i {
+			parts = append(parts, fmt.Sprintf("%d-%d", rs[i], rs[j]))
+		} else {
+			parts = append(parts, fmt.Sprint(rs[i]))
+		}
+		i = j + 1
+	}
+	return strings.Join(parts, ",")
+}
+
+func humanRate(v float64) string {
+	switch {
+	case v >= 1e6:
+		return fmt.Sprintf("%.1fM", v/1e6)
+	case v >= 1e3:
+		return fmt.Sprintf("%.1fk", v/1e3)
+	}
+	return fmt.Sprintf("%.0f", v)
+}

@@ -1,0 +1,374 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"runtime"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stirank/stirank/pipelines"
+)
+
+// selectRun runs one stirank command line in this process and returns its exit code and output.
+func selectRun(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code = run(context.Background(), args, &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+// selectOK runs a command line that must succeed and returns its stdout.
+func selectOK(t *testing.T, args ...string) string {
+	t.Helper()
+	code, stdout, stderr := selectRun(t, args...)
+	if code != 0 {
+		t.Fatalf("stirank %s: exit %d: %s", strings.Join(args, " "), code, stderr)
+	}
+	return stdout
+}
+
+func readResult(t *testing.T, dir string) pipelines.Result {
+	t.Helper()
+	r, err := pipelines.ReadResult(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// cheap is a small configuration for tests of the plumbing rather than of the estimates.
+var cheap = []string{"--temperatures", "6", "--ladder", "power:4", "--steps", "60", "--burnin", "20", "--quiet"}
+
+// TestSelectRecoversRank selects the rank of the embedded NMF and CP test datasets (true rank
+// 3) through the whole command with the default configuration (sti.Default): embedded Parquet
+// data, the Beam pipeline on prism, evidence.json, evidence.csv and the table. The first case is
+// the command with no flags but --out, as a new user would run it.
+func TestSelectRecoversRank(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		model string
+		args  []string
+	}{
+		{"default", "nmf", []string{"--ranks", "1-5"}},
+		{"nmf30x20r3", "nmf", []string{"--data", "embedded:nmf30x20r3", "--ranks", "1-5"}},
+		{"cp10x15x20r3", "cp", []string{"--data", "embedded:cp10x15x20r3", "--rate", "0.5", "--ranks", "2-4"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "out")
+			stdout := selectOK(t, append([]string{"select", "--out", out, "--quiet"}, tc.args...)...)
+			t.Log("\n" + stdout)
+			if !strings.HasSuffix(stdout, "best rank: 3\n") {
+				t.Errorf("stdout does not end with best rank: 3")
+			}
+			r := readResult(t, out)
+			if r.BestRank != 3 || r.Model != tc.model {
+				t.Errorf("best rank %d of %s, want 3 of %s", r.BestRank, r.Model, tc.model)
+			}
+			for _, rr := range r.Ranks {
+				if rr.Rank != 3 && !(rr.PosteriorProb < 0.05) {
+					t.Errorf("rank %d has posterior probability %v", rr.Rank, rr.PosteriorProb)
+				}
+				if len(rr.Ladder) != 31 {
+					t.Errorf("rank %d: %d rungs, want 31", rr.Rank, len(rr.Ladder))
+				}
+			}
+			if r.Data.Checksum == "" || r.Seed != 1 || r.Config.Sampler != "lmsgld" || r.Steps <= 0 {
+				t.Errorf("result lacks provenance: %+v", r)
+			}
+			csv, err := os.ReadFile(filepath.Join(out, pipelines.EvidenceCSV))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if lines := strings.Count(string(csv), "\n"); lines != len(r.Ranks)+1 {
+				t.Errorf("evidence.csv has %d lines, want %d", lines, len(r.Ranks)+1)
+			}
+		})
+	}
+}
+
+// freePort returns a loopback TCP port that was free a moment ago.
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// goBuild builds a main package into dir and returns the binary's path.
+func goBuild(t *testing.T, dir, name, pkg string) string {
+	t.Helper()
+	bin := filepath.Join(dir, name)
+	goCmd := filepath.Join(runtime.GOROOT(), "bin", "go")
+	if _, err := os.Stat(goCmd); err != nil {
+		goCmd = "go"
+	}
+	build := exec.Command(goCmd, "build", "-o", bin, pkg)
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building %s: %v\n%s", pkg, err, out)
+	}
+	return bin
+}
+
+// startPrism builds Beam's prism command and starts it as a standalone job server on a loopback
+// port; it is stopped when the test ends.
+func startPrism(t *testing.T) string {
+	t.Helper()
+	bin := goBuild(t, t.TempDir(), "prism", "github.com/apache/beam/sdks/v2/go/cmd/prism")
+	port := freePort(t)
+	logs, err := os.Create(filepath.Join(t.TempDir(), "prism.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, fmt.Sprintf("--job_port=%d", port), "--serve_http=false", "--log_level=error")
+	cmd.Stdout, cmd.Stderr = logs, logs
+	// Its own process group, so the worker processes it starts go down with it.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		cmd.Wait()
+		logs.Close()
+		if t.Failed() {
+			b, _ := os.ReadFile(logs.Name())
+			t.Logf("prism job server output:\n%s", b)
+		}
+	})
+	endpoint := fmt.Sprintf("localhost:%d", port)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		c, err := net.DialTimeout("tcp", endpoint, time.Second)
+		if err == nil {
+			c.Close()
+			return endpoint
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("prism job server did not listen on %s: %v", endpoint, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// workerEnvironment builds what a PROCESS environment needs to start stirank as a separate
+// worker process: Beam's Go boot loader (which fetches the worker binary from the job server
+// and starts it with --worker), a stirank binary to be that worker, and a wrapper for the boot
+// loader that strips the quotes prism 2.77 puts around --id (prism passes --id='ID' to the
+// command without a shell, so the boot loader would see the quotes as part of the ID).
+func workerEnvironment(t *testing.T) (bootCommand, workerBinary string) {
+	t.Helper()
+	dir := t.TempDir()
+	boot := goBuild(t, dir, "boot", "github.com/apache/beam/sdks/v2/go/container")
+	worker := goBuild(t, dir, "stirank", "github.com/stirank/stirank/cmd/stirank")
+	wrapper := filepath.Join(dir, "boot.sh")
+	script := "#!/bin/sh\nfor a in \"$@\"; do\n  shift\n  set -- \"$@\" \"$(printf '%s' \"$a\" | sed \"s/^--id='\\(.*\\)'$/--id=\\1/\")\"\ndone\nexec " + boot + " \"$@\"\n"
+	if err := os.WriteFile(wrapper, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return wrapper, worker
+}
+
+// TestSelectRunners runs the same selection on in-process prism; on a standalone prism job
+// server through --runner=universal, with a loopback worker and with stirank started as a
+// separate worker process by Beam's boot loader (the path Dataflow and Flink workers take); and
+// on the direct runner: the numbers in evidence.json must be the same.
+func TestSelectRunners(t *testing.T) {
+	dir := t.TempDir()
+	data := filepath.Join(dir, "data")
+	selectOK(t, "generate", "--model", "nmf", "--shape", "12x10", "--rank", "2", "--rate", "0.5", "--out", data)
+	args := append([]string{"select", "--data", data, "--rate", "0.5", "--ranks", "1-3", "--seed", "5"}, cheap...)
+	outs := map[string]string{}
+	run := func(name string, extra ...string) pipelines.Result {
+		out := filepath.Join(dir, name)
+		outs[name] = out
+		selectOK(t, append(append(append([]string{}, args...), "--out", out), extra...)...)
+		return readResult(t, out)
+	}
+	want := run("prism")
+	endpoint := startPrism(t)
+	boot, worker := workerEnvironment(t)
+	for _, tc := range []struct {
+		name  string
+		flags []string
+	}{
+		{"universal", []string{"--runner=universal", "--endpoint=" + endpoint, "--environment_type=LOOPBACK"}},
+		{"worker-process", []string{"--runner=universal", "--endpoint=" + endpoint, "--environment_type=PROCESS",
+			`--environment_config={"command": "` + boot + `"}`, "--worker_binary=" + worker}},
+		{"direct", []string{"--runner=direct"}},
+		// After runs with other flags, the default runner is prism in this process again.
+		{"prism-again", nil},
+	} {
+		got := run(tc.name, tc.flags...)
+		if !reflect.DeepEqual(got, want) {
+			gj, _ := json.Marshal(got.Ranks)
+			wj, _ := json.Marshal(want.Ranks)
+			t.Errorf("%s: evidence differs from prism's:\n%s\n%s", tc.name, gj, wj)
+		}
+		a, _ := os.ReadFile(filepath.Join(outs[tc.name], pipelines.EvidenceJSON))
+		b, _ := os.ReadFile(filepath.Join(outs["prism"], pipelines.EvidenceJSON))
+		if !bytes.Equal(a, b) {
+			t.Errorf("%s: evidence.json differs from prism's byte for byte", tc.name)
+		}
+	}
+}
+
+// TestSelectDataflowDryRun prints the Dataflow job without submitting it.
+func TestSelectDataflowDryRun(t *testing.T) {
+	code, stdout, stderr := selectRun(t, "select", "--ranks", "1-2", "--out", "gs://bucket/out",
+		"--runner=dataflow", "--dry_run", "--project=demo", "--region=us-central1",
+		"--staging_location=gs://bucket/staging", "--quiet")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var job struct {
+		Name, ProjectID, Type string
+		Environment          map[string]any
+	}
+	if err := json.Unmarshal([]byte(stdout), &job); err != nil {
+		t.Fatalf("stdout is not a JSON job: %v\n%.500s", err, stdout)
+	}
+	if job.ProjectID != "demo" || job.Type != "JOB_TYPE_BATCH" || job.Environment == nil {
+		t.Errorf("job: %+v", job)
+	}
+	// Local paths cannot reach Dataflow workers.
+	code, _, stderr = selectRun(t, "select", "--out", filepath.Join(t.TempDir(), "out"),
+		"--runner=dataflow", "--dry_run", "--project=demo", "--region=us-central1", "--staging_location=gs://bucket/staging")
+	if code != 2 || !strings.Contains(stderr, "gs://") {
+		t.Errorf("local --out with dataflow: exit %d, %q", code, stderr)
+	}
+}
+
+// TestSelectBadInput: every bad flag or dataset gives one line on stderr, a non-zero exit code
+// and no output directory.
+func TestSelectBadInput(t *testing.T) {
+	dir := t.TempDir()
+	gauss := filepath.Join(dir, "gauss")
+	selectOK(t, "generate", "--model", "gauss", "--shape", "50", "--rank", "2", "--out", gauss)
+	corrupt := filepath.Join(dir, "corrupt")
+	selectOK(t, "generate", "--model", "nmf", "--shape", "6x5", "--rank", "2", "--out", corrupt)
+	shards, _ := filepath.Glob(filepath.Join(corrupt, "data", "*.parquet"))
+	if len(shards) == 0 {
+		t.Fatal("no shard written")
+	}
+	if err := os.WriteFile(shards[0], []byte("not parquet"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	notEmpty := filepath.Join(dir, "full")
+	os.MkdirAll(notEmpty, 0o755)
+	os.WriteFile(filepath.Join(notEmpty, "x"), nil, 0o644)
+
+	for _, tc := range []struct {
+		name string
+		code int
+		args []string
+		want string
+	}{
+		{"no out", 2, []string{}, "--out"},
+		{"bad ranks", 2, []string{"--ranks", "3-1"}, "--ranks"},
+		{"zero rank", 2, []string{"--ranks", "0-2"}, "--ranks"},
+		{"junk ranks", 2, []string{"--ranks", "a"}, "--ranks"},
+		{"unknown model", 2, []string{"--model", "pca"}, "pca"},
+		{"model vs data", 1, []string{"--model", "cp"}, "3-way"},
+		{"gauss flag on nmf", 2, []string{"--mu", "3"}, "--mu"},
+		{"rate and rates", 2, []string{"--rate", "1", "--rates", "1,1"}, "--rate"},
+		{"rates count", 2, []string{"--rates", "1,2,3"}, "--rates"},
+		{"negative rate", 2, []string{"--rate", "-1"}, "rate"},
+		{"bad param", 2, []string{"--param", "cube"}, "cube"},
+		{"bad ladder", 2, []string{"--ladder", "cubic"}, "ladder"},
+		{"ladder list", 2, []string{"--ladder", "list:0,0.5,0.4,1"}, "ladder"},
+		{"bad sampler", 2, []string{"--sampler", "hmc"}, "hmc"},
+		{"burnin", 2, []string{"--steps", "50", "--burnin", "50"}, "burn"},
+		{"chains", 2, []string{"--chains", "0"}, "chains"},
+		{"subsample and blocks", 2, []string{"--subsample", "10", "--blocks", "2"}, "--subsample"},
+		{"blocks on gauss", 2, []string{"--data", gauss, "--blocks", "2"}, "--blocks"},
+		{"unknown flag", 2, []string{"--colour", "red"}, "colour"},
+		{"stray argument", 2, []string{"extra"}, "extra"},
+		{"unknown runner", 2, []string{"--runner", "spaceship"}, "spaceship"},
+		{"universal without endpoint", 2, []string{"--runner", "universal"}, "--endpoint"},
+		{"no job server", 1, []string{"--runner", "universal", "--endpoint", fmt.Sprintf("localhost:%d", freePort(t))}, "job server"},
+		{"missing data", 2, []string{"--data", filepath.Join(dir, "nothing")}, "nothing"},
+		{"missing embedded data", 2, []string{"--data", "embedded:nothing"}, "nothing"},
+		{"not a dataset", 1, []string{"--data", dir}, "manifest"},
+		{"corrupt shard", 1, []string{"--data", corrupt}, "shard"},
+		{"out not empty", 2, []string{"--out", notEmpty}, "not empty"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "out")
+			args := append([]string{"select", "--out", out}, cheap...)
+			if tc.name == "no out" {
+				args = []string{"select"}
+			}
+			code, stdout, stderr := selectRun(t, append(args, tc.args...)...)
+			if code != tc.code {
+				t.Errorf("exit %d, want %d (stderr %q)", code, tc.code, stderr)
+			}
+			if strings.Count(stderr, "\n") != 1 || !strings.HasPrefix(stderr, "stirank select: ") {
+				t.Errorf("stderr is not one line: %q", stderr)
+			}
+			if !strings.Contains(stderr, tc.want) {
+				t.Errorf("stderr %q does not mention %q", stderr, tc.want)
+			}
+			if stdout != "" {
+				t.Errorf("stdout: %q", stdout)
+			}
+			if _, err := os.Stat(out); err == nil {
+				t.Errorf("%s was created", out)
+			}
+		})
+	}
+}
+
+// TestSelectFailureLeavesNoOutDir: a run that fails inside the pipeline (every chain diverges)
+// exits 1 with one line and leaves no output directory.
+func TestSelectFailureLeavesNoOutDir(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "out")
+	code, _, stderr := selectRun(t, "select", "--ranks", "1", "--temperatures", "2", "--chains", "1",
+		"--steps", "20", "--burnin", "2", "--step", "1e6", "--sampler", "sgld", "--param", "direct", "--out", out, "--quiet")
+	if code != 1 || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "diverged") {
+		t.Errorf("exit %d, stderr %q", code, stderr)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Errorf("%s was created", out)
+	}
+}
+
+func TestParseRanks(t *testing.T) {
+	for in, want := range map[string][]int{
+		"1-10":    {1, 2, 3, 4, 5, 6, 7, 8, 9, 10},
+		"1,3,5":   {1, 3, 5},
+		"2-4,8":   {2, 3, 4, 8},
+		"8, 2-3":  {2, 3, 8},
+		"3,3,2-3": {2, 3},
+		"7":       {7},
+	} {
+		got, err := parseRanks(in)
+		if err != nil || !reflect.DeepEqual(got, want) {
+			t.Errorf("parseRanks(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "0", "-1", "4-2", "1-", "x", "1,,2", "1-2-3"} {
+		if got, err := parseRanks(in); err == nil {
+			t.Errorf("parseRanks(%q) = %v, want an error", in, got)
+		}
+	}
+}
+
+func TestProgressLine(t *testing.T) {
+	if got := compactRanks([]int{1, 2, 3, 5, 7, 8}); got != "1-3,5,7-8" {
+		t.Errorf("compactRanks: %q", got)
+	}
+}

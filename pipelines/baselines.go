@@ -1,0 +1,320 @@
+package pipelines
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+
+	core "github.com/stirank/stirank/baselines"
+	"github.com/stirank/stirank/evidence"
+	"github.com/stirank/stirank/transforms"
+	tb "github.com/stirank/stirank/transforms/baselines"
+)
+
+func init() {
+	register.DoFn2x1[context.Context, []evidence.RankEvidence, error](&baselineWriteFn{})
+}
+
+// BaselineOptions configures a baseline estimation (Chib's method or AIS) of the evidence of
+// every candidate rank: the same fan-out, per-rank combine and output as RankSelection, over
+// (rank, replica) instead of (rank, temperature, chain).
+type BaselineOptions struct {
+	Work tb.Work
+	// Model is nmf or cp.
+	Model string
+	Ranks []int
+	// Replicas is the number of Chib replicas or AIS runs per rank.
+	Replicas int
+	// OutDir receives evidence.json and evidence.csv.
+	OutDir string
+	// Workers bounds the replicas that run at once per worker process; 0 means GOMAXPROCS.
+	Workers int
+	// Data describes the data in the result.
+	Data DataInfo
+}
+
+// Validate checks the options without reading any data.
+func (o BaselineOptions) Validate() error {
+	if len(o.Ranks) == 0 {
+		return errors.New("no ranks to try")
+	}
+	seen := map[int]bool{}
+	for _, r := range o.Ranks {
+		if r < 1 {
+			return fmt.Errorf("rank %d must be at least 1", r)
+		}
+		if seen[r] {
+			return fmt.Errorf("rank %d listed twice", r)
+		}
+		seen[r] = true
+	}
+	if o.Replicas < 1 {
+		return fmt.Errorf("replicas %d must be at least 1", o.Replicas)
+	}
+	if o.Model != "nmf" && o.Model != "cp" {
+		return fmt.Errorf("baselines need the nmf or cp model, not %q", o.Model)
+	}
+	if want := map[string]int{"nmf": 2, "cp": 3}[o.Model]; len(o.Work.Rates) != want {
+		return fmt.Errorf("%s needs %d prior rates, got %d", o.Model, want, len(o.Work.Rates))
+	}
+	return o.Work.Validate()
+}
+
+// BaselineEvidence adds the estimation to the pipeline and returns its PCollection<KV<int,
+// evidence.RankEvidence>>, one element per rank.
+func BaselineEvidence(s beam.Scope, o BaselineOptions) beam.PCollection {
+	s = s.Scope("BaselineEvidence")
+	tasks := tb.FanOut(s, o.Ranks, o.Replicas)
+	sums := tb.Run(s, &tb.RunFn{Work: o.Work, Workers: o.Workers}, tasks)
+	return tb.CombinePerRank(s, o.Work.Method, sums)
+}
+
+// Baseline adds the whole estimation to the pipeline: the fan-out, then a last step that
+// gathers every rank and writes evidence.json and evidence.csv to o.OutDir.
+func Baseline(s beam.Scope, o BaselineOptions) {
+	s = s.Scope("Baseline")
+	ranks := BaselineEvidence(s, o)
+	all := transforms.Gather(s, beam.DropKey(s, ranks))
+	beam.ParDo0(s, &baselineWriteFn{OutDir: o.OutDir, Meta: o.meta()}, all)
+}
+
+// NewBaseline validates the options and returns the pipeline.
+func NewBaseline(o BaselineOptions) (*beam.Pipeline, error) {
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	if o.OutDir == "" {
+		return nil, errors.New("no output directory")
+	}
+	p, s := beam.NewPipelineWithRoot()
+	Baseline(s, o)
+	return p, nil
+}
+
+// BaselineMeta is what a baseline result records besides the evidence.
+type BaselineMeta struct {
+	Model    string
+	Method   string
+	Ranks    []int
+	Replicas int
+	Rates    []float64
+	Chib     core.ChibConfig
+	AIS      core.AISConfig
+	Data     DataInfo
+}
+
+func (o BaselineOptions) meta() BaselineMeta {
+	m := BaselineMeta{Model: o.Model, Method: o.Work.Method, Ranks: append([]int(nil), o.Ranks...), Replicas: o.Replicas,
+		Rates: append([]float64(nil), o.Work.Rates...), Chib: o.Work.Chib, AIS: o.Work.AIS, Data: o.Data}
+	sort.Ints(m.Ranks)
+	return m
+}
+
+// BaselineResult is evidence.json for a baseline: exactly the fields of Result (so ParseResult,
+// ReadResult and Table read it like stirank select's), plus the method and its configuration.
+// Result.Config describes the run in STI's terms: Sampler is "gibbs" (chib) or "slice" (ais),
+// Chains the replicas per rank, Burnin the Gibbs burn-in; for AIS, Ladder is the annealing
+// schedule and Temperatures its length; Steps (per rank and in total) counts sweeps.
+type BaselineResult struct {
+	Result
+	Method string           `json:"method"`
+	Chib   *core.ChibConfig `json:"chib,omitempty"`
+	AIS    *core.AISConfig  `json:"ais,omitempty"`
+}
+
+// NewBaselineResult assembles the result from the evidence of every rank of meta.Ranks.
+func NewBaselineResult(meta BaselineMeta, ranks []evidence.RankEvidence) (BaselineResult, error) {
+	br := BaselineResult{Method: meta.Method}
+	r := Result{Model: meta.Model, Data: meta.Data, Divergences: []string{},
+		Prior: PriorInfo{Rates: append([]float64(nil), meta.Rates...)}}
+	r.Config = ConfigInfo{Chains: meta.Replicas, Ladder: []float64{}, Starts: 1}
+	switch meta.Method {
+	case core.MethodChib:
+		c := meta.Chib
+		br.Chib = &c
+		r.Seed = c.Seed
+		r.Config.Sampler = "gibbs"
+		r.Config.Burnin = c.Burnin
+		r.Config.Starts, r.Config.StartSteps = c.Starts, c.StartSweeps
+		if c.Starts <= 1 {
+			r.Config.StartSteps = 0
+		}
+	case core.MethodAIS:
+		a := meta.AIS
+		br.AIS = &a
+		r.Seed = a.Seed
+		r.Config.Sampler = "slice"
+		r.Config.Ladder = a.Ladder()
+		r.Config.Temperatures = a.Temperatures
+		r.Config.Steps = a.Temperatures * a.Sweeps
+		if a.Schedule == "sigmoid" {
+			r.Config.LadderSpec = fmt.Sprintf("sigmoid:%g with %d temperatures", a.Scale, a.Temperatures)
+		} else {
+			r.Config.LadderSpec = fmt.Sprintf("power:%g with %d temperatures", a.Power, a.Temperatures)
+		}
+	default:
+		return br, fmt.Errorf("unknown method %q", meta.Method)
+	}
+	byRank := map[int]evidence.RankEvidence{}
+	for _, re := range ranks {
+		if _, dup := byRank[re.Rank]; dup {
+			return br, fmt.Errorf("rank %d estimated twice", re.Rank)
+		}
+		byRank[re.Rank] = re
+	}
+	if len(byRank) != len(meta.Ranks) {
+		return br, fmt.Errorf("estimates for %d ranks, %d requested", len(byRank), len(meta.Ranks))
+	}
+	logEv := make([]float64, len(meta.Ranks))
+	for i, rank := range meta.Ranks {
+		re, ok := byRank[rank]
+		if !ok {
+			return br, fmt.Errorf("no estimate for rank %d", rank)
+		}
+		logEv[i] = re.LogEvidence
+		r.Ranks = append(r.Ranks, RankResult{
+			Rank: rank, LogEvidence: Float(re.LogEvidence), StdErr: Float(re.StdErr),
+			StdErrWithin: Float(re.StdErrWithin), Trapezoid: Float(math.NaN()),
+			Steps: int64(re.Steps), CellEvals: re.CellEvals, Ladder: []Rung{},
+		})
+		r.Steps += int64(re.Steps)
+		r.CellEvals += re.CellEvals
+		r.Divergences = append(r.Divergences, re.Diverged...)
+	}
+	best := -1
+	for i, p := range evidence.PosteriorProbs(logEv) {
+		r.Ranks[i].PosteriorProb = Float(p)
+		if !math.IsNaN(p) && (best < 0 || p > float64(r.Ranks[best].PosteriorProb)) {
+			best = i
+		}
+	}
+	if best >= 0 {
+		r.BestRank = r.Ranks[best].Rank
+	}
+	br.Result = r
+	return br, nil
+}
+
+// JSON encodes the result as evidence.json.
+func (r BaselineResult) JSON() ([]byte, error) {
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
+}
+
+// ParseBaselineResult decodes a baseline's evidence.json.
+func ParseBaselineResult(b []byte) (BaselineResult, error) {
+	var r BaselineResult
+	if err := json.Unmarshal(b, &r); err != nil {
+		return r, fmt.Errorf("evidence.json: %w", err)
+	}
+	if r.Model == "" || len(r.Ranks) == 0 || r.Method == "" {
+		return r, errors.New("evidence.json: no model, method or ranks")
+	}
+	return r, nil
+}
+
+// baselineWriteFn writes the result of the gathered ranks.
+type baselineWriteFn struct {
+	OutDir string
+	Meta   BaselineMeta
+}
+
+func (f *baselineWriteFn) ProcessElement(ctx context.Context, ranks []evidence.RankEvidence) error {
+	r, err := NewBaselineResult(f.Meta, ranks)
+	if err != nil {
+		return err
+	}
+	if r.BestRank == 0 {
+		return fmt.Errorf("every rank diverged; first: %s", r.Divergences[0])
+	}
+	return WriteBaselineResult(ctx, f.OutDir, r)
+}
+
+// WriteBaselineResult writes evidence.json and evidence.csv into dir, as WriteResult does.
+func WriteBaselineResult(ctx context.Context, dir string, r BaselineResult) error {
+	js, err := r.JSON()
+	if err != nil {
+		return err
+	}
+	files := []struct {
+		name string
+		data []byte
+	}{{EvidenceCSV, r.CSV()}, {EvidenceJSON, js}}
+	if IsURL(dir) {
+		fsys, err := filesystem.New(ctx, dir)
+		if err != nil {
+			return err
+		}
+		defer fsys.Close()
+		for _, f := range files {
+			name := joinURL(dir, f.name)
+			if err := filesystem.Write(ctx, fsys, name+".tmp", f.data); err != nil {
+				return fmt.Errorf("writing %s: %w", name, err)
+			}
+			if err := filesystem.Rename(ctx, fsys, name+".tmp", name); err != nil {
+				return fmt.Errorf("writing %s: %w", name, err)
+			}
+		}
+		return nil
+	}
+	dir = filepath.Clean(dir)
+	parent := filepath.Dir(dir)
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(dir)+".tmp-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	for _, f := range files {
+		if err := writeFileSync(filepath.Join(tmp, f.name), f.data); err != nil {
+			return err
+		}
+	}
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		if old, rerr := os.ReadFile(filepath.Join(dir, EvidenceJSON)); rerr == nil && bytes.Equal(old, js) {
+			return nil
+		}
+		return fmt.Errorf("writing results: %w", err)
+	}
+	return nil
+}
+
+// ReadBaselineResult reads dir/evidence.json of a baseline (dir a local path or a URL).
+func ReadBaselineResult(ctx context.Context, dir string) (BaselineResult, error) {
+	var (
+		b   []byte
+		err error
+	)
+	if IsURL(dir) {
+		fsys, ferr := filesystem.New(ctx, dir)
+		if ferr != nil {
+			return BaselineResult{}, ferr
+		}
+		defer fsys.Close()
+		b, err = filesystem.Read(ctx, fsys, joinURL(dir, EvidenceJSON))
+	} else {
+		b, err = os.ReadFile(filepath.Join(dir, EvidenceJSON))
+	}
+	if err != nil {
+		return BaselineResult{}, err
+	}
+	return ParseBaselineResult(b)
+}

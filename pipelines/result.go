@@ -1,0 +1,274 @@
+package pipelines
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/stirank/stirank/evidence"
+	"github.com/stirank/stirank/sti"
+)
+
+// Float is a float64 that encodes NaN and ±Inf as JSON null (a diverged rank has no evidence)
+// and decodes null as NaN. Finite values round-trip exactly.
+type Float float64
+
+func (f Float) MarshalJSON() ([]byte, error) {
+	v := float64(f)
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return []byte("null"), nil
+	}
+	return json.Marshal(v)
+}
+
+func (f *Float) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		*f = Float(math.NaN())
+		return nil
+	}
+	var v float64
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*f = Float(v)
+	return nil
+}
+
+// Result is the content of evidence.json: the log evidence of every rank, the posterior rank
+// probabilities under a uniform prior over the ranks tried, the best rank, and what produced them.
+type Result struct {
+	Model string `json:"model"`
+	// BestRank is the rank of highest posterior probability; 0 when no rank has an estimate.
+	BestRank int          `json:"best_rank"`
+	Ranks    []RankResult `json:"ranks"`
+	Data     DataInfo     `json:"data"`
+	Prior    PriorInfo    `json:"prior"`
+	Config   ConfigInfo   `json:"config"`
+	Seed     uint64       `json:"seed"`
+	// Steps is the number of sampler steps spent on all chains, burn-in included; CellEvals the
+	// per-cell likelihood evaluations they made.
+	Steps     int64 `json:"steps"`
+	CellEvals int64 `json:"cell_evals"`
+	// Divergences lists every chain that produced a non-finite value; its rank has no estimate.
+	Divergences []string `json:"divergences"`
+}
+
+// RankResult is the evidence of one rank.
+type RankResult struct {
+	Rank          int   `json:"rank"`
+	LogEvidence   Float `json:"log_evidence"`
+	StdErr        Float `json:"stderr"`
+	StdErrWithin  Float `json:"stderr_within"`
+	Trapezoid     Float `json:"trapezoid"`
+	PosteriorProb Float `json:"posterior_prob"`
+	Steps         int64 `json:"steps"`
+	CellEvals     int64 `json:"cell_evals"`
+	// Diverged lists the chains of this rank that diverged.
+	Diverged []string `json:"diverged,omitempty"`
+	Ladder   []Rung   `json:"ladder"`
+}
+
+// Rung is the estimate at one temperature of a rank.
+type Rung struct {
+	T          float64 `json:"t"`
+	MeanLogLik Float   `json:"mean_loglik"`
+	StdErr     Float   `json:"stderr"`
+	VarLogLik  Float   `json:"var_loglik"`
+	ESS        Float   `json:"ess"`
+	Chains     int     `json:"chains"`
+}
+
+// DataInfo says which data the evidence is about.
+type DataInfo struct {
+	Source   string `json:"source"`
+	Checksum string `json:"checksum"`
+	Shape    []int  `json:"shape"`
+	Cells    int    `json:"stored_cells"`
+}
+
+// PriorInfo holds the model's hyper-parameters.
+type PriorInfo struct {
+	Mu       *float64  `json:"mu,omitempty"`
+	VarTheta *float64  `json:"var_theta,omitempty"`
+	VarX     *float64  `json:"var_x,omitempty"`
+	Rates    []float64 `json:"rates,omitempty"`
+	Param    string    `json:"param,omitempty"`
+}
+
+// ConfigInfo is the STI configuration used (sti.Config with readable names).
+type ConfigInfo struct {
+	Ladder          []float64 `json:"ladder"`
+	LadderSpec      string    `json:"ladder_spec,omitempty"`
+	Temperatures    int       `json:"temperatures"`
+	Chains          int       `json:"chains"`
+	Steps           int       `json:"steps"`
+	Burnin          int       `json:"burnin"`
+	Sampler         string    `json:"sampler"`
+	Step            float64   `json:"step"`
+	StepStart       float64   `json:"step_start"`
+	StepDecay       float64   `json:"step_decay"`
+	StepA           float64   `json:"step_a,omitempty"`
+	Subsample       int       `json:"subsample"`
+	Blocks          int       `json:"blocks"`
+	Stratified      bool      `json:"stratified"`
+	ControlVariates bool      `json:"control_variates"`
+	CVRefresh       int       `json:"cv_refresh,omitempty"`
+	Starts          int       `json:"starts"`
+	StartSteps      int       `json:"start_steps,omitempty"`
+}
+
+// Meta is what a result records besides the evidence: it travels to the step that writes the
+// results, so it holds plain exported values only.
+type Meta struct {
+	Model      sti.ModelSpec
+	Config     sti.Config
+	LadderSpec string
+	Data       DataInfo
+	Ranks      []int
+}
+
+// NewResult assembles the result of a sweep from the evidence of every rank of meta.Ranks.
+func NewResult(meta Meta, ranks []evidence.RankEvidence) (Result, error) {
+	cfg := meta.Config
+	r := Result{
+		Model: meta.Model.Name,
+		Data:  meta.Data,
+		Seed:  cfg.Seed,
+		Config: ConfigInfo{
+			Ladder: append([]float64(nil), cfg.Ladder...), LadderSpec: meta.LadderSpec,
+			Temperatures: len(cfg.Ladder) - 1, Chains: cfg.Chains,
+			Steps: cfg.Steps, Burnin: cfg.Burnin, Sampler: cfg.Sampler,
+			Step: cfg.Step, StepStart: cfg.StepStart, StepDecay: cfg.StepDecay, StepA: cfg.StepA,
+			Subsample: cfg.Subsample, Blocks: cfg.Blocks, Stratified: cfg.Stratified,
+			ControlVariates: cfg.ControlVariates, Starts: cfg.Starts,
+		},
+		Divergences: []string{},
+	}
+	if cfg.ControlVariates {
+		r.Config.CVRefresh = cfg.CVRefresh
+	}
+	if cfg.Starts > 1 {
+		r.Config.StartSteps = cfg.StartSteps
+	}
+	if meta.Model.Name == "gauss" {
+		g := meta.Model.Gauss
+		r.Prior = PriorInfo{Mu: &g.Mu, VarTheta: &g.VarTheta, VarX: &g.VarX}
+	} else {
+		r.Prior = PriorInfo{Rates: append([]float64(nil), meta.Model.Rates...), Param: meta.Model.Param.String()}
+	}
+	byRank := map[int]evidence.RankEvidence{}
+	for _, re := range ranks {
+		if _, dup := byRank[re.Rank]; dup {
+			return r, fmt.Errorf("rank %d estimated twice", re.Rank)
+		}
+		byRank[re.Rank] = re
+	}
+	if len(byRank) != len(meta.Ranks) {
+		return r, fmt.Errorf("estimates for %d ranks, %d requested", len(byRank), len(meta.Ranks))
+	}
+	logEv := make([]float64, len(meta.Ranks))
+	for i, rank := range meta.Ranks {
+		re, ok := byRank[rank]
+		if !ok {
+			return r, fmt.Errorf("no estimate for rank %d", rank)
+		}
+		logEv[i] = re.LogEvidence
+		rr := RankResult{
+			Rank: rank, LogEvidence: Float(re.LogEvidence), StdErr: Float(re.StdErr),
+			StdErrWithin: Float(re.StdErrWithin), Trapezoid: Float(re.Trapezoid),
+			Steps: int64(re.Steps), CellEvals: re.CellEvals, Diverged: re.Diverged, Ladder: []Rung{},
+		}
+		for _, g := range re.Rungs {
+			rr.Ladder = append(rr.Ladder, Rung{T: g.T, MeanLogLik: Float(g.MeanLogLik), StdErr: Float(g.StdErr),
+				VarLogLik: Float(g.VarLogLik), ESS: Float(g.ESS), Chains: g.Chains})
+		}
+		r.Steps += int64(re.Steps)
+		r.CellEvals += re.CellEvals
+		r.Divergences = append(r.Divergences, re.Diverged...)
+		r.Ranks = append(r.Ranks, rr)
+	}
+	best := -1
+	for i, p := range evidence.PosteriorProbs(logEv) {
+		r.Ranks[i].PosteriorProb = Float(p)
+		if !math.IsNaN(p) && (best < 0 || p > float64(r.Ranks[best].PosteriorProb)) {
+			best = i
+		}
+	}
+	if best >= 0 {
+		r.BestRank = r.Ranks[best].Rank
+	}
+	return r, nil
+}
+
+// JSON encodes the result as evidence.json.
+func (r Result) JSON() ([]byte, error) {
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
+}
+
+// CSV encodes one row per rank as evidence.csv. Values without an estimate are empty.
+func (r Result) CSV() []byte {
+	var buf bytes.Buffer
+	w := csv.NewWriter(&buf)
+	w.Write([]string{"rank", "log_evidence", "stderr", "posterior_prob", "trapezoid", "steps", "diverged_chains"})
+	for _, rr := range r.Ranks {
+		w.Write([]string{
+			strconv.Itoa(rr.Rank), csvFloat(rr.LogEvidence), csvFloat(rr.StdErr), csvFloat(rr.PosteriorProb),
+			csvFloat(rr.Trapezoid), strconv.FormatInt(rr.Steps, 10), strconv.Itoa(len(rr.Diverged)),
+		})
+	}
+	w.Flush()
+	return buf.Bytes()
+}
+
+func csvFloat(f Float) string {
+	v := float64(f)
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return ""
+	}
+	return strconv.FormatFloat(v, 'g', -1, 64)
+}
+
+// ParseResult decodes evidence.json.
+func ParseResult(b []byte) (Result, error) {
+	var r Result
+	if err := json.Unmarshal(b, &r); err != nil {
+		return r, fmt.Errorf("evidence.json: %w", err)
+	}
+	if r.Model == "" || len(r.Ranks) == 0 {
+		return r, errors.New("evidence.json: no model or no ranks")
+	}
+	return r, nil
+}
+
+// Table is the short summary printed on a terminal, ending with "best rank: R".
+func (r Result) Table() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%5s %14s %9s %9s\n", "rank", "log p(X|R)", "± stderr", "p(R|X)")
+	for _, rr := range r.Ranks {
+		ev, se, p := "diverged", "", ""
+		if !math.IsNaN(float64(rr.LogEvidence)) {
+			ev = strconv.FormatFloat(float64(rr.LogEvidence), 'f', 2, 64)
+			se = strconv.FormatFloat(float64(rr.StdErr), 'f', 2, 64)
+			p = strconv.FormatFloat(float64(rr.PosteriorProb), 'f', 3, 64)
+		}
+		fmt.Fprintf(&b, "%5d %14s %9s %9s\n", rr.Rank, ev, se, p)
+	}
+	if n := len(r.Divergences); n > 0 {
+		fmt.Fprintf(&b, "%d chains diverged (see evidence.json); first: %s\n", n, r.Divergences[0])
+	}
+	if r.BestRank > 0 {
+		fmt.Fprintf(&b, "best rank: %d\n", r.BestRank)
+	} else {
+		fmt.Fprintf(&b, "best rank: none (every rank diverged)\n")
+	}
+	return b.String()
+}

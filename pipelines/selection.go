@@ -1,0 +1,123 @@
+// Package pipelines builds stirank's Beam pipelines. RankSelection estimates the log evidence
+// of every candidate rank by STI and writes evidence.json and evidence.csv: it fans out one
+// element per (rank, temperature, chain), reshuffles them so the runner can spread the chains,
+// runs each chain through sti on the workers (transforms.RunChainFn), combines the chains of
+// each rank into its evidence (transforms.RankEvidenceFn), and gathers the ranks into the result.
+// This package only builds graphs; the numbers come from the Beam-free packages sti and evidence.
+package pipelines
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+
+	"github.com/stirank/stirank/evidence"
+	"github.com/stirank/stirank/transforms"
+)
+
+func init() {
+	register.DoFn2x1[context.Context, []evidence.RankEvidence, error](&writeFn{})
+}
+
+// Options configures a rank selection.
+type Options struct {
+	// Work is the data, model and STI configuration every chain shares.
+	Work transforms.Work
+	// Ranks are the candidate ranks, each at least 1.
+	Ranks []int
+	// OutDir receives evidence.json and evidence.csv: a local directory or a Beam filesystem URL
+	// that the worker running the last step can write.
+	OutDir string
+	// RunID names the in-process progress tracker (transforms.Track) chains report to.
+	RunID string
+	// Workers bounds the chains that run at once per worker process; 0 means GOMAXPROCS.
+	Workers int
+	// Meta is recorded in the result; its Model, Config and Ranks are filled from Work and Ranks.
+	Meta Meta
+}
+
+// Validate checks the options without reading any data.
+func (o Options) Validate() error {
+	if len(o.Ranks) == 0 {
+		return errors.New("no ranks to try")
+	}
+	seen := map[int]bool{}
+	for _, r := range o.Ranks {
+		if r < 1 {
+			return fmt.Errorf("rank %d must be at least 1", r)
+		}
+		if seen[r] {
+			return fmt.Errorf("rank %d listed twice", r)
+		}
+		seen[r] = true
+	}
+	if err := o.Work.Source.Validate(); err != nil {
+		return err
+	}
+	if err := o.Work.Model.Validate(); err != nil {
+		return err
+	}
+	return o.Work.Config.Validate()
+}
+
+// Evidence adds the sweep to the pipeline and returns its PCollection<KV<int,
+// evidence.RankEvidence>>, one element per rank.
+func Evidence(s beam.Scope, o Options) beam.PCollection {
+	s = s.Scope("Evidence")
+	cfg := o.Work.Config
+	ids := transforms.FanOut(s, o.Ranks, len(cfg.Ladder), cfg.Chains)
+	sums := transforms.RunChains(s, &transforms.RunChainFn{Work: o.Work, RunID: o.RunID, Workers: o.Workers}, ids)
+	return transforms.CombinePerRank(s, cfg.Ladder, sums)
+}
+
+// RankSelection adds the whole rank selection to the pipeline: the sweep, then a last step that
+// gathers every rank, computes the posterior rank probabilities and the best rank, and writes
+// the results to o.OutDir.
+func RankSelection(s beam.Scope, o Options) {
+	s = s.Scope("RankSelection")
+	ranks := Evidence(s, o)
+	all := transforms.Gather(s, beam.DropKey(s, ranks))
+	beam.ParDo0(s, &writeFn{OutDir: o.OutDir, Meta: o.meta()}, all)
+}
+
+func (o Options) meta() Meta {
+	m := o.Meta
+	m.Model, m.Config = o.Work.Model, o.Work.Config
+	m.Ranks = append([]int(nil), o.Ranks...)
+	sort.Ints(m.Ranks)
+	return m
+}
+
+// New validates the options and returns the rank-selection pipeline.
+func New(o Options) (*beam.Pipeline, error) {
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	if o.OutDir == "" {
+		return nil, errors.New("no output directory")
+	}
+	p, s := beam.NewPipelineWithRoot()
+	RankSelection(s, o)
+	return p, nil
+}
+
+// writeFn writes the result of the gathered ranks.
+type writeFn struct {
+	OutDir string
+	Meta   Meta
+}
+
+func (f *writeFn) ProcessElement(ctx context.Context, ranks []evidence.RankEvidence) error {
+	r, err := NewResult(f.Meta, ranks)
+	if err != nil {
+		return err
+	}
+	if r.BestRank == 0 {
+		return fmt.Errorf("every rank diverged; first: %s", r.Divergences[0])
+	}
+	return WriteResult(ctx, f.OutDir, r)
+}

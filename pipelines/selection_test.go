@@ -1,0 +1,152 @@
+package pipelines
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"github.com/stirank/stirank/evidence"
+	"github.com/stirank/stirank/io/tensorio"
+	"github.com/stirank/stirank/models"
+	"github.com/stirank/stirank/runners"
+	"github.com/stirank/stirank/sti"
+	"github.com/stirank/stirank/tensor"
+	"github.com/stirank/stirank/testdata"
+	"github.com/stirank/stirank/transforms"
+)
+
+// embedded returns the options for an embedded dataset, with the checksum filled in.
+func embedded(t testing.TB, name string, spec sti.ModelSpec, cfg sti.Config) (Options, *tensor.Sparse) {
+	t.Helper()
+	ds, err := tensorio.ReadFS(testdata.FS, name, tensorio.ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := transforms.Source{Embedded: name, Checksum: ds.Manifest.Checksum()}
+	return Options{
+		Work: transforms.Work{Source: src, Model: spec, Config: cfg},
+		Meta: Meta{Data: DataInfo{Source: src.String(), Checksum: src.Checksum, Shape: ds.Tensor.Shape, Cells: ds.Tensor.NNZ()}},
+	}, ds.Tensor
+}
+
+// inline returns the options for in-memory data.
+func inline(t testing.TB, data *tensor.Sparse, spec sti.ModelSpec, cfg sti.Config) Options {
+	src := transforms.Source{Inline: data, Checksum: transforms.InlineChecksum(data)}
+	return Options{
+		Work: transforms.Work{Source: src, Model: spec, Config: cfg},
+		Meta: Meta{Data: DataInfo{Source: src.String(), Checksum: src.Checksum, Shape: data.Shape, Cells: data.NNZ()}},
+	}
+}
+
+// runPipeline runs the rank selection on the default runner and returns the result it wrote.
+func runPipeline(t testing.TB, o Options) (Result, runners.Result) {
+	t.Helper()
+	if o.OutDir == "" {
+		o.OutDir = filepath.Join(t.TempDir(), "out")
+	}
+	p, err := New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rr, err := runners.Run(context.Background(), p, runners.Logging{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := ReadResult(context.Background(), o.OutDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r, rr
+}
+
+// sweep runs the same sweep in-process and returns its result as the pipeline would write it.
+func sweep(t testing.TB, o Options, data *tensor.Sparse) Result {
+	t.Helper()
+	p, err := sti.NewProblem(data, o.Work.Model, o.Work.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := p.Sweep(context.Background(), o.Ranks, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := NewResult(o.meta(), res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Through JSON, as evidence.json is.
+	js, err := r.JSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err = ParseResult(js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func TestGaussMatchesSweep(t *testing.T) {
+	spec := sti.ModelSpec{Name: "gauss", Gauss: models.ICASSPGauss}
+	o, data := embedded(t, "gauss5000r5", spec, sti.Default("gauss"))
+	o.Ranks = []int{1, 2, 3, 4, 5, 6, 7}
+	got, run := runPipeline(t, o)
+	want := sweep(t, o, data)
+	if !reflect.DeepEqual(got, want) {
+		for i := range want.Ranks {
+			g, w := got.Ranks[i], want.Ranks[i]
+			t.Logf("rank %d: pipeline %v ± %v, sweep %v ± %v", w.Rank, g.LogEvidence, g.StdErr, w.LogEvidence, w.StdErr)
+		}
+		t.Fatal("pipeline and in-process sweep differ")
+	}
+	// The estimates are close to the exact evidence (a sanity check of the plumbing: the accuracy
+	// itself is sti's business and tested there).
+	for _, r := range got.Ranks {
+		m, err := models.NewGauss(data.Values, r.Rank, spec.Gauss)
+		if err != nil {
+			t.Fatal(err)
+		}
+		exact := m.LogEvidence()
+		t.Logf("rank %d: %.2f ± %.2f (exact %.2f) p=%.3f", r.Rank, r.LogEvidence, r.StdErr, exact, r.PosteriorProb)
+		if math.Abs(float64(r.LogEvidence)-exact) > 1+5*float64(r.StdErr) {
+			t.Errorf("rank %d: estimate %.2f ± %.2f, exact %.2f", r.Rank, r.LogEvidence, r.StdErr, exact)
+		}
+	}
+	// Beam metrics count every step.
+	for _, r := range got.Ranks {
+		if n, ok := run.Counter(transforms.MetricsNamespace, transforms.StepsMetric(r.Rank)); !ok || n != r.Steps {
+			t.Errorf("rank %d: Beam counter %d (reported %v), result says %d steps", r.Rank, n, ok, r.Steps)
+		}
+	}
+	if n, ok := run.Counter(transforms.MetricsNamespace, transforms.ChainsMetric); !ok || n != int64(len(o.Ranks)*len(o.Work.Config.Ladder)*o.Work.Config.Chains) {
+		t.Errorf("chains counter %d (%v)", n, ok)
+	}
+}
+
+// tiny is a cheap configuration for tests of the plumbing, not of the estimates.
+func tiny(model string) sti.Config {
+	c := sti.Default(model)
+	c.Ladder = evidence.Power(4, 4)
+	c.Steps, c.Burnin = 40, 10
+	c.Starts, c.StartSteps = 1, 0
+	return c
+}
+
+func TestInlinePoissonMatchesSweep(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 7))
+	data, _, err := models.GeneratePoisson(r, []int{12, 9}, 2, []float64{0.5, 0.5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := sti.ModelSpec{Name: "nmf", Rates: []float64{0.5, 0.5}}
+	o := inline(t, data, spec, tiny("nmf"))
+	o.Ranks = []int{3, 1, 2}
+	got, _ := runPipeline(t, o)
+	want := sweep(t, o, data)
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("pipeline and in-process sweep differ:\n%+v\n%+v", got.Ranks, want.Ranks)
+	}
+}

@@ -1,0 +1,203 @@
+package transforms
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"sort"
+	"sync"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+
+	"github.com/stirank/stirank/evidence"
+	"github.com/stirank/stirank/sti"
+)
+
+func init() {
+	register.DoFn2x0[[]byte, func(sti.ChainID)](&fanOutFn{})
+	register.Emitter1[sti.ChainID]()
+	register.DoFn3x1[context.Context, sti.ChainID, func(int, evidence.ChainSummary), error](&RunChainFn{})
+	register.Emitter2[int, evidence.ChainSummary]()
+}
+
+// FanOut returns one sti.ChainID per (rank, temperature index, chain replica) of the sweep,
+// reshuffled so the runner can spread the chains over its workers.
+func FanOut(s beam.Scope, ranks []int, temperatures, chains int) beam.PCollection {
+	s = s.Scope("FanOut")
+	imp := beam.Impulse(s)
+	ids := beam.ParDo(s, &fanOutFn{Ranks: ranks, Temperatures: temperatures, Chains: chains}, imp)
+	return beam.Reshuffle(s, ids)
+}
+
+// fanOutFn emits the chain IDs, the costliest (highest rank) first.
+type fanOutFn struct {
+	Ranks        []int
+	Temperatures int
+	Chains       int
+}
+
+func (f *fanOutFn) ProcessElement(_ []byte, emit func(sti.ChainID)) {
+	ranks := append([]int(nil), f.Ranks...)
+	sort.Sort(sort.Reverse(sort.IntSlice(ranks)))
+	for _, r := range ranks {
+		for ti := range f.Temperatures {
+			for c := range f.Chains {
+				emit(sti.ChainID{Rank: r, TIndex: ti, Chain: c})
+			}
+		}
+	}
+}
+
+// RunChains runs one chain per sti.ChainID of ids and returns the summaries keyed by rank:
+// a PCollection<KV<int, evidence.ChainSummary>>.
+func RunChains(s beam.Scope, fn *RunChainFn, ids beam.PCollection) beam.PCollection {
+	s = s.Scope("RunChains")
+	return beam.ParDo(s, fn, ids)
+}
+
+// RunChainFn runs one STI chain per element through (*sti.Problem).RunChain. The problem is
+// prepared once per worker process (see LoadProblem) and shared by every bundle of the process.
+//
+// The chains of a bundle run concurrently, up to Workers at a time across all the DoFn instances
+// of the process: a runner such as prism hands the whole fan-out to one bundle, and running its
+// elements one after the other would leave every core but one idle. Results are emitted on the
+// bundle's goroutine as chains finish, and FinishBundle waits for the rest, so a bundle commits
+// only when all its chains are done. Chains are seeded by their IDs alone, so the results do not
+// depend on the order or the concurrency they run with.
+type RunChainFn struct {
+	Work Work
+	// RunID names the in-process progress tracker (see Track) chains report to; empty for none.
+	RunID string
+	// Workers bounds the chains that run at once in a worker process; 0 means GOMAXPROCS.
+	Workers int
+
+	problem *sti.Problem
+	ctx     context.Context
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
+	mu      sync.Mutex
+	done    []evidence.ChainSummary
+	err     error
+}
+
+// slots bounds the chains running at once in this process, shared by all RunChainFn instances
+// with the same Workers setting.
+var slots = struct {
+	sync.Mutex
+	m map[int]chan struct{}
+}{m: map[int]chan struct{}{}}
+
+func slotsFor(workers int) chan struct{} {
+	if workers < 1 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	slots.Lock()
+	defer slots.Unlock()
+	ch := slots.m[workers]
+	if ch == nil {
+		ch = make(chan struct{}, workers)
+		slots.m[workers] = ch
+	}
+	return ch
+}
+
+// Setup prepares (or finds) the worker's problem.
+func (f *RunChainFn) Setup(ctx context.Context) error {
+	p, err := LoadProblem(ctx, f.Work)
+	if err != nil {
+		return err
+	}
+	f.problem = p
+	f.ctx, f.cancel = context.WithCancel(context.Background())
+	return nil
+}
+
+// Teardown stops any chain still running (after a failed bundle).
+func (f *RunChainFn) Teardown() {
+	if f.cancel != nil {
+		f.cancel()
+	}
+	f.wg.Wait()
+}
+
+// ProcessElement starts the chain id and emits the chains of the bundle that have finished.
+func (f *RunChainFn) ProcessElement(ctx context.Context, id sti.ChainID, emit func(int, evidence.ChainSummary)) error {
+	if err := f.flush(ctx, emit); err != nil {
+		return err
+	}
+	slots := slotsFor(f.Workers)
+	select {
+	case slots <- struct{}{}:
+	case <-f.ctx.Done():
+		return f.ctx.Err()
+	}
+	f.wg.Add(1)
+	go func() {
+		defer f.wg.Done()
+		defer func() { <-slots }()
+		sum, err := f.problem.RunChain(f.ctx, id)
+		if err == nil && (sum.Rank != id.Rank || sum.TIndex != id.TIndex || sum.Chain != id.Chain) {
+			err = fmt.Errorf("chain %+v reported as %d/%d/%d", id, sum.Rank, sum.TIndex, sum.Chain)
+		}
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		if err != nil {
+			if f.err == nil {
+				f.err = fmt.Errorf("chain rank %d, temperature %d, replica %d: %w", id.Rank, id.TIndex, id.Chain, err)
+			}
+			return
+		}
+		f.done = append(f.done, sum)
+		report(f.RunID, sum)
+	}()
+	return f.flush(ctx, emit)
+}
+
+// FinishBundle waits for the bundle's chains and emits the rest.
+func (f *RunChainFn) FinishBundle(ctx context.Context, emit func(int, evidence.ChainSummary)) error {
+	f.wg.Wait()
+	return f.flush(ctx, emit)
+}
+
+// flush emits the finished chains and counts their steps in Beam metrics.
+func (f *RunChainFn) flush(ctx context.Context, emit func(int, evidence.ChainSummary)) error {
+	f.mu.Lock()
+	done, err := f.done, f.err
+	f.done = nil
+	f.err = nil
+	f.mu.Unlock()
+	if err != nil {
+		f.cancel()
+		f.wg.Wait()
+		f.ctx, f.cancel = context.WithCancel(context.Background())
+		return err
+	}
+	for _, s := range done {
+		StepsCounter(s.Rank).Inc(ctx, int64(s.Steps))
+		chainsCounter.Inc(ctx, 1)
+		if s.Divergence != "" {
+			divergedCounter.Inc(ctx, 1)
+		}
+		emit(s.Rank, s)
+	}
+	return nil
+}
+
+// Metrics namespace and names of the counters the pipeline reports.
+const (
+	MetricsNamespace = "stirank"
+	ChainsMetric     = "chains_done"
+	DivergedMetric   = "chains_diverged"
+)
+
+var (
+	chainsCounter   = beam.NewCounter(MetricsNamespace, ChainsMetric)
+	divergedCounter = beam.NewCounter(MetricsNamespace, DivergedMetric)
+)
+
+// StepsMetric names the counter of sampler steps done for a rank.
+func StepsMetric(rank int) string { return fmt.Sprintf("steps_rank_%d", rank) }
+
+// StepsCounter is the counter of sampler steps done for a rank.
+func StepsCounter(rank int) beam.Counter { return beam.NewCounter(MetricsNamespace, StepsMetric(rank)) }

@@ -1,0 +1,126 @@
+// Package transforms holds stirank's Beam DoFns and CombineFns and the composite transforms built
+// from them: the fan-out of (rank, temperature, chain) triples, the DoFn that runs one chain per
+// triple through sti, and the CombineFn that reduces a rank's chain summaries into its evidence.
+// It is a thin layer: every number comes from the Beam-free packages sti and evidence.
+package transforms
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/stirank/stirank/io/tensorio"
+	"github.com/stirank/stirank/tensor"
+	"github.com/stirank/stirank/testdata"
+)
+
+// Source says where a worker finds the dataset. Exactly one of URL, Embedded and Inline is set.
+// All fields are exported: a Source travels inside DoFns between pipeline stages and processes.
+type Source struct {
+	// URL is a dataset directory: a local path or a Beam filesystem URL (gs://…). A remote
+	// worker must be able to read it, so a job on Dataflow needs gs:// data.
+	URL string `json:"url,omitempty"`
+	// Embedded names a dataset of the testdata package (compiled into every worker binary).
+	Embedded string `json:"embedded,omitempty"`
+	// Inline carries the cells inside the pipeline itself: for tests and small data only, since
+	// the whole tensor is serialised into the job.
+	Inline *tensor.Sparse `json:"inline,omitempty"`
+	// Checksum identifies the data: the manifest checksum (tensorio.Manifest.Checksum) the
+	// launcher saw for URL and Embedded data, InlineChecksum for Inline data. Workers refuse data
+	// whose checksum differs, so a dataset rewritten while a job runs cannot mix into it. Empty
+	// skips the check.
+	Checksum string `json:"checksum,omitempty"`
+}
+
+// Validate checks that exactly one location is set.
+func (s Source) Validate() error {
+	n := 0
+	if s.URL != "" {
+		n++
+	}
+	if s.Embedded != "" {
+		n++
+	}
+	if s.Inline != nil {
+		n++
+	}
+	if n != 1 {
+		return errors.New("a data source needs exactly one of a URL, an embedded dataset name and inline cells")
+	}
+	return nil
+}
+
+// String names the source for messages and results.
+func (s Source) String() string {
+	switch {
+	case s.URL != "":
+		return s.URL
+	case s.Embedded != "":
+		return "embedded:" + s.Embedded
+	case s.Inline != nil:
+		return fmt.Sprintf("inline:%v", s.Inline.Shape)
+	}
+	return "(no data)"
+}
+
+// Load reads the data and returns them with their checksum. counts asks for every value to be
+// checked as a non-negative integer (the Poisson models). When s.Checksum is set, data with a
+// different checksum are an error.
+func (s Source) Load(ctx context.Context, counts bool) (*tensor.Sparse, string, error) {
+	if err := s.Validate(); err != nil {
+		return nil, "", err
+	}
+	var (
+		t   *tensor.Sparse
+		sum string
+	)
+	opts := tensorio.ReadOptions{Counts: counts}
+	switch {
+	case s.URL != "":
+		ds, err := tensorio.Read(ctx, s.URL, opts)
+		if err != nil {
+			return nil, "", err
+		}
+		t, sum = ds.Tensor, ds.Manifest.Checksum()
+	case s.Embedded != "":
+		ds, err := tensorio.ReadFS(testdata.FS, s.Embedded, opts)
+		if err != nil {
+			return nil, "", fmt.Errorf("embedded dataset %q: %w", s.Embedded, err)
+		}
+		t, sum = ds.Tensor, ds.Manifest.Checksum()
+	default:
+		t, sum = s.Inline, InlineChecksum(s.Inline)
+	}
+	if s.Checksum != "" && sum != s.Checksum {
+		return nil, "", fmt.Errorf("data at %s changed since the job was built (checksum %.12s…, expected %.12s…)", s, sum, s.Checksum)
+	}
+	return t, sum, nil
+}
+
+// InlineChecksum is the hex SHA-256 of a tensor's shape, coordinates and values.
+func InlineChecksum(t *tensor.Sparse) string {
+	h := sha256.New()
+	var b [8]byte
+	put := func(v uint64) {
+		binary.LittleEndian.PutUint64(b[:], v)
+		h.Write(b[:])
+	}
+	put(uint64(len(t.Shape)))
+	for _, n := range t.Shape {
+		put(uint64(n))
+	}
+	put(uint64(len(t.Values)))
+	for _, c := range t.Coords {
+		for _, i := range c {
+			put(uint64(uint32(i)))
+		}
+	}
+	for _, v := range t.Values {
+		put(math.Float64bits(v))
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
