@@ -1,0 +1,230 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+
+	core "github.com/stirank/stirank/baselines"
+	"github.com/stirank/stirank/pipelines"
+	"github.com/stirank/stirank/runners"
+	"github.com/stirank/stirank/testdata"
+	tb "github.com/stirank/stirank/transforms/baselines"
+)
+
+func init() {
+	register(command{
+		name:    "chib",
+		summary: "baseline: estimate log p(X | R) for every candidate rank by Chib's method (Gibbs) on Beam",
+		run:     runChib,
+	})
+}
+
+// baselineFlags are the flags stirank chib and stirank ais share with stirank select.
+type baselineFlags struct {
+	data, model, ranks, out, rates string
+	rate                           float64
+	seed                           uint64
+	replicas, workers              int
+	verbose                        bool
+}
+
+const baselineSynopsis = `[--data DIR] [--model nmf|cp] [--ranks 1-10] --out OUTDIR [flags] [Beam runner flags]`
+
+// addBaselineFlags adds the shared flags; replicas is the default number of replicas per rank.
+func addBaselineFlags(fs *flag.FlagSet, f *baselineFlags, replicas int, replicaHelp string) {
+	fs.StringVar(&f.data, "data", "", "dataset directory or URL (gs://…), or embedded:NAME for a dataset compiled in ("+strings.Join(testdata.Names, ", ")+"); default: embedded:"+testdata.Default)
+	fs.StringVar(&f.model, "model", "", "nmf or cp (default: from the data's order: 2 nmf, 3 cp)")
+	fs.StringVar(&f.ranks, "ranks", "1-10", "candidate ranks: 1-10, 1,3,5 or 2-4,8")
+	fs.StringVar(&f.out, "out", "", "output directory for evidence.json and evidence.csv (must not exist, or be empty)")
+	fs.Float64Var(&f.rate, "rate", defaultRate, "rate of the exponential prior of every factor (as stirank select)")
+	fs.StringVar(&f.rates, "rates", "", "per-factor rates a,b[,c] (instead of --rate)")
+	fs.Uint64Var(&f.seed, "seed", 1, "random seed; every replica's stream derives from it and the replica's (rank, index)")
+	fs.IntVar(&f.replicas, "replicas", replicas, replicaHelp)
+	fs.IntVar(&f.workers, "workers", 0, "replicas run at once per worker process (default: one per core)")
+	fs.BoolVar(&f.verbose, "verbose", false, "show Beam's and prism's logs on stderr")
+}
+
+// baselineCommand parses the command line of a baseline command and runs its pipeline. configure
+// fills the method's configuration from the flags that were set.
+func baselineCommand(ctx context.Context, name, help string, args []string, stdout io.Writer,
+	fs *flag.FlagSet, f *baselineFlags, configure func(set map[string]bool, w *tb.Work) error) error {
+	runners.ResetFlags()
+	defer runners.ResetFlags()
+	ours := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.VisitAll(func(fl *flag.Flag) { ours.Var(fl.Value, fl.Name, fl.Usage) })
+	beamNames := runners.AddFlags(fs)
+	fs.Usage = func() {}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			w := os.Stderr
+			fmt.Fprintf(w, "usage: stirank %s %s\n\n%s\n\nflags:\n", name, baselineSynopsis, help)
+			ours.SetOutput(w)
+			ours.PrintDefaults()
+			fmt.Fprintf(w, "\nBeam runner flags (docs/runners.md): --runner=prism (default), direct, universal, flink, spark\nor dataflow, and every other Beam flag:\n  %s\n", wrapNames(beamNames, 96))
+			return err
+		}
+		return usageError{err}
+	}
+	if fs.NArg() > 0 {
+		return usagef("unexpected argument %q", fs.Arg(0))
+	}
+	set := setFlags(fs)
+	if f.out == "" {
+		return usagef("--out is required")
+	}
+	if err := runners.Check(); err != nil {
+		return usageError{err}
+	}
+	ranks, err := parseRanks(f.ranks)
+	if err != nil {
+		return usageError{err}
+	}
+	if f.replicas < 1 {
+		return usagef("--replicas %d must be at least 1", f.replicas)
+	}
+	if f.workers < 0 {
+		return usagef("--workers %d must not be negative", f.workers)
+	}
+	dry := runners.IsDryRun()
+	local := runners.IsLocal()
+	if runners.IsRemote() {
+		if !pipelines.IsURL(f.out) {
+			return usagef("--out %s: workers of --runner=%s cannot write a local directory; give a URL such as gs://bucket/path", f.out, runners.Name())
+		}
+		if f.data != "" && !strings.HasPrefix(f.data, embeddedPrefix) && !pipelines.IsURL(f.data) {
+			return usagef("--data %s: workers of --runner=%s cannot read a local directory; copy the dataset to a URL such as gs://bucket/path", f.data, runners.Name())
+		}
+	}
+	if !dry {
+		if err := pipelines.CheckOutDir(ctx, f.out); err != nil {
+			return usageError{err}
+		}
+	}
+	src, meta, data, err := openData(ctx, &selectFlags{data: f.data}, local || !pipelines.IsURL(f.data))
+	if err != nil {
+		return err
+	}
+	order := len(meta.Shape)
+	model := f.model
+	if model == "" {
+		model = map[int]string{2: "nmf", 3: "cp"}[order]
+		if model == "" {
+			return fmt.Errorf("%s: a %d-way tensor fits neither nmf nor cp; %s needs count data of order 2 or 3", src, order, name)
+		}
+	}
+	want := map[string]int{"nmf": 2, "cp": 3}[model]
+	if want == 0 {
+		return usagef("--model %q: %s supports nmf and cp", model, name)
+	}
+	if want != order {
+		return fmt.Errorf("model %s needs a %d-way tensor; %s is %d-way", model, want, src, order)
+	}
+	rates, err := factorRates(order, f.rate, f.rates, set)
+	if err != nil {
+		return err
+	}
+	work := tb.Work{Source: src, Rates: rates}
+	if err := configure(set, &work); err != nil {
+		return err
+	}
+	if err := work.Validate(); err != nil {
+		return usageError{err}
+	}
+	if data != nil {
+		p, err := core.NewProblem(data, rates)
+		if err != nil {
+			return fmt.Errorf("%s: %w", src, err)
+		}
+		if local {
+			tb.Preload(work, p)
+		}
+	}
+	o := pipelines.BaselineOptions{Work: work, Model: model, Ranks: ranks, Replicas: f.replicas, OutDir: f.out,
+		Workers: f.workers, Data: meta}
+	p, err := pipelines.NewBaseline(o)
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt)
+	defer stop()
+	existed := dirExists(f.out)
+	res, err := runners.Run(ctx, p, runners.Logging{Verbose: f.verbose})
+	if err != nil {
+		if !existed {
+			removeOutDir(f.out)
+		}
+		return fmt.Errorf("pipeline failed: %s", pipelineError(err))
+	}
+	if res.DryRun() {
+		fmt.Fprintln(stdout, res.Job)
+		return nil
+	}
+	r, err := pipelines.ReadBaselineResult(ctx, f.out)
+	if err != nil {
+		if !existed {
+			removeOutDir(f.out)
+		}
+		return fmt.Errorf("reading the results back: %w", err)
+	}
+	fmt.Fprintf(stdout, "%s, %s on %s (%s), ranks %s, %d replicas, %d sweeps\n", name, r.Model, meta.Source, formatShape(meta.Shape), f.ranks, f.replicas, r.Steps)
+	fmt.Fprint(stdout, r.Table())
+	return nil
+}
+
+type chibFlags struct {
+	burnin, samples, reducedBurnin, reducedSamples, blockSize, starts, startSweeps, maxPerm, maxExtend int
+	targetSE                                                                                           float64
+	paper                                                                                              bool
+}
+
+func runChib(ctx context.Context, args []string, stdout io.Writer) error {
+	d := core.DefaultChib()
+	f := &baselineFlags{}
+	c := &chibFlags{}
+	fs := newFlagSet("chib", baselineSynopsis)
+	addBaselineFlags(fs, f, 2, "independent Chib replicas per rank (the standard error is the larger of their spread and their batch means)")
+	fs.IntVar(&c.burnin, "burnin", d.Burnin, "Gibbs sweeps of burn-in; θ* is the best of its second half, moved to the log-posterior mode")
+	fs.IntVar(&c.samples, "samples", d.Samples, "sweeps of the full run (first block's ordinate)")
+	fs.IntVar(&c.reducedBurnin, "reduced-burnin", d.ReducedBurnin, "burn-in sweeps of every reduced run")
+	fs.IntVar(&c.reducedSamples, "reduced-samples", d.ReducedSamples, "sweeps of every reduced run")
+	fs.IntVar(&c.blockSize, "block-size", d.BlockSize, "factor entries per ordinate block (whole rows, at least one); one reduced run per block")
+	fs.IntVar(&c.starts, "starts", d.Starts, "prior draws competing for the start of burn-in")
+	fs.IntVar(&c.startSweeps, "start-sweeps", d.StartSweeps, "sweeps each start runs")
+	fs.Float64Var(&c.targetSE, "target-se", d.TargetSE, "a block whose log ordinate has a larger standard error gets its sweeps again, up to --max-extend times")
+	fs.IntVar(&c.maxExtend, "max-extend", d.MaxExtend, "most sweeps of a block, in multiples of its own (1: never extend)")
+	fs.IntVar(&c.maxPerm, "max-perm-rank", d.MaxPermRank, "largest rank whose ordinates are symmetrised exactly over the R! relabelings (cost 2^R·R per sweep)")
+	fs.BoolVar(&c.paper, "paper", false, "the ICASSP 2016 recipe instead of the defaults: two whole-factor blocks, 7000 burn-in + 2000 sweeps, 5000 reduced (biased beyond toy sizes; for comparison)")
+	help := `Estimates log p(X | R) of every candidate rank R of Poisson NMF or CP with exponential priors by
+Chib's method on a Gibbs sampler of the augmented model (latent per-component counts, Gamma full
+conditionals), as a baseline for stirank select: the same data, rank and output conventions
+(evidence.json, evidence.csv), one Beam element per (rank, replica). The posterior ordinate is
+taken block by block (about --block-size entries per block, one reduced Gibbs run each),
+Rao-Blackwellised, and symmetrised exactly over the R! relabelings of the components. A replica
+costs one Gibbs run per block: about (rows of the smaller factor) x R / --block-size runs of
+--reduced-burnin + --reduced-samples sweeps, more for blocks extended to reach a small error.`
+	return baselineCommand(ctx, "chib", help, args, stdout, fs, f, func(set map[string]bool, w *tb.Work) error {
+		cfg := d
+		if c.paper {
+			cfg = core.PaperChib()
+			for _, n := range []string{"burnin", "samples", "reduced-burnin", "reduced-samples", "block-size", "starts", "start-sweeps", "target-se", "max-extend"} {
+				if set[n] {
+					return usagef("--%s does not combine with --paper", n)
+				}
+			}
+		} else {
+			cfg.Burnin, cfg.Samples, cfg.ReducedBurnin, cfg.ReducedSamples = c.burnin, c.samples, c.reducedBurnin, c.reducedSamples
+			cfg.BlockSize, cfg.Starts, cfg.StartSweeps = c.blockSize, c.starts, c.startSweeps
+			cfg.TargetSE, cfg.MaxExtend = c.targetSE, c.maxExtend
+		}
+		cfg.MaxPermRank = c.maxPerm
+		cfg.Seed = f.seed
+		w.Method, w.Chib = core.MethodChib, cfg
+		return nil
+	})
+}
