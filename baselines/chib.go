@@ -212,6 +212,14 @@ func (p *Problem) chibBlocks(R int, cfg ChibConfig) ([]chibBlock, []int) {
 //
 // Errors. Each block's log ordinate gets its batch-means standard error and the bias correction
 // + se²/2 (see ChibResult); the blocks' runs are independent given θ*, so their variances add.
+//
+// Limits. Relabelings aside, the method needs a Gibbs run that moves over the whole posterior. At
+// over-fitted ranks with large counts the posterior has modes that are not relabelings of one
+// another (ways of splitting a component), the runs stay in the mode of their θ*, and a replica
+// estimates the evidence of that mode alone: too low, by a different amount in each replica
+// (replicas spread by about 7 nats, against within-replica errors of 1.5, at rank 4 of the
+// embedded cp10x15x20r3 data). CombineRank's standard error takes the replicas' spread into
+// account; run more replicas where they disagree, and compare with AIS.
 func (p *Problem) Chib(ctx context.Context, R, replica int, cfg ChibConfig) (ChibResult, error) {
 	if err := cfg.Validate(); err != nil {
 		return ChibResult{}, err
