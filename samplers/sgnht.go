@@ -19,7 +19,8 @@ import "math/rand/v2"
 // (D O D A). Ding et al. use Euler, whose bias is O(ε). During burn-in ξ is kept in [0, 10A] (see
 // thermo). Non-negativity is handled by reflection, as in SGHMC.
 type SGNHT struct {
-	// A is the diffusion: the friction ξ settles at when the gradient is exact (0: 1).
+	// A is the diffusion: the friction ξ settles at when the gradient is exact (0: 0.5, as SGHMC's
+	// friction).
 	A float64
 	// Mu is the thermostat mass μ: ξ fluctuates with standard deviation 1/√(μD). 0 means
 	// max(1, 10/D): Ding et al.'s μ = 1, raised in low dimension, where ξ's fluctuations (sd 0.7 in
@@ -36,7 +37,7 @@ type SGNHT struct {
 func (k SGNHT) dyn() dynamics {
 	a := k.A
 	if a <= 0 {
-		a = 1
+		a = 0.5
 	}
 	return dynamics{thermostat: true, a: a, mu: k.Mu, noiseVar: k.NoiseVar, em: k.EM.withDefaults(), stepCap: stepCap(k.BurninCap)}
 }
