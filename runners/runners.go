@@ -22,7 +22,9 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -267,6 +269,18 @@ func Run(ctx context.Context, p *beam.Pipeline, lg Logging) (Result, error) {
 			*jobopts.EnvironmentType = "loopback"
 		}
 	}
+	// Beam's universal runner leaves an empty placeholder worker file in the temp directory on
+	// every loopback run; remove the ones this run made.
+	placeholders := loopbackPlaceholders()
+	defer func() {
+		for _, name := range loopbackPlaceholders() {
+			if !slices.Contains(placeholders, name) {
+				if fi, err := os.Stat(name); err == nil && fi.Size() == 0 {
+					os.Remove(name)
+				}
+			}
+		}
+	}()
 	var (
 		pr  beam.PipelineResult
 		err error
@@ -302,6 +316,11 @@ func Run(ctx context.Context, p *beam.Pipeline, lg Logging) (Result, error) {
 		res.Metrics = &m
 	}
 	return res, nil
+}
+
+func loopbackPlaceholders() []string {
+	m, _ := filepath.Glob(filepath.Join(os.TempDir(), "beamloopbackworker-*"))
+	return m
 }
 
 // findJob returns the last captured log message that is a JSON object: the Dataflow job.

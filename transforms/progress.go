@@ -29,7 +29,7 @@ type rankProgress struct {
 type ProgressSnapshot struct {
 	Elapsed time.Duration
 	// Steps counts sampler steps, burn-in and start tournaments included.
-	Steps, StepsDone int64
+	Steps, StepsDone   int64
 	Chains, ChainsDone int
 	// RanksDone lists the ranks whose chains have all finished, in increasing order.
 	RanksDone []int

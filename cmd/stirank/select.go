@@ -86,11 +86,11 @@ Defaults (sti.Default): a power ladder of %d temperatures above 0 with exponent 
 // selectFlags are the command's own flags (the Beam flags are forwarded by the runners package).
 type selectFlags struct {
 	data, model, ranks, out, ladder, sampler, rates, param string
-	temperatures, chains, steps, burnin, subsample, blocks     int
-	workers                                                    int
-	seed                                                       uint64
-	step, mu, varTheta, varX, rate                             float64
-	quiet, verbose                                             bool
+	temperatures, chains, steps, burnin, subsample, blocks int
+	workers                                                int
+	seed                                                   uint64
+	step, mu, varTheta, varX, rate                         float64
+	quiet, verbose                                         bool
 }
 
 func newSelectFlagSet() (*flag.FlagSet, *selectFlags, func(io.Writer)) {

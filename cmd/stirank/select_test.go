@@ -135,6 +135,9 @@ func startPrism(t *testing.T) string {
 	}
 	cmd := exec.Command(bin, fmt.Sprintf("--job_port=%d", port), "--serve_http=false", "--log_level=error")
 	cmd.Stdout, cmd.Stderr = logs, logs
+	// The workers it starts run here (Beam's boot loader writes pipeline_options.json into its
+	// working directory).
+	cmd.Dir = t.TempDir()
 	// Its own process group, so the worker processes it starts go down with it.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
@@ -236,7 +239,7 @@ func TestSelectDataflowDryRun(t *testing.T) {
 	}
 	var job struct {
 		Name, ProjectID, Type string
-		Environment          map[string]any
+		Environment           map[string]any
 	}
 	if err := json.Unmarshal([]byte(stdout), &job); err != nil {
 		t.Fatalf("stdout is not a JSON job: %v\n%.500s", err, stdout)
