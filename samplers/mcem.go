@@ -16,7 +16,10 @@ const (
 	// gradient noise bias it towards a smaller M⁻¹ (slower, never unstable).
 	Forces MStepSource = iota
 	// Positions collects θ: M⁻¹ ← Cov(θ) over the E-step (Stan's choice). Unbiased under gradient
-	// noise, but an E-step that still contains the approach to the typical set overestimates it.
+	// noise, but an E-step that still contains the approach to the typical set overestimates it,
+	// and in a slowly mixing chain the variance over an E-step's window underestimates the
+	// posterior's, which shrinks the mass, which slows the chain further: on the paper's §4.1
+	// target with raw minibatches it ended 100 times too small.
 	Positions
 	// Momenta is the paper's rule (§3.3): M⁻¹ ← (Cov p)⁻¹ from the collected momenta. Under any
 	// sampler that keeps p ~ N(0, M) — which is what HMC, SGHMC and SGNHT are built to do —
@@ -65,7 +68,8 @@ func (s MStepSource) String() string {
 // final step and frozen, so the sampling phase is a fixed kernel.
 //
 // The mass is diagonal unless the dimension is at most DenseMax; a dense mass is applied in the
-// kernel's EndStep (it couples the ranges), a diagonal one in Update.
+// kernel's EndStep (it couples the ranges), a diagonal one in Update. The default Source is Forces
+// (see MStepSource for why not the paper's momenta, nor positions).
 type MassEM struct {
 	On     bool
 	Source MStepSource
