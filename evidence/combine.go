@@ -79,8 +79,13 @@ func Combine(l Ladder, chains []ChainSummary) (RankEvidence, error) {
 		}
 		re.Steps += c.Steps
 		re.CellEvals += c.CellEvals
-		if c.Divergence != "" {
+		switch {
+		case c.Divergence != "":
 			re.Diverged = append(re.Diverged, c.Divergence)
+		case c.Count == 0:
+			re.Diverged = append(re.Diverged, fmt.Sprintf("rank %d, t=%.6g (temperature %d), chain %d: no records", c.Rank, c.T, c.TIndex, c.Chain))
+		case math.IsNaN(c.Mean) || math.IsInf(c.Mean, 0) || math.IsNaN(c.M2) || math.IsInf(c.M2, 0):
+			re.Diverged = append(re.Diverged, fmt.Sprintf("rank %d, t=%.6g (temperature %d), chain %d: records average %v with squared deviations %v", c.Rank, c.T, c.TIndex, c.Chain, c.Mean, c.M2))
 		}
 		byRung[c.TIndex] = append(byRung[c.TIndex], c)
 	}
@@ -102,6 +107,12 @@ func Combine(l Ladder, chains []ChainSummary) (RankEvidence, error) {
 	}
 	re.Trapezoid = Trapezoid(l, f)
 	re.LogEvidence = re.Trapezoid - Correction(l, v)
+	if math.IsNaN(re.LogEvidence) || math.IsInf(re.LogEvidence, 0) {
+		// Finite records can still overflow the sums (records near 1e308).
+		re.Diverged = append(re.Diverged, fmt.Sprintf("rank %d: the estimate overflows (%v)", re.Rank, re.LogEvidence))
+		re.LogEvidence, re.StdErr, re.Trapezoid = math.NaN(), math.NaN(), math.NaN()
+		return re, nil
+	}
 	w := l.Weights()
 	for i, r := range re.Rungs {
 		re.StdErrWithin += w[i] * w[i] * r.StdErr * r.StdErr

@@ -96,6 +96,10 @@ func TestDecayTo(t *testing.T) {
 	if s.At(50) <= s.At(100) {
 		t.Errorf("schedule does not decrease")
 	}
+	constant, _ := DecayTo(0.3, 1, 0.51, 200)
+	if constant.At(1) != 0.3 || constant.At(200) != 0.3 || constant.At(201) != 0.3 {
+		t.Errorf("start 1 is not constant: %v %v %v", constant.At(1), constant.At(200), constant.At(201))
+	}
 	paper := StepSchedule{A: 1e-8, B: 0.51, Burnin: 1000}
 	if math.Abs(paper.At(10)-math.Pow(1e-9, 0.51)) > 1e-15 {
 		t.Errorf("(a/k)^b: %v", paper.At(10))

@@ -26,7 +26,7 @@ func (s StepSchedule) At(k int) float64 {
 }
 
 // DecayTo returns the schedule of exponent b that starts at start·final and reaches final at the
-// end of burn-in (start ≥ 1).
+// end of burn-in; start = 1 is the constant step final.
 func DecayTo(final, start, b float64, burnin int) (StepSchedule, error) {
 	if !(final > 0) || math.IsInf(final, 0) {
 		return StepSchedule{}, fmt.Errorf("step size %v must be positive and finite", final)
@@ -36,6 +36,9 @@ func DecayTo(final, start, b float64, burnin int) (StepSchedule, error) {
 	}
 	if start < 1 {
 		return StepSchedule{}, fmt.Errorf("initial step ratio %v must be at least 1", start)
+	}
+	if start == 1 {
+		return StepSchedule{A: final, B: 1}, nil
 	}
 	if burnin < 1 {
 		burnin = 1

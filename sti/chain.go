@@ -22,6 +22,7 @@ type Problem struct {
 	Data    *tensor.Sparse
 	Blocked *tensor.Blocked // non-nil when the parts schedule is used
 	kernel  samplers.Kernel
+	modes   sync.Map // rank → *rankMode
 }
 
 // NewProblem validates the data against the model and prepares them for the configuration.
@@ -71,6 +72,7 @@ const (
 	streamSchedule
 	streamNoise
 	streamEndStep
+	streamMode
 )
 
 // work is the size of a unit's share of a step: cells read plus parameters moved.
@@ -314,44 +316,26 @@ func (c *chain) refresh() {
 }
 
 // run performs burn-in and sampling and returns the records after burn-in and the steps spent.
-// With Starts > 1 burn-in opens with a tournament: each start is a fresh prior draw run for
-// StartSteps steps, and the chain continues from the one whose last records give the highest
-// tempered log posterior t·log p(X | θ) + log p(θ). A prior draw can fall into the basin of a local
-// mode whose posterior mass is negligible (two components sharing one source, another missing) and
-// that a chain at high t never leaves; the tournament makes that rare. Sampling starts after
-// Burnin steps of the winner, so what the records target is unchanged.
+// With Starts > 0 the chain starts from its rank's mode (see Problem.mode), otherwise from a prior
+// draw. Sampling starts after Burnin steps, so the start changes how soon the records are right,
+// not what they target.
 func (c *chain) run(ctx context.Context, records []float64) ([]float64, string, int) {
 	cfg := c.p.Config
 	sched, _ := cfg.Schedule()
 	spent := 0
-	starts := max(cfg.Starts, 1)
-	best := math.Inf(-1)
-	bestTheta := make([]float64, len(c.theta))
-	for s := range starts {
-		c.m.SamplePrior(rng.New(cfg.Seed, uint64(c.id.Rank), uint64(c.id.TIndex), uint64(c.id.Chain), streamInit, uint64(s)), c.theta)
-		for k := 1; k <= cfg.StartSteps; k++ {
-			if _, div := c.ascend(k); div != "" {
-				return records, div, spent
-			}
-			spent++
+	if cfg.Starts > 0 {
+		m, err := c.p.mode(ctx, c.id.Rank)
+		if err != nil {
+			return records, err.Error(), spent
 		}
-		if ctx.Err() != nil {
-			return records, "", spent
+		copy(c.theta, m.theta)
+		if c.id.Chain == 0 && c.id.TIndex == len(cfg.Ladder)-1 {
+			// The search is shared by the rank's chains; one of them accounts for it.
+			spent += m.steps
+			c.cellEvals += m.cellEvals
 		}
-		if starts == 1 {
-			break
-		}
-		// Score the mode by its tempered log posterior (cells evaluated in full: one pass).
-		c.e.Prepare(c.theta)
-		score := c.e.LogPrior(nil) + c.t*models.LogLik(c.e, c.m)
-		c.cellEvals += int64(c.m.NumCells())
-		if score > best || math.IsNaN(best) {
-			best = score
-			copy(bestTheta, c.theta)
-		}
-	}
-	if starts > 1 {
-		copy(c.theta, bestTheta)
+	} else {
+		c.m.SamplePrior(rng.New(cfg.Seed, uint64(c.id.Rank), uint64(c.id.TIndex), uint64(c.id.Chain), streamInit), c.theta)
 	}
 	for k := 1; k <= cfg.Steps; k++ {
 		if k%64 == 0 && ctx.Err() != nil {
@@ -372,6 +356,80 @@ func (c *chain) run(ctx context.Context, records []float64) ([]float64, string, 
 		}
 	}
 	return records, "", spent
+}
+
+// rankMode is the start point shared by the chains of a rank.
+type rankMode struct {
+	once      sync.Once
+	theta     []float64
+	steps     int
+	cellEvals int64
+	err       error
+}
+
+// mode returns the start of every chain of a rank: the best of Starts prior draws, each carried
+// StartSteps steps of preconditioned ascent on the posterior (t = 1) and scored by its log
+// posterior. A prior draw can fall into the basin of a local mode of negligible mass (two
+// components sharing one source, another missing) that a chain at high t never leaves; on large
+// counts such modes are many nats apart and only a search over many starts finds the dominant one.
+// One search per rank, shared by its chains at every temperature (at low t they leave the mode
+// within a few relaxation times), costs far less than one per chain. It depends only on the seed
+// and the rank, so every worker that computes it gets the same point.
+func (p *Problem) mode(ctx context.Context, rank int) (*rankMode, error) {
+	v, _ := p.modes.LoadOrStore(rank, &rankMode{})
+	rm := v.(*rankMode)
+	rm.once.Do(func() {
+		m, err := p.Spec.Build(p.Data, rank)
+		if err != nil {
+			rm.err = err
+			return
+		}
+		id := ChainID{Rank: rank, TIndex: len(p.Config.Ladder) - 1, Chain: -1}
+		c := newChain(p, m, id)
+		best := math.Inf(-1)
+		for s := range p.Config.Starts {
+			m.SamplePrior(rng.New(p.Config.Seed, uint64(rank), streamMode, uint64(s)), c.theta)
+			for k := 1; k <= p.Config.StartSteps; k++ {
+				if k%64 == 0 && ctx.Err() != nil {
+					rm.err = ctx.Err()
+					return
+				}
+				if _, div := c.ascend(k); div != "" {
+					rm.err = fmt.Errorf("mode search, start %d: %s", s, div)
+					return
+				}
+				rm.steps++
+			}
+			c.e.Prepare(c.theta)
+			score := c.e.LogPrior(nil) + models.LogLik(c.e, m)
+			c.cellEvals += int64(m.NumCells())
+			if score > best {
+				best = score
+				rm.theta = append(rm.theta[:0], c.theta...)
+			}
+		}
+		rm.cellEvals = c.cellEvals
+		if rm.theta == nil {
+			rm.err = fmt.Errorf("mode search for rank %d found no start with a finite log posterior", rank)
+		}
+	})
+	if rm.err != nil {
+		return nil, rm.err
+	}
+	return rm, nil
+}
+
+// ChainSteps is the number of sampler steps RunChain reports for chain id: prior draws at t = 0;
+// otherwise Steps, plus, for the chain that accounts for it, the rank's mode search.
+func (cfg Config) ChainSteps(id ChainID) int {
+	if cfg.Ladder[id.TIndex] == 0 {
+		return cfg.Steps - cfg.Burnin
+	}
+	n := cfg.Steps
+	if cfg.Starts > 0 && id.Chain == 0 && id.TIndex == len(cfg.Ladder)-1 {
+		n += cfg.Starts * cfg.StartSteps
+	}
+	return n
 }
 
 // ascend performs step k of the search for a mode that opens a chain: preconditioned gradient

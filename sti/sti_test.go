@@ -260,7 +260,7 @@ func TestDivergenceIsReported(t *testing.T) {
 	cfg.Sampler = "sgld"
 	cfg.StepA, cfg.StepDecay = 1e6, 1
 	cfg.Ladder = evidence.Power(4, 3)
-	cfg.Steps, cfg.Burnin, cfg.Starts, cfg.StartSteps = 60, 20, 1, 0
+	cfg.Steps, cfg.Burnin, cfg.Starts, cfg.StartSteps = 60, 20, 0, 0
 	r := sweep(t, d, ModelSpec{Name: "nmf", Rates: rates, Param: models.Direct}, cfg, []int{2})[0]
 	if len(r.Diverged) == 0 || !math.IsNaN(r.LogEvidence) {
 		t.Fatalf("no divergence reported: %+v", r)

@@ -52,19 +52,6 @@ var trackers = struct {
 	m map[string]*Progress
 }{m: map[string]*Progress{}}
 
-// ChainSteps is the number of sampler steps RunChain spends on a chain at temperature index ti:
-// prior draws at t = 0, otherwise the start tournament (when Starts > 1) and all Steps.
-func ChainSteps(cfg sti.Config, ti int) int64 {
-	if cfg.Ladder[ti] == 0 {
-		return int64(cfg.Steps - cfg.Burnin)
-	}
-	n := int64(cfg.Steps)
-	if cfg.Starts > 1 {
-		n += int64(cfg.Starts) * int64(cfg.StartSteps)
-	}
-	return n
-}
-
 // chainWork weights a chain's steps by a rough cost per step (the number of factor columns) so the
 // ETA does not assume that a rank-10 step costs what a rank-1 step does.
 func chainWork(rank int, steps int64) float64 { return float64(steps) * float64(1+rank) }
@@ -76,10 +63,12 @@ func Track(runID string, ranks []int, cfg sti.Config) *Progress {
 	for _, r := range ranks {
 		rp := &rankProgress{}
 		for ti := range cfg.Ladder {
-			n := ChainSteps(cfg, ti)
-			rp.chains += cfg.Chains
-			rp.steps += int64(cfg.Chains) * n
-			rp.work += float64(cfg.Chains) * chainWork(r, n)
+			for c := range cfg.Chains {
+				n := int64(cfg.ChainSteps(sti.ChainID{Rank: r, TIndex: ti, Chain: c}))
+				rp.chains++
+				rp.steps += n
+				rp.work += chainWork(r, n)
+			}
 		}
 		p.ranks[r] = rp
 	}

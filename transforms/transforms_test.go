@@ -131,7 +131,7 @@ func TestProgress(t *testing.T) {
 	}
 	for ti := range cfg.Ladder {
 		for c := range cfg.Chains {
-			report("t1", evidence.ChainSummary{Rank: 1, TIndex: ti, Chain: c, Steps: int(ChainSteps(cfg, ti))})
+			report("t1", evidence.ChainSummary{Rank: 1, TIndex: ti, Chain: c, Steps: cfg.ChainSteps(sti.ChainID{Rank: 1, TIndex: ti, Chain: c})})
 		}
 	}
 	report("other", evidence.ChainSummary{Rank: 2, Steps: 5})

@@ -15,6 +15,8 @@ import (
 	"os"
 	"sort"
 	"strings"
+
+	"github.com/stirank/stirank/runners"
 )
 
 // command is one subcommand of stirank.
@@ -39,25 +41,29 @@ func (e usageError) Unwrap() error { return e.err }
 
 func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
 
-// newFlagSet returns a flag set that reports parse errors instead of exiting, and prints its
-// usage to stderr only when asked for with -h.
+// synopses holds each flag set's one-line synopsis, printed with its flags on -h.
+var synopses = map[*flag.FlagSet]string{}
+
+// newFlagSet returns a flag set that reports parse errors instead of exiting. The flag package
+// calls Usage on every parse error, so Usage does nothing: parseFlags prints the usage on -h only,
+// and a bad flag stays one line.
 func newFlagSet(name, synopsis string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	fs.Usage = func() {
-		fmt.Fprintf(os.Stderr, "usage: stirank %s %s\n\nflags:\n", name, synopsis)
-		fs.SetOutput(os.Stderr)
-		fs.PrintDefaults()
-		fs.SetOutput(io.Discard)
-	}
+	fs.Usage = func() {}
+	synopses[fs] = synopsis
 	return fs
 }
 
-// parseFlags parses args and turns flag errors into usage errors; -h prints usage and returns flag.ErrHelp.
+// parseFlags parses args and turns flag errors into usage errors; -h prints usage to stderr and
+// returns flag.ErrHelp.
 func parseFlags(fs *flag.FlagSet, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			fs.Usage()
+			fmt.Fprintf(os.Stderr, "usage: stirank %s %s\n\nflags:\n", fs.Name(), synopses[fs])
+			fs.SetOutput(os.Stderr)
+			fs.PrintDefaults()
+			fs.SetOutput(io.Discard)
 			return err
 		}
 		return usageError{err}
@@ -81,6 +87,9 @@ func printHelp(w io.Writer) {
 }
 
 func main() {
+	// A runner that starts this binary as a Beam worker passes --worker: run the SDK harness
+	// instead of a command.
+	runners.InitWorker()
 	os.Exit(run(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
 }
 

@@ -30,9 +30,6 @@ import (
 )
 
 func init() {
-	// A runner that starts this binary as a Beam worker passes --worker: run the SDK harness
-	// instead of a command. (Better placed at the top of main; see runners.InitWorker.)
-	runners.InitWorker()
 	register(command{
 		name:    "select",
 		summary: "estimate log p(X | R) for every candidate rank by STI on Beam and pick the rank",
