@@ -1,7 +1,6 @@
 package pipelines
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -240,61 +239,7 @@ func (f *baselineWriteFn) ProcessElement(ctx context.Context, ranks []evidence.R
 	if r.BestRank == 0 {
 		return fmt.Errorf("every rank diverged; first: %s", r.Divergences[0])
 	}
-	return WriteBaselineResult(ctx, f.OutDir, r)
-}
-
-// WriteBaselineResult writes evidence.json and evidence.csv into dir, as WriteResult does.
-func WriteBaselineResult(ctx context.Context, dir string, r BaselineResult) error {
-	js, err := r.JSON()
-	if err != nil {
-		return err
-	}
-	files := []struct {
-		name string
-		data []byte
-	}{{EvidenceCSV, r.CSV()}, {EvidenceJSON, js}}
-	if IsURL(dir) {
-		fsys, err := filesystem.New(ctx, dir)
-		if err != nil {
-			return err
-		}
-		defer fsys.Close()
-		for _, f := range files {
-			name := joinURL(dir, f.name)
-			if err := filesystem.Write(ctx, fsys, name+".tmp", f.data); err != nil {
-				return fmt.Errorf("writing %s: %w", name, err)
-			}
-			if err := filesystem.Rename(ctx, fsys, name+".tmp", name); err != nil {
-				return fmt.Errorf("writing %s: %w", name, err)
-			}
-		}
-		return nil
-	}
-	dir = filepath.Clean(dir)
-	parent := filepath.Dir(dir)
-	if err := os.MkdirAll(parent, 0o755); err != nil {
-		return err
-	}
-	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(dir)+".tmp-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(tmp)
-	for _, f := range files {
-		if err := writeFileSync(filepath.Join(tmp, f.name), f.data); err != nil {
-			return err
-		}
-	}
-	if err := os.Chmod(tmp, 0o755); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, dir); err != nil {
-		if old, rerr := os.ReadFile(filepath.Join(dir, EvidenceJSON)); rerr == nil && bytes.Equal(old, js) {
-			return nil
-		}
-		return fmt.Errorf("writing results: %w", err)
-	}
-	return nil
+	return WriteResult(ctx, f.OutDir, r)
 }
 
 // ReadBaselineResult reads dir/evidence.json of a baseline (dir a local path or a URL).
