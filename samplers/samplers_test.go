@@ -57,7 +57,7 @@ func TestSubsample(t *testing.T) {
 	count := make([]int, s.N)
 	total := 0.0
 	for b := range s.Batches() {
-		idx, scale := s.Batch(perm, b, r, nil)
+		idx, scale := s.Batch(perm, b, r)
 		for _, i := range idx {
 			count[i]++
 		}
@@ -72,7 +72,7 @@ func TestSubsample(t *testing.T) {
 		t.Errorf("scales do not reweight batches to N")
 	}
 	s.Stratified = false
-	idx, scale := s.Batch(nil, 0, r, make([]int32, 0, 10))
+	idx, scale := s.Batch(perm, 0, r)
 	seen := map[int32]bool{}
 	for _, i := range idx {
 		if seen[i] || i < 0 || int(i) >= s.N {

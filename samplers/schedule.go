@@ -76,26 +76,21 @@ type Subsample struct {
 // Batches is the number of batches per epoch, ceil(N/Size).
 func (s Subsample) Batches() int { return (s.N + s.Size - 1) / s.Size }
 
-// Batch fills idx with the positions of batch b of the epoch whose permutation perm is, or with a
-// fresh uniform subsample drawn from r, and returns it with the scale N/|S|.
-func (s Subsample) Batch(perm []int32, b int, r *rand.Rand, idx []int32) ([]int32, float64) {
+// Batch returns the positions of batch b of the epoch whose permutation perm is (Stratified), or
+// a fresh uniform subsample of Size positions drawn from r by a partial Fisher–Yates shuffle of
+// perm, which must hold a permutation of 0…N-1 and is left holding one. It returns the scale N/|S|.
+// The returned slice aliases perm.
+func (s Subsample) Batch(perm []int32, b int, r *rand.Rand) ([]int32, float64) {
 	if s.Stratified {
 		nb := s.Batches()
 		lo, hi := b*s.N/nb, (b+1)*s.N/nb
 		return perm[lo:hi], float64(s.N) / float64(hi-lo)
 	}
-	// Floyd's algorithm: a uniform subset of Size positions in O(Size) without a permutation.
-	idx = idx[:0]
-	seen := make(map[int32]struct{}, s.Size)
-	for j := s.N - s.Size; j < s.N; j++ {
-		t := int32(r.IntN(j + 1))
-		if _, ok := seen[t]; ok {
-			t = int32(j)
-		}
-		seen[t] = struct{}{}
-		idx = append(idx, t)
+	for i := range s.Size {
+		j := i + r.IntN(s.N-i)
+		perm[i], perm[j] = perm[j], perm[i]
 	}
-	return idx, float64(s.N) / float64(s.Size)
+	return perm[:s.Size], float64(s.N) / float64(s.Size)
 }
 
 // Permute refills perm with a uniformly random permutation of 0…N-1.

@@ -116,7 +116,6 @@ type chain struct {
 	scale   float64 // N/|S| weight of a subsampled sum (the number of parts, for parts)
 	sub     samplers.Subsample
 	perm    []int32
-	idx     []int32
 	sched   *rng.Stream
 	streams []*rng.Stream
 	// per-unit partial results, summed in unit order so the total does not depend on scheduling
@@ -216,7 +215,9 @@ func newChain(p *Problem, m models.Model, id ChainID) *chain {
 	case cfg.Subsample > 0 && cfg.Subsample < n:
 		c.sub = samplers.Subsample{N: n, Size: cfg.Subsample, Stratified: cfg.Stratified}
 		c.perm = make([]int32, n)
-		c.idx = make([]int32, 0, cfg.Subsample)
+		for i := range c.perm {
+			c.perm[i] = int32(i)
+		}
 		c.parts = [][]unit{{{params: whole}}}
 	default:
 		c.parts = [][]unit{{{cells: models.Cells{Lo: 0, Hi: n}, params: whole}}}
@@ -280,7 +281,7 @@ func (c *chain) chooseUnits() []unit {
 			b = c.roundPos
 			c.roundPos = (c.roundPos + 1) % k
 		}
-		idx, scale := c.sub.Batch(c.perm, b, c.sched.Rand, c.idx)
+		idx, scale := c.sub.Batch(c.perm, b, c.sched.Rand)
 		c.scale = scale
 		u := &c.parts[0][0]
 		u.cells = models.Cells{Lo: 0, Hi: len(idx), Index: idx}
