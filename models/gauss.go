@@ -81,8 +81,6 @@ func (e *gaussEval) Prepare(theta []float64) {
 	}
 }
 
-func (e *gaussEval) Theta() []float64 { return e.theta }
-
 func (e *gaussEval) LogPrior(grad []float64) float64 {
 	p := e.m.Prior
 	lp := -0.5 * float64(e.m.R) * math.Log(2*math.Pi*p.VarTheta)

@@ -66,8 +66,6 @@ type Model interface {
 type Eval interface {
 	// Prepare caches what the other methods need at θ (factor values, column sums).
 	Prepare(theta []float64)
-	// Theta returns the point last prepared.
-	Theta() []float64
 	// LogPrior returns log p(θ) in the sampling parameterisation (Jacobian included) and adds
 	// its gradient to grad when grad is not nil.
 	LogPrior(grad []float64) float64

@@ -118,17 +118,6 @@ func (m *Poisson) SamplePrior(r *rand.Rand, theta []float64) {
 	}
 }
 
-// FactorValues returns the factor values of θ (exp(θ) in the log parameterisation), laid out as θ.
-func (m *Poisson) FactorValues(theta []float64) []float64 {
-	f := append([]float64(nil), theta...)
-	if m.Param == LogScale {
-		for i, v := range f {
-			f[i] = math.Exp(v)
-		}
-	}
-	return f
-}
-
 func (m *Poisson) NewEval() Eval {
 	order := m.Data.Order()
 	e := &poissonEval{m: m, f: make([]float64, m.dim)}
@@ -179,8 +168,6 @@ func (e *poissonEval) Prepare(theta []float64) {
 		}
 	}
 }
-
-func (e *poissonEval) Theta() []float64 { return e.theta }
 
 func (e *poissonEval) LogPrior(grad []float64) float64 {
 	lp := 0.0

@@ -6,12 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
-	"path/filepath"
 	"sort"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 
 	core "github.com/stirank/stirank/baselines"
@@ -44,18 +41,8 @@ type BaselineOptions struct {
 
 // Validate checks the options without reading any data.
 func (o BaselineOptions) Validate() error {
-	if len(o.Ranks) == 0 {
-		return errors.New("no ranks to try")
-	}
-	seen := map[int]bool{}
-	for _, r := range o.Ranks {
-		if r < 1 {
-			return fmt.Errorf("rank %d must be at least 1", r)
-		}
-		if seen[r] {
-			return fmt.Errorf("rank %d listed twice", r)
-		}
-		seen[r] = true
+	if err := validateRanks(o.Ranks); err != nil {
+		return err
 	}
 	if o.Replicas < 1 {
 		return fmt.Errorf("replicas %d must be at least 1", o.Replicas)
@@ -164,41 +151,11 @@ func NewBaselineResult(meta BaselineMeta, ranks []evidence.RankEvidence) (Baseli
 	default:
 		return br, fmt.Errorf("unknown method %q", meta.Method)
 	}
-	byRank := map[int]evidence.RankEvidence{}
-	for _, re := range ranks {
-		if _, dup := byRank[re.Rank]; dup {
-			return br, fmt.Errorf("rank %d estimated twice", re.Rank)
-		}
-		byRank[re.Rank] = re
-	}
-	if len(byRank) != len(meta.Ranks) {
-		return br, fmt.Errorf("estimates for %d ranks, %d requested", len(byRank), len(meta.Ranks))
-	}
-	logEv := make([]float64, len(meta.Ranks))
-	for i, rank := range meta.Ranks {
-		re, ok := byRank[rank]
-		if !ok {
-			return br, fmt.Errorf("no estimate for rank %d", rank)
-		}
-		logEv[i] = re.LogEvidence
-		r.Ranks = append(r.Ranks, RankResult{
-			Rank: rank, LogEvidence: Float(re.LogEvidence), StdErr: Float(re.StdErr),
-			StdErrWithin: Float(re.StdErrWithin), Trapezoid: Float(math.NaN()),
-			Steps: int64(re.Steps), CellEvals: re.CellEvals, Ladder: []Rung{},
-		})
-		r.Steps += int64(re.Steps)
-		r.CellEvals += re.CellEvals
-		r.Divergences = append(r.Divergences, re.Diverged...)
-	}
-	best := -1
-	for i, p := range evidence.PosteriorProbs(logEv) {
-		r.Ranks[i].PosteriorProb = Float(p)
-		if !math.IsNaN(p) && (best < 0 || p > float64(r.Ranks[best].PosteriorProb)) {
-			best = i
-		}
-	}
-	if best >= 0 {
-		r.BestRank = r.Ranks[best].Rank
+	if err := r.addRanks(meta.Ranks, ranks, func(re evidence.RankEvidence) RankResult {
+		// A baseline has no ladder and no trapezoid.
+		return RankResult{Trapezoid: Float(math.NaN()), Ladder: []Rung{}}
+	}); err != nil {
+		return br, err
 	}
 	br.Result = r
 	return br, nil
@@ -244,22 +201,9 @@ func (f *baselineWriteFn) ProcessElement(ctx context.Context, ranks []evidence.R
 
 // ReadBaselineResult reads dir/evidence.json of a baseline (dir a local path or a URL).
 func ReadBaselineResult(ctx context.Context, dir string) (BaselineResult, error) {
-	var (
-		b   []byte
-		err error
-	)
-	if IsURL(dir) {
-		fsys, ferr := filesystem.New(ctx, dir)
-		if ferr != nil {
-			return BaselineResult{}, ferr
-		}
-		defer fsys.Close()
-		b, err = filesystem.Read(ctx, fsys, joinURL(dir, EvidenceJSON))
-	} else {
-		b, err = os.ReadFile(filepath.Join(dir, EvidenceJSON))
-	}
+	js, err := readEvidenceJSON(ctx, dir)
 	if err != nil {
 		return BaselineResult{}, err
 	}
-	return ParseBaselineResult(b)
+	return ParseBaselineResult(js)
 }

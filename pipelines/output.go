@@ -147,24 +147,24 @@ func writeFileSync(name string, data []byte) error {
 	return f.Close()
 }
 
+// readEvidenceJSON reads dir/evidence.json (dir a local path or a Beam filesystem URL).
+func readEvidenceJSON(ctx context.Context, dir string) ([]byte, error) {
+	if !IsURL(dir) {
+		return os.ReadFile(filepath.Join(dir, EvidenceJSON))
+	}
+	fsys, err := filesystem.New(ctx, dir)
+	if err != nil {
+		return nil, err
+	}
+	defer fsys.Close()
+	return filesystem.Read(ctx, fsys, joinURL(dir, EvidenceJSON))
+}
+
 // ReadResult reads dir/evidence.json (dir a local path or a Beam filesystem URL).
 func ReadResult(ctx context.Context, dir string) (Result, error) {
-	var (
-		b   []byte
-		err error
-	)
-	if IsURL(dir) {
-		fsys, ferr := filesystem.New(ctx, dir)
-		if ferr != nil {
-			return Result{}, ferr
-		}
-		defer fsys.Close()
-		b, err = filesystem.Read(ctx, fsys, joinURL(dir, EvidenceJSON))
-	} else {
-		b, err = os.ReadFile(filepath.Join(dir, EvidenceJSON))
-	}
+	js, err := readEvidenceJSON(ctx, dir)
 	if err != nil {
 		return Result{}, err
 	}
-	return ParseResult(b)
+	return ParseResult(js)
 }

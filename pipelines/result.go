@@ -152,7 +152,7 @@ func NewResult(meta Meta, ranks []evidence.RankEvidence) (Result, error) {
 	if cfg.ControlVariates {
 		r.Config.CVRefresh = cfg.CVRefresh
 	}
-	if cfg.Starts > 1 {
+	if cfg.Starts > 0 {
 		r.Config.StartSteps = cfg.StartSteps
 	}
 	if meta.Model.Name == "gauss" {
@@ -161,32 +161,43 @@ func NewResult(meta Meta, ranks []evidence.RankEvidence) (Result, error) {
 	} else {
 		r.Prior = PriorInfo{Rates: append([]float64(nil), meta.Model.Rates...), Param: meta.Model.Param.String()}
 	}
-	byRank := map[int]evidence.RankEvidence{}
-	for _, re := range ranks {
-		if _, dup := byRank[re.Rank]; dup {
-			return r, fmt.Errorf("rank %d estimated twice", re.Rank)
-		}
-		byRank[re.Rank] = re
-	}
-	if len(byRank) != len(meta.Ranks) {
-		return r, fmt.Errorf("estimates for %d ranks, %d requested", len(byRank), len(meta.Ranks))
-	}
-	logEv := make([]float64, len(meta.Ranks))
-	for i, rank := range meta.Ranks {
-		re, ok := byRank[rank]
-		if !ok {
-			return r, fmt.Errorf("no estimate for rank %d", rank)
-		}
-		logEv[i] = re.LogEvidence
-		rr := RankResult{
-			Rank: rank, LogEvidence: Float(re.LogEvidence), StdErr: Float(re.StdErr),
-			StdErrWithin: Float(re.StdErrWithin), Trapezoid: Float(re.Trapezoid),
-			Steps: int64(re.Steps), CellEvals: re.CellEvals, Diverged: re.Diverged, Ladder: []Rung{},
-		}
+	if err := r.addRanks(meta.Ranks, ranks, func(re evidence.RankEvidence) RankResult {
+		rr := RankResult{Trapezoid: Float(re.Trapezoid), Ladder: []Rung{}}
 		for _, g := range re.Rungs {
 			rr.Ladder = append(rr.Ladder, Rung{T: g.T, MeanLogLik: Float(g.MeanLogLik), StdErr: Float(g.StdErr),
 				VarLogLik: Float(g.VarLogLik), ESS: Float(g.ESS), Chains: g.Chains})
 		}
+		return rr
+	}); err != nil {
+		return r, err
+	}
+	return r, nil
+}
+
+// addRanks fills r.Ranks in the order of want from the estimates, one per rank, with the totals,
+// the posterior rank probabilities and the best rank. method supplies a rank's method-specific
+// fields (trapezoid, ladder); the common ones are set here.
+func (r *Result) addRanks(want []int, ests []evidence.RankEvidence, method func(evidence.RankEvidence) RankResult) error {
+	byRank := map[int]evidence.RankEvidence{}
+	for _, re := range ests {
+		if _, dup := byRank[re.Rank]; dup {
+			return fmt.Errorf("rank %d estimated twice", re.Rank)
+		}
+		byRank[re.Rank] = re
+	}
+	if len(byRank) != len(want) {
+		return fmt.Errorf("estimates for %d ranks, %d requested", len(byRank), len(want))
+	}
+	logEv := make([]float64, len(want))
+	for i, rank := range want {
+		re, ok := byRank[rank]
+		if !ok {
+			return fmt.Errorf("no estimate for rank %d", rank)
+		}
+		logEv[i] = re.LogEvidence
+		rr := method(re)
+		rr.Rank, rr.LogEvidence, rr.StdErr, rr.StdErrWithin = rank, Float(re.LogEvidence), Float(re.StdErr), Float(re.StdErrWithin)
+		rr.Steps, rr.CellEvals, rr.Diverged = int64(re.Steps), re.CellEvals, re.Diverged
 		r.Steps += int64(re.Steps)
 		r.CellEvals += re.CellEvals
 		r.Divergences = append(r.Divergences, re.Diverged...)
@@ -202,7 +213,7 @@ func NewResult(meta Meta, ranks []evidence.RankEvidence) (Result, error) {
 	if best >= 0 {
 		r.BestRank = r.Ranks[best].Rank
 	}
-	return r, nil
+	return nil
 }
 
 // JSON encodes the result as evidence.json.

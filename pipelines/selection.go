@@ -40,13 +40,13 @@ type Options struct {
 	Meta Meta
 }
 
-// Validate checks the options without reading any data.
-func (o Options) Validate() error {
-	if len(o.Ranks) == 0 {
+// validateRanks checks a list of candidate ranks: at least one, each at least 1, none twice.
+func validateRanks(ranks []int) error {
+	if len(ranks) == 0 {
 		return errors.New("no ranks to try")
 	}
 	seen := map[int]bool{}
-	for _, r := range o.Ranks {
+	for _, r := range ranks {
 		if r < 1 {
 			return fmt.Errorf("rank %d must be at least 1", r)
 		}
@@ -54,6 +54,14 @@ func (o Options) Validate() error {
 			return fmt.Errorf("rank %d listed twice", r)
 		}
 		seen[r] = true
+	}
+	return nil
+}
+
+// Validate checks the options without reading any data.
+func (o Options) Validate() error {
+	if err := validateRanks(o.Ranks); err != nil {
+		return err
 	}
 	if err := o.Work.Source.Validate(); err != nil {
 		return err

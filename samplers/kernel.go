@@ -75,7 +75,7 @@ func ByName(name string) (Kernel, error) {
 	case "sgnht-em":
 		return SGNHT{EM: MassEM{On: true}}, nil
 	}
-	return nil, fmt.Errorf("unknown sampler %q (mala, lmsgld, rsgld, sgld, psgld)", name)
+	return nil, fmt.Errorf("unknown sampler %q (lmsgld, rsgld, mala, sgld, psgld, sghmc, sgnht, sghmc-em, sgnht-em)", name)
 }
 
 // clip limits a drift to [−max, max]; max ≤ 0 means no limit.

@@ -23,6 +23,23 @@ type Problem struct {
 	Blocked *tensor.Blocked // non-nil when the parts schedule is used
 	kernel  samplers.Kernel
 	modes   sync.Map // rank → *rankMode
+	models  sync.Map // rank → *rankModel
+}
+
+// rankModel is the model of one rank, built once per problem: models are immutable and shared
+// by the rank's chains (building one sums log Γ(x+1) over every cell).
+type rankModel struct {
+	once sync.Once
+	m    models.Model
+	err  error
+}
+
+// model returns the model of rank R bound to the problem's data.
+func (p *Problem) model(R int) (models.Model, error) {
+	v, _ := p.models.LoadOrStore(R, &rankModel{})
+	rm := v.(*rankModel)
+	rm.once.Do(func() { rm.m, rm.err = p.Spec.Build(p.Data, R) })
+	return rm.m, rm.err
 }
 
 // NewProblem validates the data against the model and prepares them for the configuration.
@@ -144,7 +161,7 @@ func (p *Problem) RunChain(ctx context.Context, id ChainID) (evidence.ChainSumma
 	if id.TIndex < 0 || id.TIndex >= len(cfg.Ladder) {
 		return evidence.ChainSummary{}, fmt.Errorf("temperature index %d outside the ladder of %d", id.TIndex, len(cfg.Ladder))
 	}
-	m, err := p.Spec.Build(p.Data, id.Rank)
+	m, err := p.model(id.Rank)
 	if err != nil {
 		return evidence.ChainSummary{}, err
 	}
@@ -380,7 +397,7 @@ func (p *Problem) mode(ctx context.Context, rank int) (*rankMode, error) {
 	v, _ := p.modes.LoadOrStore(rank, &rankMode{})
 	rm := v.(*rankMode)
 	rm.once.Do(func() {
-		m, err := p.Spec.Build(p.Data, rank)
+		m, err := p.model(rank)
 		if err != nil {
 			rm.err = err
 			return

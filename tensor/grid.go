@@ -30,9 +30,6 @@ func NewGrid(shape []int, B int) (Grid, error) {
 	return g, nil
 }
 
-// Order is the number of modes of the grid.
-func (g Grid) Order() int { return len(g.Bounds) }
-
 // NumBlocks is B^order.
 func (g Grid) NumBlocks() int {
 	n := 1

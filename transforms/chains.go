@@ -3,9 +3,7 @@ package transforms
 import (
 	"context"
 	"fmt"
-	"runtime"
 	"sort"
-	"sync"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
@@ -73,33 +71,7 @@ type RunChainFn struct {
 	Workers int
 
 	problem *sti.Problem
-	ctx     context.Context
-	cancel  context.CancelFunc
-	wg      sync.WaitGroup
-	mu      sync.Mutex
-	done    []evidence.ChainSummary
-	err     error
-}
-
-// slots bounds the chains running at once in this process, shared by all RunChainFn instances
-// with the same Workers setting.
-var slots = struct {
-	sync.Mutex
-	m map[int]chan struct{}
-}{m: map[int]chan struct{}{}}
-
-func slotsFor(workers int) chan struct{} {
-	if workers < 1 {
-		workers = runtime.GOMAXPROCS(0)
-	}
-	slots.Lock()
-	defer slots.Unlock()
-	ch := slots.m[workers]
-	if ch == nil {
-		ch = make(chan struct{}, workers)
-		slots.m[workers] = ch
-	}
-	return ch
+	chains  Concurrent[evidence.ChainSummary]
 }
 
 // Setup prepares (or finds) the worker's problem.
@@ -109,68 +81,45 @@ func (f *RunChainFn) Setup(ctx context.Context) error {
 		return err
 	}
 	f.problem = p
-	f.ctx, f.cancel = context.WithCancel(context.Background())
+	f.chains.Start()
 	return nil
 }
 
 // Teardown stops any chain still running (after a failed bundle).
-func (f *RunChainFn) Teardown() {
-	if f.cancel != nil {
-		f.cancel()
-	}
-	f.wg.Wait()
-}
+func (f *RunChainFn) Teardown() { f.chains.Stop() }
 
 // ProcessElement starts the chain id and emits the chains of the bundle that have finished.
 func (f *RunChainFn) ProcessElement(ctx context.Context, id sti.ChainID, emit func(int, evidence.ChainSummary)) error {
 	if err := f.flush(ctx, emit); err != nil {
 		return err
 	}
-	slots := slotsFor(f.Workers)
-	select {
-	case slots <- struct{}{}:
-	case <-f.ctx.Done():
-		return f.ctx.Err()
-	}
-	f.wg.Add(1)
-	go func() {
-		defer f.wg.Done()
-		defer func() { <-slots }()
-		sum, err := f.problem.RunChain(f.ctx, id)
+	err := f.chains.Go(f.Workers, func(ctx context.Context) (evidence.ChainSummary, error) {
+		sum, err := f.problem.RunChain(ctx, id)
 		if err == nil && (sum.Rank != id.Rank || sum.TIndex != id.TIndex || sum.Chain != id.Chain) {
 			err = fmt.Errorf("chain %+v reported as %d/%d/%d", id, sum.Rank, sum.TIndex, sum.Chain)
 		}
-		f.mu.Lock()
-		defer f.mu.Unlock()
 		if err != nil {
-			if f.err == nil {
-				f.err = fmt.Errorf("chain rank %d, temperature %d, replica %d: %w", id.Rank, id.TIndex, id.Chain, err)
-			}
-			return
+			return sum, fmt.Errorf("chain rank %d, temperature %d, replica %d: %w", id.Rank, id.TIndex, id.Chain, err)
 		}
-		f.done = append(f.done, sum)
 		report(f.RunID, sum)
-	}()
+		return sum, nil
+	})
+	if err != nil {
+		return err
+	}
 	return f.flush(ctx, emit)
 }
 
 // FinishBundle waits for the bundle's chains and emits the rest.
 func (f *RunChainFn) FinishBundle(ctx context.Context, emit func(int, evidence.ChainSummary)) error {
-	f.wg.Wait()
+	f.chains.Wait()
 	return f.flush(ctx, emit)
 }
 
 // flush emits the finished chains and counts their steps in Beam metrics.
 func (f *RunChainFn) flush(ctx context.Context, emit func(int, evidence.ChainSummary)) error {
-	f.mu.Lock()
-	done, err := f.done, f.err
-	f.done = nil
-	f.err = nil
-	f.mu.Unlock()
+	done, err := f.chains.Take()
 	if err != nil {
-		f.cancel()
-		f.wg.Wait()
-		f.ctx, f.cancel = context.WithCancel(context.Background())
 		return err
 	}
 	for _, s := range done {

@@ -71,19 +71,9 @@ func baselineCommand(ctx context.Context, name, help string, args []string, stdo
 		}
 		return usageError{err}
 	}
-	if fs.NArg() > 0 {
-		return usagef("unexpected argument %q", fs.Arg(0))
-	}
-	set := setFlags(fs)
-	if f.out == "" {
-		return usagef("--out is required")
-	}
-	if err := runners.Check(); err != nil {
-		return usageError{err}
-	}
-	ranks, err := parseRanks(f.ranks)
+	ranks, set, err := checkRunArgs(ctx, fs, f.out, f.data, f.ranks)
 	if err != nil {
-		return usageError{err}
+		return err
 	}
 	if f.replicas < 1 {
 		return usagef("--replicas %d must be at least 1", f.replicas)
@@ -91,21 +81,7 @@ func baselineCommand(ctx context.Context, name, help string, args []string, stdo
 	if f.workers < 0 {
 		return usagef("--workers %d must not be negative", f.workers)
 	}
-	dry := runners.IsDryRun()
 	local := runners.IsLocal()
-	if runners.IsRemote() {
-		if !pipelines.IsURL(f.out) {
-			return usagef("--out %s: workers of --runner=%s cannot write a local directory; give a URL such as gs://bucket/path", f.out, runners.Name())
-		}
-		if f.data != "" && !strings.HasPrefix(f.data, embeddedPrefix) && !pipelines.IsURL(f.data) {
-			return usagef("--data %s: workers of --runner=%s cannot read a local directory; copy the dataset to a URL such as gs://bucket/path", f.data, runners.Name())
-		}
-	}
-	if !dry {
-		if err := pipelines.CheckOutDir(ctx, f.out); err != nil {
-			return usageError{err}
-		}
-	}
 	src, meta, data, err := openData(ctx, &selectFlags{data: f.data}, local || !pipelines.IsURL(f.data))
 	if err != nil {
 		return err

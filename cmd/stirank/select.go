@@ -55,8 +55,8 @@ const selectSynopsis = `[--data DIR] [--model gauss|nmf|cp] [--ranks 1-10] --out
 func selectHelp() string {
 	g, p := sti.Default("gauss"), sti.Default("nmf")
 	start := func(c sti.Config) string {
-		if c.Starts > 1 {
-			return fmt.Sprintf(",\n          burn-in opened by the best of %d prior draws run %d steps each (spent on top of --steps)", c.Starts, c.StartSteps)
+		if c.Starts > 0 {
+			return fmt.Sprintf(",\n          every chain of a rank starts from the best of %d prior draws carried %d ascent steps (one search per rank)", c.Starts, c.StartSteps)
 		}
 		return ""
 	}
@@ -101,7 +101,7 @@ func newSelectFlagSet() (*flag.FlagSet, *selectFlags, func(io.Writer)) {
 	fs.IntVar(&f.temperatures, "temperatures", len(p.Ladder)-1, "number of temperatures above 0 on the ladder")
 	fs.StringVar(&f.ladder, "ladder", "power:6", "ladder: power:C (t_i = (i/T)^C), uniform, or list:0,…,1 (ignores --temperatures)")
 	fs.IntVar(&f.chains, "chains", p.Chains, "chains (replicas) per rank and temperature")
-	fs.StringVar(&f.sampler, "sampler", p.Sampler, "SG-MCMC kernel (see samplers.ByName): lmsgld, rsgld, sgld, psgld, …")
+	fs.StringVar(&f.sampler, "sampler", p.Sampler, "SG-MCMC kernel: lmsgld, rsgld, mala, sgld, psgld, sghmc, sgnht, sghmc-em, sgnht-em")
 	fs.IntVar(&f.steps, "steps", 0, fmt.Sprintf("steps per chain, burn-in included (default: gauss %d, nmf/cp %d)", g.Steps, p.Steps))
 	fs.IntVar(&f.burnin, "burnin", 0, fmt.Sprintf("burn-in steps per chain (default: gauss %d, nmf/cp %d; at most a fifth of --steps when only --steps is given)", g.Burnin, p.Burnin))
 	fs.Float64Var(&f.step, "step", 0, fmt.Sprintf("step size after burn-in (default: gauss %g, nmf/cp %g)", g.Step, p.Step))
@@ -151,6 +151,40 @@ func wrapNames(names []string, width int) string {
 	return b.String()
 }
 
+// checkRunArgs makes the checks every Beam command (select, chib, ais) makes once its flags are
+// parsed: no stray arguments, --out given, valid runner flags and ranks, data and output where the
+// runner's workers can reach them, and OUTDIR free (unless the run is dry). It returns the ranks
+// and the flags given on the command line.
+func checkRunArgs(ctx context.Context, fs *flag.FlagSet, out, data, rankSpec string) ([]int, map[string]bool, error) {
+	if fs.NArg() > 0 {
+		return nil, nil, usagef("unexpected argument %q", fs.Arg(0))
+	}
+	if out == "" {
+		return nil, nil, usagef("--out is required")
+	}
+	if err := runners.Check(); err != nil {
+		return nil, nil, usageError{err}
+	}
+	ranks, err := parseRanks(rankSpec)
+	if err != nil {
+		return nil, nil, usageError{err}
+	}
+	if runners.IsRemote() {
+		if !pipelines.IsURL(out) {
+			return nil, nil, usagef("--out %s: workers of --runner=%s cannot write a local directory; give a URL such as gs://bucket/path", out, runners.Name())
+		}
+		if data != "" && !strings.HasPrefix(data, embeddedPrefix) && !pipelines.IsURL(data) {
+			return nil, nil, usagef("--data %s: workers of --runner=%s cannot read a local directory; copy the dataset to a URL such as gs://bucket/path", data, runners.Name())
+		}
+	}
+	if !runners.IsDryRun() {
+		if err := pipelines.CheckOutDir(ctx, out); err != nil {
+			return nil, nil, usageError{err}
+		}
+	}
+	return ranks, setFlags(fs), nil
+}
+
 func runSelect(ctx context.Context, args []string, stdout io.Writer) error {
 	runners.ResetFlags()
 	defer runners.ResetFlags()
@@ -162,35 +196,12 @@ func runSelect(ctx context.Context, args []string, stdout io.Writer) error {
 		}
 		return usageError{err}
 	}
-	if fs.NArg() > 0 {
-		return usagef("unexpected argument %q", fs.Arg(0))
-	}
-	set := setFlags(fs)
-	if f.out == "" {
-		return usagef("--out is required")
-	}
-	if err := runners.Check(); err != nil {
-		return usageError{err}
-	}
-	ranks, err := parseRanks(f.ranks)
+	ranks, set, err := checkRunArgs(ctx, fs, f.out, f.data, f.ranks)
 	if err != nil {
-		return usageError{err}
+		return err
 	}
 	dry := runners.IsDryRun()
 	local := runners.IsLocal()
-	if runners.IsRemote() {
-		if !pipelines.IsURL(f.out) {
-			return usagef("--out %s: workers of --runner=%s cannot write a local directory; give a URL such as gs://bucket/path", f.out, runners.Name())
-		}
-		if f.data != "" && !strings.HasPrefix(f.data, embeddedPrefix) && !pipelines.IsURL(f.data) {
-			return usagef("--data %s: workers of --runner=%s cannot read a local directory; copy the dataset to a URL such as gs://bucket/path", f.data, runners.Name())
-		}
-	}
-	if !dry {
-		if err := pipelines.CheckOutDir(ctx, f.out); err != nil {
-			return usageError{err}
-		}
-	}
 
 	// The data: read and validated in full here when they are local or embedded, or when the
 	// chains run in this process (which then reuses them through the problem cache); only the

@@ -9,7 +9,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"runtime"
 	"sort"
 	"sync"
 
@@ -99,36 +98,9 @@ type RunFn struct {
 	// Workers bounds the replicas that run at once in a worker process; 0 means GOMAXPROCS.
 	Workers int
 
-	problem *core.Problem
-	ctx     context.Context
-	cancel  context.CancelFunc
-	wg      sync.WaitGroup
-	mu      sync.Mutex
-	done    []core.Summary
-	err     error
+	problem  *core.Problem
+	replicas transforms.Concurrent[core.Summary]
 }
-
-var slots = struct {
-	once sync.Once
-	ch   chan struct{}
-}{}
-
-func acquire(ctx context.Context, workers int) error {
-	slots.once.Do(func() {
-		if workers < 1 {
-			workers = runtime.GOMAXPROCS(0)
-		}
-		slots.ch = make(chan struct{}, workers)
-	})
-	select {
-	case slots.ch <- struct{}{}:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
-func release() { <-slots.ch }
 
 // Setup prepares (or finds) the worker's problem.
 func (f *RunFn) Setup(ctx context.Context) error {
@@ -137,60 +109,41 @@ func (f *RunFn) Setup(ctx context.Context) error {
 		return err
 	}
 	f.problem = p
-	f.ctx, f.cancel = context.WithCancel(context.Background())
+	f.replicas.Start()
 	return nil
 }
 
 // Teardown stops any replica still running.
-func (f *RunFn) Teardown() {
-	if f.cancel != nil {
-		f.cancel()
-	}
-	f.wg.Wait()
-}
+func (f *RunFn) Teardown() { f.replicas.Stop() }
 
 // ProcessElement starts the replica and emits those of the bundle that have finished.
 func (f *RunFn) ProcessElement(ctx context.Context, t Task, emit func(int, core.Summary)) error {
 	if err := f.flush(ctx, emit); err != nil {
 		return err
 	}
-	if err := acquire(f.ctx, f.Workers); err != nil {
+	w := f.Work
+	err := f.replicas.Go(f.Workers, func(ctx context.Context) (core.Summary, error) {
+		sum, err := f.problem.Run(ctx, w.Method, t.Rank, t.Replica, w.Chib, w.AIS)
+		if err != nil {
+			return sum, fmt.Errorf("%s rank %d, replica %d: %w", w.Method, t.Rank, t.Replica, err)
+		}
+		return sum, nil
+	})
+	if err != nil {
 		return err
 	}
-	f.wg.Add(1)
-	go func() {
-		defer f.wg.Done()
-		defer release()
-		w := f.Work
-		sum, err := f.problem.Run(f.ctx, w.Method, t.Rank, t.Replica, w.Chib, w.AIS)
-		f.mu.Lock()
-		defer f.mu.Unlock()
-		if err != nil {
-			if f.err == nil {
-				f.err = fmt.Errorf("%s rank %d, replica %d: %w", w.Method, t.Rank, t.Replica, err)
-			}
-			return
-		}
-		f.done = append(f.done, sum)
-	}()
 	return f.flush(ctx, emit)
 }
 
 // FinishBundle waits for the bundle's replicas and emits the rest.
 func (f *RunFn) FinishBundle(ctx context.Context, emit func(int, core.Summary)) error {
-	f.wg.Wait()
+	f.replicas.Wait()
 	return f.flush(ctx, emit)
 }
 
 func (f *RunFn) flush(ctx context.Context, emit func(int, core.Summary)) error {
-	f.mu.Lock()
-	done, err := f.done, f.err
-	f.done, f.err = nil, nil
-	f.mu.Unlock()
+	done, err := f.replicas.Take()
 	if err != nil {
-		f.cancel()
-		f.wg.Wait()
-		f.ctx, f.cancel = context.WithCancel(context.Background())
 		return err
 	}
 	for _, s := range done {
