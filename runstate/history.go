@@ -1,0 +1,67 @@
+package runstate
+
+import (
+	"bytes"
+	"encoding/csv"
+	"strconv"
+	"time"
+
+	"github.com/parquet-go/parquet-go"
+)
+
+// HistoryRow is one row of the history: one (run, rank) pair. The struct tags give the Parquet
+// columns; the CSV has the same columns in the same order.
+//
+// Time is a Parquet TIMESTAMP(MICROS, UTC) column — the precision every engine reads (Spark and
+// BigQuery stop at microseconds) — and an RFC 3339 string in UTC in the CSV. Commit truncates
+// run times to microseconds so the JSON, Parquet and CSV forms agree exactly.
+type HistoryRow struct {
+	Time            time.Time `parquet:"time,timestamp(microsecond)"` // run commit time
+	RunID           string    `parquet:"run_id"`
+	DatasetVersion  int       `parquet:"dataset_version"`
+	DatasetChecksum string    `parquet:"dataset_checksum"`
+	Rank            int       `parquet:"rank"`
+	LogEvidence     float64   `parquet:"log_evidence"`
+	StdErr          float64   `parquet:"std_err"`
+	PosteriorProb   float64   `parquet:"posterior_prob"`
+	ChosenRank      int       `parquet:"chosen_rank"`
+	Steps           int64     `parquet:"steps"`      // sampler steps spent on this rank in this run
+	WarmStart       bool      `parquet:"warm_start"` // whether the rank's chains started from saved states
+}
+
+var csvHeader = []string{"time", "run_id", "dataset_version", "dataset_checksum", "rank",
+	"log_evidence", "std_err", "posterior_prob", "chosen_rank", "steps", "warm_start"}
+
+// encodeParquet returns rows as a zstd-compressed Parquet file.
+func encodeParquet(rows []HistoryRow) ([]byte, error) {
+	var b bytes.Buffer
+	if err := parquet.Write(&b, rows, parquet.Compression(&parquet.Zstd)); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// encodeCSV returns rows as CSV with a header. Floats are formatted with the shortest
+// representation that parses back to the same value.
+func encodeCSV(rows []HistoryRow) ([]byte, error) {
+	var b bytes.Buffer
+	w := csv.NewWriter(&b)
+	w.Write(csvHeader)
+	for _, r := range rows {
+		w.Write([]string{
+			r.Time.UTC().Format(time.RFC3339Nano),
+			r.RunID,
+			strconv.Itoa(r.DatasetVersion),
+			r.DatasetChecksum,
+			strconv.Itoa(r.Rank),
+			strconv.FormatFloat(r.LogEvidence, 'g', -1, 64),
+			strconv.FormatFloat(r.StdErr, 'g', -1, 64),
+			strconv.FormatFloat(r.PosteriorProb, 'g', -1, 64),
+			strconv.Itoa(r.ChosenRank),
+			strconv.FormatInt(r.Steps, 10),
+			strconv.FormatBool(r.WarmStart),
+		})
+	}
+	w.Flush()
+	return b.Bytes(), w.Error()
+}
