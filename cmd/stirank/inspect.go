@@ -18,22 +18,33 @@ func init() {
 }
 
 func runInspect(ctx context.Context, args []string, stdout io.Writer) error {
-	fs := newFlagSet("inspect", "[--counts] DIR")
+	fs := newFlagSet("inspect", "[--counts] [--version N] DIR")
 	counts := fs.Bool("counts", false, "also require non-negative integer values, as the Poisson models do")
+	version := fs.Int("version", 0, "inspect this version of a dataset that stirank append has grown (default: the current one)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {
 		return usagef("want exactly one dataset directory or URL, got %d arguments", fs.NArg())
 	}
+	if *version < 0 {
+		return usagef("--version %d must be at least 1", *version)
+	}
 	dir := fs.Arg(0)
-	m, err := tensorio.ReadManifest(ctx, dir)
+	var m *tensorio.Manifest
+	var err error
+	if *version > 0 {
+		m, err = tensorio.ReadManifestVersion(ctx, dir, *version)
+	} else {
+		m, err = tensorio.ReadManifest(ctx, dir)
+	}
 	if err != nil {
 		fmt.Fprintf(stdout, "verdict      invalid\n")
 		return err
 	}
 	w := stdout
 	fmt.Fprintf(w, "dataset      %s\n", dir)
+	fmt.Fprintf(w, "version      %d\n", m.Version)
 	fmt.Fprintf(w, "checksum     %s\n", m.Checksum())
 	fmt.Fprintf(w, "order        %d\n", m.Order)
 	fmt.Fprintf(w, "shape        %s\n", formatShape(m.Shape))
@@ -58,7 +69,8 @@ func runInspect(ctx context.Context, args []string, stdout io.Writer) error {
 	} else {
 		fmt.Fprintf(w, "blocks       none\n")
 	}
-	d, err := tensorio.Read(ctx, dir, tensorio.ReadOptions{Counts: *counts})
+	// By number, so that an append meanwhile does not change what is read.
+	d, err := tensorio.ReadVersion(ctx, dir, m.Version, tensorio.ReadOptions{Counts: *counts})
 	if err != nil {
 		fmt.Fprintf(stdout, "verdict      invalid\n")
 		return err

@@ -23,13 +23,17 @@ const (
 	ManifestName = "manifest.json"
 )
 
+// versionPath is where a dataset keeps the manifest of version v, so that the version stays
+// readable after later appends replace manifest.json.
+func versionPath(v int) string { return fmt.Sprintf("versions/v%06d.json", v) }
+
 // Manifest describes a dataset: the tensor's shape and value kind, and the Parquet shards that
 // hold its cells. It is the last file written, so a dataset without one is incomplete.
 type Manifest struct {
 	Format        string `json:"format"`
 	FormatVersion int    `json:"format_version"`
-	// Version counts the revisions of the dataset's content; a fresh write is version 1. It is
-	// the hook for appending shards later without invalidating readers of older revisions.
+	// Version counts the revisions of the dataset's content; a fresh write is version 1, and every
+	// Append adds one, keeping the earlier versions readable (ReadVersion).
 	Version int       `json:"version"`
 	Order   int       `json:"order"`
 	Shape   []int     `json:"shape"`

@@ -35,6 +35,16 @@ type Dataset struct {
 	Manifest *Manifest
 	// Tensor holds the cells read, in shard order, with the dataset's full shape.
 	Tensor *tensor.Sparse
+	// origins maps the tensor's cells back to the shards they were read from.
+	origins origins
+}
+
+// Origin returns the shard file and 0-based row that cell pos of the tensor was read from, so
+// that checks made after reading, such as Append's, can point at the cell's source. It needs a
+// dataset read by this package.
+func (d *Dataset) Origin(pos int) (file string, row int64) {
+	s, row := d.origins.at(pos)
+	return d.origins.files[s], row
 }
 
 // ReadManifest reads and validates the manifest of the dataset at url, a local directory or a
@@ -45,7 +55,23 @@ func ReadManifest(ctx context.Context, url string) (*Manifest, error) {
 		return nil, err
 	}
 	defer st.close()
-	return readManifest(st)
+	return manifestOf(st, 0)
+}
+
+// ReadManifestVersion reads and validates the manifest of version v of the dataset at url, so
+// that results computed on an earlier state of a growing dataset (Append) can be checked or
+// reproduced. Earlier versions are read from the copies Append keeps under versions/; the
+// current version is read from manifest.json.
+func ReadManifestVersion(ctx context.Context, url string, v int) (*Manifest, error) {
+	if v < 1 {
+		return nil, fmt.Errorf("tensorio: version %d must be at least 1", v)
+	}
+	st, err := openBeamStore(ctx, url)
+	if err != nil {
+		return nil, err
+	}
+	defer st.close()
+	return manifestOf(st, v)
 }
 
 // Read reads and validates the dataset at url, a local directory or a Beam filesystem URL.
@@ -55,7 +81,21 @@ func Read(ctx context.Context, url string, opts ReadOptions) (*Dataset, error) {
 		return nil, err
 	}
 	defer st.close()
-	return read(ctx, st, opts, nil)
+	return read(ctx, st, 0, opts, nil)
+}
+
+// ReadVersion reads and validates version v of the dataset at url as it was when v was current
+// (see ReadManifestVersion): appends after v do not change what it reads.
+func ReadVersion(ctx context.Context, url string, v int, opts ReadOptions) (*Dataset, error) {
+	if v < 1 {
+		return nil, fmt.Errorf("tensorio: version %d must be at least 1", v)
+	}
+	st, err := openBeamStore(ctx, url)
+	if err != nil {
+		return nil, err
+	}
+	defer st.close()
+	return read(ctx, st, v, opts, nil)
 }
 
 // ReadBlock reads the cells of one block of a blocked dataset, reading only that block's shards.
@@ -70,12 +110,12 @@ func ReadBlock(ctx context.Context, url string, block []int, opts ReadOptions) (
 		return nil, err
 	}
 	defer st.close()
-	return read(ctx, st, opts, block)
+	return read(ctx, st, 0, opts, block)
 }
 
 // ReadFS reads and validates the dataset in directory dir of fsys, such as embedded test data.
 func ReadFS(fsys fs.FS, dir string, opts ReadOptions) (*Dataset, error) {
-	return read(context.Background(), fsStore{fsys, dir}, opts, nil)
+	return read(context.Background(), fsStore{fsys, dir}, 0, opts, nil)
 }
 
 // store is the directory a dataset is read from.
@@ -122,10 +162,36 @@ func (fsStore) close()                                   {}
 // maxManifestBytes bounds the manifest read into memory; a manifest lists shards, not cells.
 const maxManifestBytes = 64 << 20
 
-func readManifest(st store) (*Manifest, error) {
-	file := st.name(ManifestName)
-	r, err := st.open(ManifestName)
+// manifestOf reads the manifest of version v of the dataset, or of the current version when v
+// is 0.
+func manifestOf(st store, v int) (*Manifest, error) {
+	m, err := readManifest(st, ManifestName)
+	if err != nil || v == 0 || v == m.Version {
+		return m, err
+	}
+	if v > m.Version {
+		return nil, fileError(st.name(ManifestName), "no version %d: the dataset is at version %d", v, m.Version)
+	}
+	rel := versionPath(v)
+	old, err := readManifest(st, rel)
+	if err != nil {
+		return nil, err
+	}
+	if old.Version != v {
+		return nil, fileError(st.name(rel), "holds version %d, want %d", old.Version, v)
+	}
+	return old, nil
+}
+
+// readManifest reads and validates the manifest file at rel: manifest.json, or the copy of an
+// earlier version's.
+func readManifest(st store, rel string) (*Manifest, error) {
+	file := st.name(rel)
+	r, err := st.open(rel)
 	if errors.Is(err, fs.ErrNotExist) {
+		if rel != ManifestName {
+			return nil, fileError(file, "missing: this version of the dataset was not kept")
+		}
 		return nil, fileError(file, "no manifest: not a stirank dataset, or its write did not finish")
 	}
 	if err != nil {
@@ -142,9 +208,10 @@ func readManifest(st store) (*Manifest, error) {
 	return parseManifest(data, file)
 }
 
-// read reads the whole dataset, or one block of it when block is not nil.
-func read(ctx context.Context, st store, opts ReadOptions, block []int) (*Dataset, error) {
-	m, err := readManifest(st)
+// read reads the whole of version v of the dataset (0: the current one), or one block of it when
+// block is not nil.
+func read(ctx context.Context, st store, v int, opts ReadOptions, block []int) (*Dataset, error) {
+	m, err := manifestOf(st, v)
 	if err != nil {
 		return nil, err
 	}
@@ -195,12 +262,13 @@ func read(ctx context.Context, st store, opts ReadOptions, block []int) (*Datase
 		d.files = append(d.files, file)
 		pos += int(sh.Rows)
 	}
+	ds := &Dataset{Manifest: m, Tensor: t, origins: d.origins}
 	if first, second, ok := duplicate(t); ok {
-		f1, r1 := d.origin(first)
-		f2, r2 := d.origin(second)
+		f1, r1 := ds.Origin(first)
+		f2, r2 := ds.Origin(second)
 		return nil, rowError(f2, r2, "cell %v stored twice (first at %s row %d)", t.Index(second, nil), f1, r1)
 	}
-	return &Dataset{Manifest: m, Tensor: t}, nil
+	return ds, nil
 }
 
 // decoder fills a tensor from Parquet shards, validating every value on the way.
@@ -211,20 +279,26 @@ type decoder struct {
 	// lo[m], hi[m] bound mode-m indices: the shape, or the block's ranges when reading a block.
 	lo, hi []int64
 	block  []int
-	// starts[s] is the tensor position of the first row of the s-th shard read, files[s] its name.
-	starts []int
-	files  []string
+	origins
 	// scratch buffers for dictionary-encoded pages.
 	values  []parquet.Value
 	indexes []int64
 	doubles []float64
 }
 
-// origin returns the file and row a tensor position was read from.
-func (d *decoder) origin(pos int) (string, int64) {
+// origins records where the cells of a tensor read from shards came from.
+type origins struct {
+	// starts[s] is the tensor position of the first row of the s-th shard read, files[s] its name.
+	starts []int
+	files  []string
+}
+
+// at returns the shard (its index among the shards read) and the row a tensor position was read
+// from.
+func (o *origins) at(pos int) (s int, row int64) {
 	// The last shard starting at or before pos: empty shards share their start with the next.
-	s := sort.Search(len(d.starts), func(s int) bool { return d.starts[s] > pos }) - 1
-	return d.files[s], int64(pos - d.starts[s])
+	s = sort.Search(len(o.starts), func(s int) bool { return o.starts[s] > pos }) - 1
+	return s, int64(pos - o.starts[s])
 }
 
 // readShard checks a shard against the manifest and decodes it into positions pos… of the tensor.

@@ -62,9 +62,16 @@ type TextOptions struct {
 // ReadText parses a sparse tensor in format f from r. name is the file name errors give, with
 // the line number and the problem. It returns the tensor and its value kind.
 func ReadText(r io.Reader, name string, f TextFormat, opts TextOptions) (*tensor.Sparse, ValueKind, error) {
+	t, kind, _, err := ReadTextLines(r, name, f, opts)
+	return t, kind, err
+}
+
+// ReadTextLines is ReadText that also returns the 1-based line every cell was read from, so that
+// checks made later, such as Append's against the cells of a dataset, can point at the line.
+func ReadTextLines(r io.Reader, name string, f TextFormat, opts TextOptions) (*tensor.Sparse, ValueKind, []int, error) {
 	if opts.Kind != "" {
 		if _, err := ParseValueKind(string(opts.Kind)); err != nil {
-			return nil, "", err
+			return nil, "", nil, err
 		}
 	}
 	b := &textBuilder{name: name, format: f, shape: opts.Shape, counts: opts.Kind == Count}
@@ -82,17 +89,17 @@ func ReadText(r io.Reader, name string, f TextFormat, opts TextOptions) (*tensor
 		_, err = ParseTextFormat(string(f))
 	}
 	if err != nil {
-		return nil, "", err
+		return nil, "", nil, err
 	}
 	t, err := b.tensor()
 	if err != nil {
-		return nil, "", err
+		return nil, "", nil, err
 	}
 	kind := opts.Kind
 	if kind == "" {
 		kind = inferKind(t.Values)
 	}
-	return t, kind, nil
+	return t, kind, b.lines, nil
 }
 
 // textBuilder collects the cells of a text file, validating each line as it comes.

@@ -185,11 +185,26 @@ func layout(t *tensor.Sparse, opts WriteOptions) ([]segment, *Blocks, error) {
 
 // writeAll writes the shards, the attachments and, last, the manifest.
 func writeAll(ctx context.Context, s sink, m *Manifest, segments []segment, opts WriteOptions) error {
+	shardName := func(n int) string { return fmt.Sprintf("data/shard-%05d.parquet", n) }
+	if err := writeShards(ctx, s, m, segments, shardName); err != nil {
+		return err
+	}
+	for name, data := range opts.Attachments {
+		if err := writeFile(s, name, data); err != nil {
+			return err
+		}
+	}
+	return s.commit(m.encode())
+}
+
+// writeShards writes every segment as a shard named shardName(n), n counting from 0, and adds the
+// shards to the manifest.
+func writeShards(ctx context.Context, s sink, m *Manifest, segments []segment, shardName func(n int) string) error {
 	for n, seg := range segments {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		name := fmt.Sprintf("data/shard-%05d.parquet", n)
+		name := shardName(n)
 		w, err := s.create(name)
 		if err != nil {
 			return err
@@ -210,12 +225,7 @@ func writeAll(ctx context.Context, s sink, m *Manifest, segments []segment, opts
 			Block:  seg.block,
 		})
 	}
-	for name, data := range opts.Attachments {
-		if err := writeFile(s, name, data); err != nil {
-			return err
-		}
-	}
-	return s.commit(m.encode())
+	return nil
 }
 
 func writeFile(s sink, name string, data []byte) error {
@@ -335,8 +345,12 @@ func newLocalSink(dir string) (*localSink, error) {
 	return &localSink{dir: dir, staging: staging}, nil
 }
 
-func (s *localSink) create(name string) (io.WriteCloser, error) {
-	p := filepath.Join(s.staging, filepath.FromSlash(name))
+func (s *localSink) create(name string) (io.WriteCloser, error) { return createFile(s.staging, name) }
+
+// createFile creates the file at slash-separated name under dir, and its directories, replacing
+// any file there; the file reaches stable storage when closed.
+func createFile(dir, name string) (io.WriteCloser, error) {
+	p := filepath.Join(dir, filepath.FromSlash(name))
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return nil, err
 	}
