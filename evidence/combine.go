@@ -25,6 +25,8 @@ type ChainSummary struct {
 	CellEvals int64
 	// Divergence describes where the chain produced a non-finite value; empty when it did not.
 	Divergence string
+	// Warm says the chain resumed from a saved state instead of the configured start.
+	Warm bool
 }
 
 // Rung is the combined estimate at one temperature.
@@ -57,6 +59,8 @@ type RankEvidence struct {
 	Rungs     []Rung
 	Steps     int
 	CellEvals int64
+	// WarmChains counts the chains that resumed from a saved state.
+	WarmChains int
 	// Diverged lists the chains that produced non-finite values; when it is not empty the
 	// estimate is not computed (LogEvidence is NaN).
 	Diverged []string
@@ -79,6 +83,9 @@ func Combine(l Ladder, chains []ChainSummary) (RankEvidence, error) {
 		}
 		re.Steps += c.Steps
 		re.CellEvals += c.CellEvals
+		if c.Warm {
+			re.WarmChains++
+		}
 		switch {
 		case c.Divergence != "":
 			re.Diverged = append(re.Diverged, c.Divergence)

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -68,6 +69,8 @@ type RankResult struct {
 	PosteriorProb Float `json:"posterior_prob"`
 	Steps         int64 `json:"steps"`
 	CellEvals     int64 `json:"cell_evals"`
+	// WarmChains counts the chains that resumed from a saved state (stirank reanalyze).
+	WarmChains int `json:"warm_chains,omitempty"`
 	// Diverged lists the chains of this rank that diverged.
 	Diverged []string `json:"diverged,omitempty"`
 	Ladder   []Rung   `json:"ladder"`
@@ -188,20 +191,30 @@ func (r *Result) addRanks(want []int, ests []evidence.RankEvidence, method func(
 	if len(byRank) != len(want) {
 		return fmt.Errorf("estimates for %d ranks, %d requested", len(byRank), len(want))
 	}
-	logEv := make([]float64, len(want))
-	for i, rank := range want {
+	for _, rank := range want {
 		re, ok := byRank[rank]
 		if !ok {
 			return fmt.Errorf("no estimate for rank %d", rank)
 		}
-		logEv[i] = re.LogEvidence
 		rr := method(re)
 		rr.Rank, rr.LogEvidence, rr.StdErr, rr.StdErrWithin = rank, Float(re.LogEvidence), Float(re.StdErr), Float(re.StdErrWithin)
-		rr.Steps, rr.CellEvals, rr.Diverged = int64(re.Steps), re.CellEvals, re.Diverged
-		r.Steps += int64(re.Steps)
-		r.CellEvals += re.CellEvals
-		r.Divergences = append(r.Divergences, re.Diverged...)
+		rr.Steps, rr.CellEvals, rr.Diverged, rr.WarmChains = int64(re.Steps), re.CellEvals, re.Diverged, re.WarmChains
 		r.Ranks = append(r.Ranks, rr)
+	}
+	r.summarise()
+	return nil
+}
+
+// summarise sets the totals, the divergences, the posterior rank probabilities and the best rank
+// from r.Ranks.
+func (r *Result) summarise() {
+	r.Steps, r.CellEvals, r.Divergences, r.BestRank = 0, 0, []string{}, 0
+	logEv := make([]float64, len(r.Ranks))
+	for i, rr := range r.Ranks {
+		logEv[i] = float64(rr.LogEvidence)
+		r.Steps += rr.Steps
+		r.CellEvals += rr.CellEvals
+		r.Divergences = append(r.Divergences, rr.Diverged...)
 	}
 	best := -1
 	for i, p := range evidence.PosteriorProbs(logEv) {
@@ -213,7 +226,31 @@ func (r *Result) addRanks(want []int, ests []evidence.RankEvidence, method func(
 	if best >= 0 {
 		r.BestRank = r.Ranks[best].Rank
 	}
-	return nil
+}
+
+// Merge returns r with the ranks of more added: one result over the ranks of both, as if one
+// sweep had run them all (ranks are estimated independently), with the posterior probabilities
+// and the best rank recomputed. The runs must share the model, data, configuration and seed.
+func (r Result) Merge(more Result) (Result, error) {
+	if r.Model != more.Model || r.Data.Checksum != more.Data.Checksum || r.Seed != more.Seed {
+		return r, fmt.Errorf("cannot merge results of different runs (%s on %s, seed %d; %s on %s, seed %d)",
+			r.Model, r.Data.Checksum, r.Seed, more.Model, more.Data.Checksum, more.Seed)
+	}
+	have := map[int]bool{}
+	for _, rr := range r.Ranks {
+		have[rr.Rank] = true
+	}
+	out := r
+	out.Ranks = append([]RankResult(nil), r.Ranks...)
+	for _, rr := range more.Ranks {
+		if have[rr.Rank] {
+			return r, fmt.Errorf("rank %d estimated twice", rr.Rank)
+		}
+		out.Ranks = append(out.Ranks, rr)
+	}
+	sort.Slice(out.Ranks, func(a, b int) bool { return out.Ranks[a].Rank < out.Ranks[b].Rank })
+	out.summarise()
+	return out, nil
 }
 
 // JSON encodes the result as evidence.json.

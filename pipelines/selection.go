@@ -36,6 +36,9 @@ type Options struct {
 	RunID string
 	// Workers bounds the chains that run at once per worker process; 0 means GOMAXPROCS.
 	Workers int
+	// StartDir and StateDir are where chains resume from and where they leave their final states
+	// (see transforms.RunChainFn); empty for neither.
+	StartDir, StateDir string
 	// Meta is recorded in the result; its Model, Config and Ranks are filled from Work and Ranks.
 	Meta Meta
 }
@@ -78,7 +81,9 @@ func Evidence(s beam.Scope, o Options) beam.PCollection {
 	s = s.Scope("Evidence")
 	cfg := o.Work.Config
 	ids := transforms.FanOut(s, o.Ranks, len(cfg.Ladder), cfg.Chains)
-	sums := transforms.RunChains(s, &transforms.RunChainFn{Work: o.Work, RunID: o.RunID, Workers: o.Workers}, ids)
+	sums := transforms.RunChains(s, &transforms.RunChainFn{
+		Work: o.Work, RunID: o.RunID, Workers: o.Workers, StartDir: o.StartDir, StateDir: o.StateDir,
+	}, ids)
 	return transforms.CombinePerRank(s, cfg.Ladder, sums)
 }
 

@@ -142,6 +142,12 @@ type chain struct {
 	// MALA: the current and proposed points, the proposal's evaluator, and the step size, adapted
 	// towards acceptance rate malaTarget during burn-in and frozen afterwards.
 	mala bool
+	// burnin is the number of steps before the chain records: Config.Burnin, or WarmBurnin for a
+	// chain that resumes from a saved state (warm).
+	burnin int
+	warm   bool
+	// newRows are the parameter ranges of the rows a warm chain's saved state did not have.
+	newRows [][2]int
 	// frozenMetric holds the metric fixed after burn-in (the LM noise is only right for a metric
 	// that does not change between the two steps that share a draw).
 	frozenMetric bool
@@ -154,16 +160,41 @@ type chain struct {
 	order        []int
 }
 
-// RunChain runs the chain id on the problem and summarises its records. A chain that produces a
-// non-finite value stops and reports where in Divergence; errors are for bad set-ups only.
+// RunChain runs the chain id on the problem from the configured start and summarises its records.
+// A chain that produces a non-finite value stops and reports where in Divergence; errors are for
+// bad set-ups only.
 func (p *Problem) RunChain(ctx context.Context, id ChainID) (evidence.ChainSummary, error) {
+	sum, _, err := p.Resume(ctx, id, nil)
+	return sum, err
+}
+
+// State is where a chain ended: its parameters in the model's sampling parameterisation and their
+// layout, so that a later run on the same data, or on data grown by new rows, columns or slices,
+// can resume from it (see Resume).
+type State struct {
+	// Model is the model's name and Rank its rank; Factors the factor layout of Theta (nil for
+	// models whose parameters are not tied to data modes).
+	Model   string
+	Rank    int
+	Factors []models.Factor
+	Theta   []float64
+}
+
+// Resume runs the chain id like RunChain, but when from is not nil the chain starts from that
+// saved state instead of the configured start: the parameters of indices the state knows are
+// copied, those of indices the data gained since are drawn from the prior, and the chain burns in
+// for Config.WarmBurnin steps (no mode search) before it records. A state that ended near the
+// power posterior of the data it was saved on is close to that of moderately grown data, so the
+// short burn-in replaces both the mode search and most of the cold burn-in. Resume returns the
+// chain's final state, nil at t = 0 (prior draws carry no state) and after a divergence.
+func (p *Problem) Resume(ctx context.Context, id ChainID, from *State) (evidence.ChainSummary, *State, error) {
 	cfg := p.Config
 	if id.TIndex < 0 || id.TIndex >= len(cfg.Ladder) {
-		return evidence.ChainSummary{}, fmt.Errorf("temperature index %d outside the ladder of %d", id.TIndex, len(cfg.Ladder))
+		return evidence.ChainSummary{}, nil, fmt.Errorf("temperature index %d outside the ladder of %d", id.TIndex, len(cfg.Ladder))
 	}
 	m, err := p.model(id.Rank)
 	if err != nil {
-		return evidence.ChainSummary{}, err
+		return evidence.ChainSummary{}, nil, err
 	}
 	c := newChain(p, m, id)
 	sum := evidence.ChainSummary{Rank: id.Rank, TIndex: id.TIndex, T: c.t, Chain: id.Chain}
@@ -173,18 +204,69 @@ func (p *Problem) RunChain(ctx context.Context, id ChainID) (evidence.ChainSumma
 		records, div = c.priorRecords(ctx, cfg.Steps-cfg.Burnin, records)
 		sum.Steps = cfg.Steps - cfg.Burnin
 	} else {
+		if from != nil {
+			if err := c.warmStart(from); err != nil {
+				return sum, nil, fmt.Errorf("rank %d, temperature %d, chain %d: %w", id.Rank, id.TIndex, id.Chain, err)
+			}
+			sum.Warm = true
+		}
 		records, div, sum.Steps = c.run(ctx, records)
 	}
 	if err := ctx.Err(); err != nil {
-		return sum, err
+		return sum, nil, err
 	}
 	sum.CellEvals = c.cellEvals
 	sum.Divergence = div
-	if div == "" {
-		sum.Count = len(records)
-		sum.Mean, sum.M2, sum.ESS = evidence.Summarize(records)
+	if div != "" {
+		return sum, nil, nil
 	}
-	return sum, nil
+	sum.Count = len(records)
+	sum.Mean, sum.M2, sum.ESS = evidence.Summarize(records)
+	var final *State
+	if c.t > 0 {
+		final = &State{Model: m.Name(), Rank: id.Rank, Factors: m.Factors(), Theta: c.theta}
+	}
+	return sum, final, nil
+}
+
+// warmStart sets the chain's parameters from a saved state and shortens its burn-in. Parameters of
+// rows the state does not have keep a prior draw from the chain's own stream.
+func (c *chain) warmStart(s *State) error {
+	if s.Model != c.m.Name() || s.Rank != c.m.Rank() {
+		return fmt.Errorf("saved state is of model %s rank %d, not %s rank %d", s.Model, s.Rank, c.m.Name(), c.m.Rank())
+	}
+	cfg := c.p.Config
+	c.m.SamplePrior(rng.New(cfg.Seed, uint64(c.id.Rank), uint64(c.id.TIndex), uint64(c.id.Chain), streamInit), c.theta)
+	fs := c.m.Factors()
+	switch {
+	case fs == nil && s.Factors == nil:
+		if len(s.Theta) != len(c.theta) {
+			return fmt.Errorf("saved state has %d parameters, the model %d", len(s.Theta), len(c.theta))
+		}
+		copy(c.theta, s.Theta)
+	case len(fs) != len(s.Factors):
+		return fmt.Errorf("saved state has %d factors, the model %d", len(s.Factors), len(fs))
+	default:
+		for k, f := range fs {
+			o := s.Factors[k]
+			if o.Cols != f.Cols || o.Rows > f.Rows || o.Offset < 0 || o.Offset+o.Rows*o.Cols > len(s.Theta) {
+				return fmt.Errorf("saved state's mode-%d factor is %d×%d, the model's %d×%d: the data are not a growth of the data it was saved on",
+					k, o.Rows, o.Cols, f.Rows, f.Cols)
+			}
+			copy(c.theta[f.Offset:], s.Theta[o.Offset:o.Offset+o.Rows*o.Cols])
+			if lo, hi := f.Params(o.Rows, f.Rows); hi > lo {
+				c.newRows = append(c.newRows, [2]int{lo, hi})
+			}
+		}
+	}
+	for i, v := range c.theta {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("saved state's parameter %d is %v", i, v)
+		}
+	}
+	c.warm = true
+	c.burnin = cfg.warmBurnin()
+	return nil
 }
 
 func newChain(p *Problem, m models.Model, id ChainID) *chain {
@@ -192,7 +274,7 @@ func newChain(p *Problem, m models.Model, id ChainID) *chain {
 	dim := m.Dim()
 	c := &chain{
 		p: p, m: m, id: id, t: cfg.Ladder[id.TIndex], kernel: p.kernel,
-		theta: make([]float64, dim), grad: make([]float64, dim), e: m.NewEval(),
+		theta: make([]float64, dim), grad: make([]float64, dim), e: m.NewEval(), burnin: cfg.Burnin,
 		sched: rng.NewStream(cfg.Seed, uint64(id.Rank), uint64(id.TIndex), uint64(id.Chain), streamSchedule),
 	}
 	c.state = c.kernel.NewState(dim)
@@ -334,14 +416,22 @@ func (c *chain) refresh() {
 }
 
 // run performs burn-in and sampling and returns the records after burn-in and the steps spent.
-// With Starts > 0 the chain starts from its rank's mode (see Problem.mode), otherwise from a prior
-// draw. Sampling starts after Burnin steps, so the start changes how soon the records are right,
-// not what they target.
+// A warm chain starts where warmStart put it; otherwise, with Starts > 0, from its rank's mode (see
+// Problem.mode), and else from a prior draw. Sampling starts after the burn-in, so the start
+// changes how soon the records are right, not what they target.
 func (c *chain) run(ctx context.Context, records []float64) ([]float64, string, int) {
 	cfg := c.p.Config
-	sched, _ := cfg.Schedule()
+	sched, _ := cfg.schedule(c.burnin)
+	steps := c.burnin + cfg.Steps - cfg.Burnin
 	spent := 0
-	if cfg.Starts > 0 {
+	switch {
+	case c.warm:
+		n, div := c.settleNewRows()
+		spent += n
+		if div != "" {
+			return records, div, spent
+		}
+	case cfg.Starts > 0:
 		m, err := c.p.mode(ctx, c.id.Rank)
 		if err != nil {
 			return records, err.Error(), spent
@@ -352,10 +442,10 @@ func (c *chain) run(ctx context.Context, records []float64) ([]float64, string, 
 			spent += m.steps
 			c.cellEvals += m.cellEvals
 		}
-	} else {
+	default:
 		c.m.SamplePrior(rng.New(cfg.Seed, uint64(c.id.Rank), uint64(c.id.TIndex), uint64(c.id.Chain), streamInit), c.theta)
 	}
-	for k := 1; k <= cfg.Steps; k++ {
+	for k := 1; k <= steps; k++ {
 		if k%64 == 0 && ctx.Err() != nil {
 			return records, "", spent
 		}
@@ -364,16 +454,40 @@ func (c *chain) run(ctx context.Context, records []float64) ([]float64, string, 
 		if div != "" {
 			return records, div, spent
 		}
-		if k > cfg.Burnin {
+		if k > c.burnin {
 			records = append(records, y)
 		}
 	}
 	for i, v := range c.theta {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return records, c.divergence(cfg.Steps, fmt.Sprintf("parameter %d is %v", i, v)), spent
+			return records, c.divergence(steps, fmt.Sprintf("parameter %d is %v", i, v)), spent
 		}
 	}
 	return records, "", spent
+}
+
+// settleNewRows carries the parameters of the rows a warm chain's saved state did not have (prior
+// draws) to the mode of the chain's power posterior with every other parameter held where the
+// state left it: StartSteps steps of ascent that move those rows only, on all cells. A prior draw
+// is many e-folds from where the data put a row, and a short burn-in alone does not bring a
+// growth of a third of the data or more into equilibrium (bench/engine -workload warm); the
+// conditional mode is a start that the burn-in then turns into a sample. It returns the steps
+// spent and a divergence, if any.
+func (c *chain) settleNewRows() (int, string) {
+	n := c.p.Config.StartSteps
+	if len(c.newRows) == 0 || n == 0 {
+		return 0, ""
+	}
+	parts, sub, cv, scale, burnin := c.parts, c.sub, c.cv, c.scale, c.burnin
+	c.parts = [][]unit{{{cells: models.Cells{Lo: 0, Hi: c.m.NumCells()}, params: c.newRows}}}
+	c.sub, c.cv, c.scale, c.burnin = samplers.Subsample{}, false, 1, n // the metric follows every step
+	defer func() { c.parts, c.sub, c.cv, c.scale, c.burnin = parts, sub, cv, scale, burnin }()
+	for k := 1; k <= n; k++ {
+		if _, div := c.ascend(k); div != "" {
+			return k, div
+		}
+	}
+	return n, ""
 }
 
 // rankMode is the start point shared by the chains of a rank.
@@ -437,11 +551,15 @@ func (p *Problem) mode(ctx context.Context, rank int) (*rankMode, error) {
 	return rm, nil
 }
 
-// ChainSteps is the number of sampler steps RunChain reports for chain id: prior draws at t = 0;
-// otherwise Steps, plus, for the chain that accounts for it, the rank's mode search.
-func (cfg Config) ChainSteps(id ChainID) int {
+// ChainSteps is the number of sampler steps RunChain (warm false) or Resume from a saved state
+// (warm true) reports for chain id: prior draws at t = 0; otherwise the burn-in and the recorded
+// steps, plus, for the cold chain that accounts for it, the rank's mode search.
+func (cfg Config) ChainSteps(id ChainID, warm bool) int {
 	if cfg.Ladder[id.TIndex] == 0 {
 		return cfg.Steps - cfg.Burnin
+	}
+	if warm {
+		return cfg.warmBurnin() + cfg.Steps - cfg.Burnin
 	}
 	n := cfg.Steps
 	if cfg.Starts > 0 && id.Chain == 0 && id.TIndex == len(cfg.Ladder)-1 {
@@ -474,15 +592,15 @@ func (c *chain) step(k int, sched samplers.StepSchedule, kernel samplers.Kernel)
 	clear(c.grad)
 	c.e.LogPrior(c.grad)
 	y := c.e.Dense(c.t, c.grad)
-	if c.metric != nil && (k <= cfg.Burnin || !c.frozenMetric) {
+	if c.metric != nil && (k <= c.burnin || !c.frozenMetric) {
 		c.e.Metric(c.t, c.metric, c.gamma)
-		if k == cfg.Burnin && c.frozenMetric {
+		if k == c.burnin && c.frozenMetric {
 			// A constant metric has no divergence term.
 			clear(c.gamma)
 		}
 	}
 	eps := sched.At(k)
-	adapt := k <= cfg.Burnin
+	adapt := k <= c.burnin
 	if len(us) == 1 || us[0].work() < parallelCells {
 		for i := range us {
 			c.work(i, us[i], k, kernel, eps, adapt)
@@ -570,7 +688,7 @@ func (c *chain) stepMALA(k int) (float64, string) {
 		c.theta, c.grad = c.cur.Theta, c.cur.Grad
 		c.accepted++
 	}
-	if k <= cfg.Burnin {
+	if k <= c.burnin {
 		// Robbins–Monro on log ε towards the target acceptance rate.
 		c.malaEps *= math.Exp((acc - malaTarget) / math.Sqrt(float64(k)+10))
 	}

@@ -14,6 +14,9 @@ type Config struct {
 	Chains int
 	// Steps counts all steps of a chain, burn-in included; Burnin of them are discarded.
 	Steps, Burnin int
+	// WarmBurnin is the burn-in of a chain that resumes from a saved state (Problem.Resume), 0 for
+	// Burnin; it records Steps−Burnin steps after it, like a cold chain.
+	WarmBurnin int
 	// Sampler names the SG-MCMC kernel (see samplers.ByName). Config holds only plain values so
 	// it can cross Beam stages.
 	Sampler string
@@ -54,6 +57,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("steps %d must be at least 2", c.Steps)
 	case c.Burnin < 0 || c.Burnin >= c.Steps:
 		return fmt.Errorf("burn-in %d must be in [0, steps=%d)", c.Burnin, c.Steps)
+	case c.WarmBurnin < 0:
+		return fmt.Errorf("warm burn-in %d must not be negative", c.WarmBurnin)
 	case c.Subsample < 0:
 		return fmt.Errorf("subsample %d must not be negative", c.Subsample)
 	case c.Blocks < 1:
@@ -69,8 +74,18 @@ func (c Config) Validate() error {
 }
 
 // Schedule returns the step-size schedule.
-func (c Config) Schedule() (samplers.StepSchedule, error) {
-	burn := c.Burnin
+func (c Config) Schedule() (samplers.StepSchedule, error) { return c.schedule(c.Burnin) }
+
+// warmBurnin is the burn-in of a chain resumed from a saved state.
+func (c Config) warmBurnin() int {
+	if c.WarmBurnin == 0 {
+		return c.Burnin
+	}
+	return c.WarmBurnin
+}
+
+// schedule returns the step-size schedule of a chain that burns in for burn steps.
+func (c Config) schedule(burn int) (samplers.StepSchedule, error) {
 	if burn < 1 {
 		burn = 1
 	}

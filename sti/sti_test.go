@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -267,5 +268,74 @@ func TestDivergenceIsReported(t *testing.T) {
 	}
 	if !strings.Contains(r.Diverged[0], "rank 2, t=") || !strings.Contains(r.Diverged[0], "step ") {
 		t.Errorf("divergence message %q does not name rank, temperature and step", r.Diverged[0])
+	}
+}
+
+// Resuming on grown data keeps the saved rows, draws the new ones, runs the warm burn-in, and is
+// bit-identical across reruns and worker counts; a state from larger data is refused.
+func TestResumeOnGrownData(t *testing.T) {
+	full, rates := poissonData(t, []int{8, 6, 10}, 2, 0.5, 3)
+	old := full.Slab(2, 0, 6)
+	spec := ModelSpec{Name: "cp", Rates: rates}
+	cfg := Default("cp")
+	cfg.Ladder = evidence.Power(4, 4)
+	cfg.Steps, cfg.Burnin, cfg.WarmBurnin, cfg.Starts, cfg.StartSteps = 60, 30, 10, 2, 15
+	po, err := NewProblem(old, spec, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, states, err := po.SweepFrom(context.Background(), []int{2}, 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(states) != (len(cfg.Ladder)-1)*cfg.Chains || states[ChainID{Rank: 2, TIndex: 0}] != nil {
+		t.Fatalf("%d final states (want one per chain above t = 0)", len(states))
+	}
+	pf, err := NewProblem(full, spec, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := ChainID{Rank: 2, TIndex: len(cfg.Ladder) - 1}
+	s := states[id]
+	m, _ := pf.model(2)
+	c := newChain(pf, m, id)
+	if err := c.warmStart(s); err != nil {
+		t.Fatal(err)
+	}
+	for k, f := range m.Factors() {
+		o := s.Factors[k]
+		if !slices.Equal(c.theta[f.Offset:f.Offset+o.Rows*o.Cols], s.Theta[o.Offset:o.Offset+o.Rows*o.Cols]) {
+			t.Errorf("mode %d: the saved rows were not kept", k)
+		}
+	}
+	if len(c.newRows) != 1 || c.newRows[0][1]-c.newRows[0][0] != 4*2 {
+		t.Errorf("new rows %v, want the 4 new slices of mode 2", c.newRows)
+	}
+	if c.burnin != cfg.WarmBurnin {
+		t.Errorf("warm burn-in %d, want %d", c.burnin, cfg.WarmBurnin)
+	}
+
+	a, _, err := pf.SweepFrom(context.Background(), []int{2}, 1, states)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _, err := pf.SweepFrom(context.Background(), []int{2}, 3, states)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(a, b) || a[0].WarmChains != len(states) {
+		t.Errorf("resumed sweeps differ or are not warm: %d and %d warm chains, evidence %v and %v", a[0].WarmChains, b[0].WarmChains, a[0].LogEvidence, b[0].LogEvidence)
+	}
+	sum, _, err := pf.Resume(context.Background(), id, s)
+	if err != nil || !sum.Warm || sum.Steps != cfg.StartSteps+cfg.ChainSteps(id, true) || sum.Count != cfg.Steps-cfg.Burnin {
+		t.Errorf("resumed chain: %+v, %v; want %d steps and %d records", sum, err, cfg.StartSteps+cfg.ChainSteps(id, true), cfg.Steps-cfg.Burnin)
+	}
+
+	_, big, err := pf.SweepFrom(context.Background(), []int{2}, 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := po.Resume(context.Background(), id, big[id]); err == nil || !strings.Contains(err.Error(), "not a growth") {
+		t.Errorf("a state of larger data was accepted: %v", err)
 	}
 }

@@ -13,6 +13,16 @@ import (
 // evidence of each rank, in the order of ranks. Chains are independent and seeded by their
 // coordinates, so the result does not depend on the number of workers.
 func (p *Problem) Sweep(ctx context.Context, ranks []int, workers int) ([]evidence.RankEvidence, error) {
+	res, _, err := p.SweepFrom(ctx, ranks, workers, nil)
+	return res, err
+}
+
+// States are chain states by chain.
+type States map[ChainID]*State
+
+// SweepFrom is Sweep with every chain that has a state in from resumed from it (see Resume); the
+// others start cold. It also returns the final state of every chain that has one.
+func (p *Problem) SweepFrom(ctx context.Context, ranks []int, workers int, from States) ([]evidence.RankEvidence, States, error) {
 	if workers < 1 {
 		workers = runtime.GOMAXPROCS(0)
 	}
@@ -27,6 +37,7 @@ func (p *Problem) Sweep(ctx context.Context, ranks []int, workers int) ([]eviden
 	// Longest chains first: higher ranks cost more per step.
 	sort.SliceStable(ids, func(a, b int) bool { return ids[a].Rank > ids[b].Rank })
 	out := make([]evidence.ChainSummary, len(ids))
+	finals := make([]*State, len(ids))
 	errs := make([]error, len(ids))
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -37,7 +48,7 @@ func (p *Problem) Sweep(ctx context.Context, ranks []int, workers int) ([]eviden
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				out[i], errs[i] = p.RunChain(ctx, ids[i])
+				out[i], finals[i], errs[i] = p.Resume(ctx, ids[i], from[ids[i]])
 				if errs[i] != nil {
 					cancel()
 				}
@@ -56,11 +67,17 @@ feed:
 	wg.Wait()
 	for _, err := range errs {
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	states := States{}
+	for i, s := range finals {
+		if s != nil {
+			states[ids[i]] = s
+		}
 	}
 	byRank := map[int][]evidence.ChainSummary{}
 	for _, s := range out {
@@ -70,9 +87,9 @@ feed:
 	for _, r := range ranks {
 		re, err := evidence.Combine(p.Config.Ladder, byRank[r])
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		res = append(res, re)
 	}
-	return res, nil
+	return res, states, nil
 }

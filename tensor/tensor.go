@@ -171,3 +171,21 @@ func (t *Sparse) Sum() float64 {
 
 // ErrEmpty is returned for a tensor with no stored cells where cells are needed.
 var ErrEmpty = errors.New("tensor: no stored cells")
+
+// Slab returns the cells whose mode-m index lies in [lo, hi), in their order, keeping their
+// coordinates, in a tensor whose mode-m extent is hi (the data a growing tensor held when that
+// mode had reached hi, as far as the slab goes).
+func (t *Sparse) Slab(m, lo, hi int) *Sparse {
+	shape := append([]int(nil), t.Shape...)
+	shape[m] = hi
+	s := &Sparse{Shape: shape, Coords: make([][]int32, t.Order())}
+	for n, v := range t.Values {
+		if i := int(t.Coords[m][n]); i >= lo && i < hi {
+			for k := range s.Coords {
+				s.Coords[k] = append(s.Coords[k], t.Coords[k][n])
+			}
+			s.Values = append(s.Values, v)
+		}
+	}
+	return s
+}

@@ -3,6 +3,7 @@ package tensor
 import (
 	"errors"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -91,5 +92,19 @@ func TestValidate(t *testing.T) {
 	}
 	if err := mk([][]int{{0, 0}, {1, 1}}, []float64{1, 2.5}).Validate(false); err != nil {
 		t.Errorf("real values rejected: %v", err)
+	}
+}
+
+func TestSlab(t *testing.T) {
+	x, _ := New([]int{2, 3, 4}, 0)
+	x.Append([]int{0, 1, 0}, 1)
+	x.Append([]int{1, 2, 3}, 2)
+	x.Append([]int{1, 0, 2}, 3)
+	s := x.Slab(2, 1, 3)
+	if !slices.Equal(s.Shape, []int{2, 3, 3}) || !slices.Equal(s.Values, []float64{3}) || s.Index(0, nil)[2] != 2 {
+		t.Fatalf("slab [1,3) of mode 2: shape %v values %v", s.Shape, s.Values)
+	}
+	if p := x.Slab(2, 0, 4); p.NNZ() != 3 || !slices.Equal(p.Shape, x.Shape) {
+		t.Fatalf("whole slab: %d cells, shape %v", p.NNZ(), p.Shape)
 	}
 }

@@ -2,13 +2,16 @@ package transforms
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"sort"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 
 	"github.com/stirank/stirank/evidence"
+	"github.com/stirank/stirank/io/chainstate"
 	"github.com/stirank/stirank/sti"
 )
 
@@ -69,6 +72,12 @@ type RunChainFn struct {
 	RunID string
 	// Workers bounds the chains that run at once in a worker process; 0 means GOMAXPROCS.
 	Workers int
+	// StartDir, when set, is a directory of chain states (io/chainstate) that chains resume from
+	// (sti.Problem.Resume); a chain without a state file there starts cold. StateDir, when set,
+	// receives every chain's final state. Both are paths the workers share (a local directory for
+	// local runners, a shared mount for distributed ones). A retried chain rewrites its state
+	// with the same bytes.
+	StartDir, StateDir string
 
 	problem *sti.Problem
 	chains  Concurrent[evidence.ChainSummary]
@@ -94,9 +103,16 @@ func (f *RunChainFn) ProcessElement(ctx context.Context, id sti.ChainID, emit fu
 		return err
 	}
 	err := f.chains.Go(f.Workers, func(ctx context.Context) (evidence.ChainSummary, error) {
-		sum, err := f.problem.RunChain(ctx, id)
+		from, err := f.startState(id)
+		if err != nil {
+			return evidence.ChainSummary{}, err
+		}
+		sum, final, err := f.problem.Resume(ctx, id, from)
 		if err == nil && (sum.Rank != id.Rank || sum.TIndex != id.TIndex || sum.Chain != id.Chain) {
 			err = fmt.Errorf("chain %+v reported as %d/%d/%d", id, sum.Rank, sum.TIndex, sum.Chain)
+		}
+		if err == nil && final != nil && f.StateDir != "" {
+			err = chainstate.Write(chainstate.Path(f.StateDir, id), final)
 		}
 		if err != nil {
 			return sum, fmt.Errorf("chain rank %d, temperature %d, replica %d: %w", id.Rank, id.TIndex, id.Chain, err)
@@ -108,6 +124,18 @@ func (f *RunChainFn) ProcessElement(ctx context.Context, id sti.ChainID, emit fu
 		return err
 	}
 	return f.flush(ctx, emit)
+}
+
+// startState reads the saved state chain id resumes from: nil when there is none.
+func (f *RunChainFn) startState(id sti.ChainID) (*sti.State, error) {
+	if f.StartDir == "" {
+		return nil, nil
+	}
+	s, err := chainstate.Read(chainstate.Path(f.StartDir, id))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	return s, err
 }
 
 // FinishBundle waits for the bundle's chains and emits the rest.

@@ -57,14 +57,15 @@ var trackers = struct {
 func chainWork(rank int, steps int64) float64 { return float64(steps) * float64(1+rank) }
 
 // Track registers a progress tracker for the sweep of ranks under runID; chains that run in this
-// process with that run ID report to it. Call Untrack when the job ends.
-func Track(runID string, ranks []int, cfg sti.Config) *Progress {
+// process with that run ID report to it. warm names the ranks whose chains resume from saved
+// states (they run fewer steps). Call Untrack when the job ends.
+func Track(runID string, ranks []int, cfg sti.Config, warm map[int]bool) *Progress {
 	p := &Progress{start: time.Now(), ranks: map[int]*rankProgress{}}
 	for _, r := range ranks {
 		rp := &rankProgress{}
 		for ti := range cfg.Ladder {
 			for c := range cfg.Chains {
-				n := int64(cfg.ChainSteps(sti.ChainID{Rank: r, TIndex: ti, Chain: c}))
+				n := int64(cfg.ChainSteps(sti.ChainID{Rank: r, TIndex: ti, Chain: c}, warm[r]))
 				rp.chains++
 				rp.steps += n
 				rp.work += chainWork(r, n)

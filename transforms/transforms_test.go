@@ -123,7 +123,7 @@ func TestLoadProblemCachesAndChecks(t *testing.T) {
 
 func TestProgress(t *testing.T) {
 	cfg := sti.Default("nmf")
-	p := Track("t1", []int{1, 2}, cfg)
+	p := Track("t1", []int{1, 2}, cfg, nil)
 	defer Untrack("t1")
 	s := p.Snapshot()
 	if s.Chains != 2*len(cfg.Ladder)*cfg.Chains || s.ChainsDone != 0 || s.ETA != 0 {
@@ -131,7 +131,7 @@ func TestProgress(t *testing.T) {
 	}
 	for ti := range cfg.Ladder {
 		for c := range cfg.Chains {
-			report("t1", evidence.ChainSummary{Rank: 1, TIndex: ti, Chain: c, Steps: cfg.ChainSteps(sti.ChainID{Rank: 1, TIndex: ti, Chain: c})})
+			report("t1", evidence.ChainSummary{Rank: 1, TIndex: ti, Chain: c, Steps: cfg.ChainSteps(sti.ChainID{Rank: 1, TIndex: ti, Chain: c}, false)})
 		}
 	}
 	report("other", evidence.ChainSummary{Rank: 2, Steps: 5})

@@ -3,7 +3,9 @@
 // 10-rung ladder costs even with exact expectations), the ICASSP 100×75 Poisson NMF sweep over
 // R = 1…10 against the paper's 137 s, and rank-1 estimates against the exact rank-1 evidence.
 //
-//	go run ./bench/engine [-workload gauss,nmf,rank1]
+// The warm workload measures the warm start of stirank reanalyze on a growing CP tensor.
+//
+//	go run ./bench/engine [-workload gauss,nmf,rank1,warm]
 package main
 
 import (
@@ -37,6 +39,8 @@ func main() {
 			err = nmf(*seed)
 		case "rank1":
 			err = rank1(*seed)
+		case "warm":
+			err = warm(*seed)
 		default:
 			err = fmt.Errorf("unknown workload %q", w)
 		}

@@ -82,7 +82,7 @@ func baselineCommand(ctx context.Context, name, help string, args []string, stdo
 		return usagef("--workers %d must not be negative", f.workers)
 	}
 	local := runners.IsLocal()
-	src, meta, data, err := openData(ctx, &selectFlags{data: f.data}, local || !pipelines.IsURL(f.data))
+	src, meta, _, data, err := openData(ctx, &selectFlags{data: f.data}, local || !pipelines.IsURL(f.data))
 	if err != nil {
 		return err
 	}

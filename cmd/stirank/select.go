@@ -85,14 +85,19 @@ type selectFlags struct {
 	data, model, ranks, out, ladder, sampler, rates, param string
 	temperatures, chains, steps, burnin, subsample, blocks int
 	workers                                                int
-	seed                                                   uint64
-	step, mu, varTheta, varX, rate                         float64
-	quiet, verbose                                         bool
+	// warmBurnin is reanalyze's --warm-burnin (sti.Config.WarmBurnin).
+	warmBurnin                     int
+	seed                           uint64
+	step, mu, varTheta, varX, rate float64
+	quiet, verbose                 bool
 }
 
-func newSelectFlagSet() (*flag.FlagSet, *selectFlags, func(io.Writer)) {
+// newSelectFlagSet returns the flags of select, for command name (select, or a command that
+// runs a selection, such as reanalyze) with its synopsis and help text; extra adds the command's
+// own flags.
+func newSelectFlagSet(name, synopsis, help string, extra func(*flag.FlagSet)) (*flag.FlagSet, *selectFlags, func(io.Writer)) {
 	f := &selectFlags{}
-	fs := newFlagSet("select", selectSynopsis)
+	fs := newFlagSet(name, synopsis)
 	g, p := sti.Default("gauss"), sti.Default("nmf")
 	fs.StringVar(&f.data, "data", "", "dataset directory or URL (gs://…), or embedded:NAME for a dataset compiled in ("+strings.Join(testdata.Names, ", ")+"); default: embedded:"+testdata.Default)
 	fs.StringVar(&f.model, "model", "", "gauss, nmf or cp (default: from the data's order: 1 gauss, 2 nmf, 3 cp)")
@@ -117,13 +122,16 @@ func newSelectFlagSet() (*flag.FlagSet, *selectFlags, func(io.Writer)) {
 	fs.IntVar(&f.workers, "workers", 0, "chains run at once per worker process (default: one per core)")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress on stderr")
 	fs.BoolVar(&f.verbose, "verbose", false, "show Beam's and prism's logs on stderr")
-	ours := flag.NewFlagSet("select", flag.ContinueOnError)
+	if extra != nil {
+		extra(fs)
+	}
+	ours := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.VisitAll(func(fl *flag.Flag) { ours.Var(fl.Value, fl.Name, fl.Usage) })
 	beamNames := runners.AddFlags(fs)
 	// The flag package calls Usage on every parse error; print it only when asked for (-h).
 	fs.Usage = func() {}
 	usage := func(w io.Writer) {
-		fmt.Fprintf(w, "usage: stirank select %s\n\n%s\n\nflags:\n", selectSynopsis, selectHelp())
+		fmt.Fprintf(w, "usage: stirank %s %s\n\n%s\n\nflags:\n", name, synopsis, help)
 		ours.SetOutput(w)
 		ours.PrintDefaults()
 		fmt.Fprintf(w, "\nBeam runner flags (docs/runners.md): --runner=prism (default), direct, universal, flink, spark\nor dataflow, and every other Beam flag:\n  %s\n", wrapNames(beamNames, 96))
@@ -188,7 +196,7 @@ func checkRunArgs(ctx context.Context, fs *flag.FlagSet, out, data, rankSpec str
 func runSelect(ctx context.Context, args []string, stdout io.Writer) error {
 	runners.ResetFlags()
 	defer runners.ResetFlags()
-	fs, f, usage := newSelectFlagSet()
+	fs, f, usage := newSelectFlagSet("select", selectSynopsis, selectHelp(), nil)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			usage(os.Stderr)
@@ -200,61 +208,75 @@ func runSelect(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	dry := runners.IsDryRun()
-	local := runners.IsLocal()
+	job, err := prepareSelection(ctx, f, set)
+	if err != nil {
+		return err
+	}
+	r, err := job.run(ctx, f, pipelines.Options{Ranks: ranks, OutDir: f.out}, nil, stdout)
+	if err != nil || r == nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "%s on %s (%s), ranks %s, %d sampler steps\n", r.Model, job.meta.Source, formatShape(job.meta.Shape), f.ranks, r.Steps)
+	fmt.Fprint(stdout, r.Table())
+	return nil
+}
 
+// selection is a rank selection prepared from the command line: the work every chain shares and
+// what the result records about the data.
+type selection struct {
+	work       transforms.Work
+	meta       pipelines.DataInfo
+	ladderSpec string
+	// manifest is the dataset's manifest; nil for embedded data.
+	manifest *tensorio.Manifest
+}
+
+// prepareSelection locates and reads the data (see openData), and builds the model and the STI
+// configuration from the flags.
+func prepareSelection(ctx context.Context, f *selectFlags, set map[string]bool) (*selection, error) {
+	local := runners.IsLocal()
 	// The data: read and validated in full here when they are local or embedded, or when the
 	// chains run in this process (which then reuses them through the problem cache); only the
 	// manifest is read when remote workers will read remote data.
-	src, meta, data, err := openData(ctx, f, local || !pipelines.IsURL(f.data))
+	src, meta, m, data, err := openData(ctx, f, local || !pipelines.IsURL(f.data))
 	if err != nil {
-		return err
+		return nil, err
 	}
-	model := f.model
-	if model == "" {
-		model = map[int]string{1: "gauss", 2: "nmf", 3: "cp"}[len(meta.Shape)]
-		if model == "" {
-			return fmt.Errorf("%s: a %d-way tensor fits no model", src, len(meta.Shape))
-		}
-	}
-	spec, err := modelSpec(model, f, set, len(meta.Shape))
+	spec, cfg, ladderSpec, err := modelAndConfig(f, set, src.String(), len(meta.Shape))
 	if err != nil {
-		return err
-	}
-	cfg, ladderSpec, err := selectConfig(model, f, set)
-	if err != nil {
-		return err
-	}
-	if err := spec.Validate(); err != nil {
-		return usageError{err}
-	}
-	if err := cfg.Validate(); err != nil {
-		return usageError{err}
-	}
-	if order, _ := spec.Order(); order != len(meta.Shape) {
-		return fmt.Errorf("model %s needs a %d-way tensor; %s is %d-way", model, order, src, len(meta.Shape))
+		return nil, err
 	}
 	work := transforms.Work{Source: src, Model: spec, Config: cfg}
 	if data != nil {
 		p, err := sti.NewProblem(data, spec, cfg)
 		if err != nil {
-			return fmt.Errorf("%s: %w", src, err)
+			return nil, fmt.Errorf("%s: %w", src, err)
 		}
 		if local {
 			transforms.Preload(work, p)
 		}
 	}
-
-	runID := newRunID()
-	o := pipelines.Options{
-		Work: work, Ranks: ranks, OutDir: f.out, RunID: runID, Workers: f.workers,
-		Meta: pipelines.Meta{LadderSpec: ladderSpec, Data: meta},
+	j := &selection{work: work, meta: meta, ladderSpec: ladderSpec}
+	if src.Embedded == "" {
+		j.manifest = m
 	}
+	return j, nil
+}
+
+// run runs the rank selection of o.Ranks into o.OutDir (o's work and metadata come from the
+// selection) and reads the result back; nil for a dry run, whose job it prints. warm names the
+// ranks whose chains resume from saved states, for the progress estimate. A failed run leaves
+// no output directory it created.
+func (j *selection) run(ctx context.Context, f *selectFlags, o pipelines.Options, warm map[int]bool, stdout io.Writer) (*pipelines.Result, error) {
+	local, dry := runners.IsLocal(), runners.IsDryRun()
+	runID := newRunID()
+	o.Work, o.RunID, o.Workers = j.work, runID, f.workers
+	o.Meta = pipelines.Meta{LadderSpec: j.ladderSpec, Data: j.meta}
 	p, err := pipelines.New(o)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	progress := transforms.Track(runID, ranks, cfg)
+	progress := transforms.Track(runID, o.Ranks, j.work.Config, warm)
 	defer transforms.Untrack(runID)
 	var stopProgress func()
 	showing := local && !dry && !f.quiet && isTerminal(os.Stderr)
@@ -263,27 +285,27 @@ func runSelect(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt)
 	defer stop()
-	existed := dirExists(f.out)
+	existed := dirExists(o.OutDir)
 	res, err := runners.Run(ctx, p, runners.Logging{Verbose: f.verbose})
 	if stopProgress != nil {
 		stopProgress()
 	}
 	if err != nil {
 		if !existed {
-			removeOutDir(f.out)
+			removeOutDir(o.OutDir)
 		}
-		return fmt.Errorf("pipeline failed: %s", pipelineError(err))
+		return nil, fmt.Errorf("pipeline failed: %s", pipelineError(err))
 	}
 	if res.DryRun() {
 		fmt.Fprintln(stdout, res.Job)
-		return nil
+		return nil, nil
 	}
-	r, err := pipelines.ReadResult(ctx, f.out)
+	r, err := pipelines.ReadResult(ctx, o.OutDir)
 	if err != nil {
 		if !existed {
-			removeOutDir(f.out)
+			removeOutDir(o.OutDir)
 		}
-		return fmt.Errorf("reading the results back: %w", err)
+		return nil, fmt.Errorf("reading the results back: %w", err)
 	}
 	if showing {
 		s := progress.Snapshot()
@@ -293,13 +315,41 @@ func runSelect(ctx context.Context, args []string, stdout io.Writer) error {
 		}
 		fmt.Fprintln(os.Stderr)
 	}
-	fmt.Fprintf(stdout, "%s on %s (%s), ranks %s, %d sampler steps\n", r.Model, meta.Source, formatShape(meta.Shape), f.ranks, r.Steps)
-	fmt.Fprint(stdout, r.Table())
-	return nil
+	return &r, nil
+}
+
+// modelAndConfig builds the model (by default the one of the data's order) and the STI
+// configuration from the flags, for data named src of the given order.
+func modelAndConfig(f *selectFlags, set map[string]bool, src string, order int) (sti.ModelSpec, sti.Config, string, error) {
+	model := f.model
+	if model == "" {
+		model = map[int]string{1: "gauss", 2: "nmf", 3: "cp"}[order]
+		if model == "" {
+			return sti.ModelSpec{}, sti.Config{}, "", fmt.Errorf("%s: a %d-way tensor fits no model", src, order)
+		}
+	}
+	spec, err := modelSpec(model, f, set, order)
+	if err != nil {
+		return spec, sti.Config{}, "", err
+	}
+	cfg, ladderSpec, err := selectConfig(model, f, set)
+	if err != nil {
+		return spec, cfg, "", err
+	}
+	if err := spec.Validate(); err != nil {
+		return spec, cfg, "", usageError{err}
+	}
+	if err := cfg.Validate(); err != nil {
+		return spec, cfg, "", usageError{err}
+	}
+	if want, _ := spec.Order(); want != order {
+		return spec, cfg, "", fmt.Errorf("model %s needs a %d-way tensor; %s is %d-way", model, want, src, order)
+	}
+	return spec, cfg, ladderSpec, nil
 }
 
 // openData locates the data and reads their manifest, and the cells too when full is set.
-func openData(ctx context.Context, f *selectFlags, full bool) (transforms.Source, pipelines.DataInfo, *tensor.Sparse, error) {
+func openData(ctx context.Context, f *selectFlags, full bool) (transforms.Source, pipelines.DataInfo, *tensorio.Manifest, *tensor.Sparse, error) {
 	var (
 		src transforms.Source
 		m   *tensorio.Manifest
@@ -312,11 +362,11 @@ func openData(ctx context.Context, f *selectFlags, full bool) (transforms.Source
 			name = testdata.Default
 		}
 		if !slices.Contains(testdata.Names, name) {
-			return src, pipelines.DataInfo{}, nil, usagef("--data %s: no such embedded dataset (%s)", f.data, strings.Join(testdata.Names, ", "))
+			return src, pipelines.DataInfo{}, nil, nil, usagef("--data %s: no such embedded dataset (%s)", f.data, strings.Join(testdata.Names, ", "))
 		}
 		ds, err := tensorio.ReadFS(testdata.FS, name, tensorio.ReadOptions{})
 		if err != nil {
-			return src, pipelines.DataInfo{}, nil, err
+			return src, pipelines.DataInfo{}, nil, nil, err
 		}
 		src = transforms.Source{Embedded: name}
 		m, t = ds.Manifest, ds.Tensor
@@ -325,27 +375,27 @@ func openData(ctx context.Context, f *selectFlags, full bool) (transforms.Source
 		if !pipelines.IsURL(url) {
 			abs, err := filepath.Abs(url)
 			if err != nil {
-				return src, pipelines.DataInfo{}, nil, err
+				return src, pipelines.DataInfo{}, nil, nil, err
 			}
 			url = abs
 			if fi, err := os.Stat(url); err != nil || !fi.IsDir() {
 				if err == nil || errors.Is(err, fs.ErrNotExist) {
-					return src, pipelines.DataInfo{}, nil, usagef("--data %s: no such dataset directory", f.data)
+					return src, pipelines.DataInfo{}, nil, nil, usagef("--data %s: no such dataset directory", f.data)
 				}
-				return src, pipelines.DataInfo{}, nil, err
+				return src, pipelines.DataInfo{}, nil, nil, err
 			}
 		}
 		src = transforms.Source{URL: url}
 		if full {
 			ds, err := tensorio.Read(ctx, url, tensorio.ReadOptions{})
 			if err != nil {
-				return src, pipelines.DataInfo{}, nil, err
+				return src, pipelines.DataInfo{}, nil, nil, err
 			}
 			m, t = ds.Manifest, ds.Tensor
 		} else {
 			var err error
 			if m, err = tensorio.ReadManifest(ctx, url); err != nil {
-				return src, pipelines.DataInfo{}, nil, err
+				return src, pipelines.DataInfo{}, nil, nil, err
 			}
 		}
 	}
@@ -354,7 +404,7 @@ func openData(ctx context.Context, f *selectFlags, full bool) (transforms.Source
 	if src.URL != "" {
 		info.Source = f.data
 	}
-	return src, info, t, nil
+	return src, info, m, t, nil
 }
 
 func modelSpec(model string, f *selectFlags, set map[string]bool, order int) (sti.ModelSpec, error) {
@@ -420,6 +470,9 @@ func selectConfig(model string, f *selectFlags, set map[string]bool) (sti.Config
 	}
 	if set["burnin"] {
 		cfg.Burnin = f.burnin
+	}
+	if set["warm-burnin"] {
+		cfg.WarmBurnin = f.warmBurnin
 	}
 	if set["step"] {
 		if !(f.step > 0) {

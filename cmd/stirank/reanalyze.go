@@ -1,0 +1,313 @@
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/stirank/stirank/io/tensorio"
+	"github.com/stirank/stirank/pipelines"
+	"github.com/stirank/stirank/rng"
+	"github.com/stirank/stirank/runners"
+	"github.com/stirank/stirank/runstate"
+	"github.com/stirank/stirank/sti"
+)
+
+func init() {
+	register(command{
+		name:    "reanalyze",
+		summary: "re-run the rank selection on a grown dataset, warm-starting from the last run, and keep a history",
+		run:     runReanalyze,
+	})
+}
+
+const reanalyzeSynopsis = `--data DIR --state STATEDIR [--window K] [--warm-burnin N] [select flags] [Beam runner flags]`
+
+// defaultWarmBurnin is the burn-in of a chain resumed from the previous run's state: chains of
+// moderately grown data start near their new power posterior, so a short burn-in re-equilibrates
+// them (bench/engine -workload warm measures it).
+const defaultWarmBurnin = 50
+
+func reanalyzeHelp() string {
+	return fmt.Sprintf(`Re-runs the rank selection of select on a dataset that grows (stirank append), for scheduled
+runs (cron, Airflow, Kubernetes CronJobs). STATEDIR (created if needed) keeps the last committed
+run: its manifest checksum, its final chain states and its evidence, and the history of every run.
+
+  - When the dataset and the settings are those of the last run, it says so and exits 0 at once.
+  - Otherwise every (rank, temperature, chain) resumes from the chain's saved final state
+    (factor rows of new indices drawn from the prior) with a burn-in of --warm-burnin steps
+    (default %d) instead of the mode search and the cold burn-in; ranks without a saved state
+    start cold. A change of model, prior, ladder or chains makes the whole run cold.
+  - --window K analyses only the ranks within K of the last best rank (inside --ranks), and
+    extends the window by K while the best rank sits at its edge.
+  - The new states, evidence.json/csv and one history row per analysed rank are committed
+    atomically: STATEDIR/latest/evidence.json, STATEDIR/history.csv and history.parquet.
+    A run killed at any moment leaves the last committed run intact; the next run redoes it.
+  - One run at a time per STATEDIR: a second one is refused while the first holds the lock.
+
+Every chain's random streams derive from the seed, the dataset version and the chain's (rank,
+temperature, replica), so a rerun after a crash gives the same numbers.`, defaultWarmBurnin)
+}
+
+// reanalyzeFlags are reanalyze's own flags, besides select's.
+type reanalyzeFlags struct {
+	state      string
+	window     int
+	warmBurnin int
+	// seed is --seed as given; the run's seed mixes it with the dataset version.
+	seed uint64
+}
+
+func runReanalyze(ctx context.Context, args []string, stdout io.Writer) error {
+	runners.ResetFlags()
+	defer runners.ResetFlags()
+	rf := &reanalyzeFlags{}
+	fs, f, usage := newSelectFlagSet("reanalyze", reanalyzeSynopsis, reanalyzeHelp(), func(fs *flag.FlagSet) {
+		fs.StringVar(&rf.state, "state", "", "state directory: the last run's chain states and evidence, the history, a lock")
+		fs.IntVar(&rf.window, "window", 0, "analyse only the ranks within K of the last best rank (0: all of --ranks)")
+		fs.IntVar(&rf.warmBurnin, "warm-burnin", defaultWarmBurnin, "burn-in steps of a chain resumed from its saved state")
+	})
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			usage(os.Stderr)
+			return err
+		}
+		return usageError{err}
+	}
+	switch {
+	case fs.NArg() > 0:
+		return usagef("unexpected argument %q", fs.Arg(0))
+	case f.data == "" || strings.HasPrefix(f.data, embeddedPrefix) || (!pipelines.IsURL(f.data) && !isDir(f.data)):
+		return usagef("--data DIR is required: a dataset that grows by stirank append")
+	case rf.state == "":
+		return usagef("--state STATEDIR is required")
+	case f.out != "":
+		return usagef("--out does not apply: results go to STATEDIR/latest")
+	case rf.window < 0:
+		return usagef("--window %d must not be negative", rf.window)
+	case rf.warmBurnin < 1:
+		return usagef("--warm-burnin %d must be at least 1", rf.warmBurnin)
+	}
+	if err := runners.Check(); err != nil {
+		return usageError{err}
+	}
+	allowed, err := parseRanks(f.ranks)
+	if err != nil {
+		return usageError{err}
+	}
+	if runners.IsDryRun() {
+		return usagef("reanalyze commits its results; a dry run has none (use select for that)")
+	}
+	if runners.IsRemote() {
+		return usagef("--runner=%s: reanalyze keeps chain states in STATEDIR, a POSIX directory that %s workers cannot mount; use a local runner, or Flink with STATEDIR on a mount its workers share (docs/runners.md)", runners.Name(), runners.Name())
+	}
+	set := setFlags(fs)
+
+	dir, err := runstate.Open(rf.state)
+	if err != nil {
+		return err
+	}
+	defer dir.Close()
+	prev, hasPrev, err := dir.Current()
+	if err != nil {
+		return err
+	}
+	m, err := readManifest(ctx, f.data)
+	if err != nil {
+		return err
+	}
+	rf.seed = f.seed
+	f.seed = rng.Key(f.seed, uint64(m.Version))
+	f.warmBurnin = rf.warmBurnin
+	set["warm-burnin"] = true
+	spec, cfg, _, err := modelAndConfig(f, set, f.data, len(m.Shape))
+	if err != nil {
+		return err
+	}
+	settings := reanalysisSettings(spec, cfg, rf, f.ranks)
+	if hasPrev && prev.DatasetChecksum == m.Checksum() && prev.Settings == settings.key() {
+		fmt.Fprintf(stdout, "unchanged: %s version %d (checksum %.12s) was analysed by run %s at %s; best rank: %d\n",
+			f.data, m.Version, m.Checksum(), prev.ID, prev.Time.Format("2006-01-02T15:04:05Z07:00"), prev.BestRank)
+		return nil
+	}
+	job, err := prepareSelection(ctx, f, set)
+	if err != nil {
+		return err
+	}
+	if job.manifest.Checksum() != m.Checksum() {
+		return fmt.Errorf("%s changed while it was being read (an append ran meanwhile); run again", f.data)
+	}
+	startDir := ""
+	warm := map[int]bool{}
+	if hasPrev && prevWarmKey(prev) == settings.warm {
+		startDir = dir.StatesDir(prev)
+		for _, r := range prev.Ranks {
+			warm[r] = true
+		}
+	} else if hasPrev {
+		fmt.Fprintf(os.Stderr, "the model, prior, ladder or chains changed since run %s: every chain starts cold\n", prev.ID)
+	}
+	ranks := allowed
+	if hasPrev && rf.window > 0 {
+		ranks = window(allowed, prev.BestRank-rf.window, prev.BestRank+rf.window)
+	}
+
+	id := fmt.Sprintf("v%06d-%.10s-%.8s", m.Version, m.Checksum(), settings.all)
+	txn, err := dir.Begin(id)
+	if err != nil {
+		return err
+	}
+	defer txn.Abort()
+	var res *pipelines.Result
+	for pass := 1; len(ranks) > 0; pass++ {
+		o := pipelines.Options{Ranks: ranks, OutDir: filepath.Join(txn.Dir(), fmt.Sprintf("pass-%d", pass)), StartDir: startDir, StateDir: txn.StatesDir()}
+		r, err := job.run(ctx, f, o, warm, stdout)
+		if err != nil {
+			return err
+		}
+		if err := os.RemoveAll(o.OutDir); err != nil {
+			return err
+		}
+		if res == nil {
+			res = r
+		} else if merged, err := res.Merge(*r); err != nil {
+			return err
+		} else {
+			res = &merged
+		}
+		ranks = widen(allowed, res, rf.window)
+	}
+	js, err := res.JSON()
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(txn.Dir(), pipelines.EvidenceJSON), js, 0o644); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(txn.Dir(), pipelines.EvidenceCSV), res.CSV(), 0o644); err != nil {
+		return err
+	}
+	run := runstate.Run{
+		ID: id, DatasetVersion: m.Version, DatasetChecksum: m.Checksum(), Settings: settings.key(),
+		Seed: job.work.Config.Seed, BestRank: res.BestRank,
+	}
+	var rows []runstate.HistoryRow
+	for _, rr := range res.Ranks {
+		run.Ranks = append(run.Ranks, rr.Rank)
+		rows = append(rows, runstate.HistoryRow{
+			Rank: rr.Rank, LogEvidence: float64(rr.LogEvidence), StdErr: float64(rr.StdErr),
+			PosteriorProb: float64(rr.PosteriorProb), Steps: rr.Steps, WarmStart: rr.WarmChains > 0,
+		})
+	}
+	if err := txn.Commit(run, rows); err != nil {
+		return err
+	}
+	how := "cold"
+	if startDir != "" {
+		how = "warm-started from run " + prev.ID
+	}
+	fmt.Fprintf(stdout, "%s on %s version %d (%s), ranks %s, %d sampler steps, %s\n",
+		res.Model, f.data, m.Version, formatShape(m.Shape), rankList(run.Ranks), res.Steps, how)
+	fmt.Fprint(stdout, res.Table())
+	fmt.Fprintf(stdout, "committed run %s: %s\n", id, filepath.Join(dir.Path(), "history.csv"))
+	return nil
+}
+
+// analysisSettings identifies what a run computed besides the data: warm is the part chain
+// states depend on (model, prior, ladder, chains), all the rest of the configuration and the
+// rank choice.
+type analysisSettings struct {
+	warm, all string
+}
+
+func (s analysisSettings) key() string { return "warm:" + s.warm + " all:" + s.all }
+
+// prevWarmKey is the warm part of a committed run's settings.
+func prevWarmKey(r runstate.Run) string {
+	w, _, _ := strings.Cut(strings.TrimPrefix(r.Settings, "warm:"), " ")
+	return w
+}
+
+// reanalysisSettings returns the settings of a run of model spec with configuration cfg (whose
+// seed is the run's) over the ranks of rankSpec.
+func reanalysisSettings(spec sti.ModelSpec, cfg sti.Config, rf *reanalyzeFlags, rankSpec string) analysisSettings {
+	hash := func(v any) string {
+		b, err := json.Marshal(v)
+		if err != nil {
+			panic(fmt.Sprintf("reanalyze: settings do not encode: %v", err))
+		}
+		sum := sha256.Sum256(b)
+		return hex.EncodeToString(sum[:8])
+	}
+	cfg.Seed = rf.seed // the run's seed follows the dataset version; the settings hold the flag's
+	return analysisSettings{
+		warm: hash([]any{spec, cfg.Ladder, cfg.Chains}),
+		all:  hash([]any{spec, cfg, rankSpec, rf.window}),
+	}
+}
+
+// readManifest reads the manifest of the dataset at a local path or URL.
+func readManifest(ctx context.Context, data string) (*tensorio.Manifest, error) {
+	if !pipelines.IsURL(data) {
+		abs, err := filepath.Abs(data)
+		if err != nil {
+			return nil, err
+		}
+		data = abs
+	}
+	return tensorio.ReadManifest(ctx, data)
+}
+
+// window returns the ranks of allowed in [lo, hi].
+func window(allowed []int, lo, hi int) []int {
+	return slices.DeleteFunc(slices.Clone(allowed), func(r int) bool { return r < lo || r > hi })
+}
+
+// widen returns the ranks to add when the best rank of res sits at an edge of the ranks analysed:
+// the allowed ranks within k beyond that edge (none without a window).
+func widen(allowed []int, res *pipelines.Result, k int) []int {
+	if k == 0 || res.BestRank == 0 {
+		return nil
+	}
+	lo, hi := res.Ranks[0].Rank, res.Ranks[len(res.Ranks)-1].Rank
+	var more []int
+	if res.BestRank == lo {
+		more = append(more, window(allowed, lo-k, lo-1)...)
+	}
+	if res.BestRank == hi {
+		more = append(more, window(allowed, hi+1, hi+k)...)
+	}
+	return more
+}
+
+// rankList writes sorted ranks compactly, like --ranks: 1-3,5.
+func rankList(ranks []int) string {
+	var parts []string
+	for i := 0; i < len(ranks); {
+		j := i
+		for j+1 < len(ranks) && ranks[j+1] == ranks[j]+1 {
+			j++
+		}
+		if j > i {
+			parts = append(parts, fmt.Sprintf("%d-%d", ranks[i], ranks[j]))
+		} else {
+			parts = append(parts, fmt.Sprint(ranks[i]))
+		}
+		i = j + 1
+	}
+	return strings.Join(parts, ",")
+}
+
+func isDir(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.IsDir()
+}

@@ -1,0 +1,277 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stirank/stirank/models"
+	"github.com/stirank/stirank/pipelines"
+	"github.com/stirank/stirank/rng"
+	"github.com/stirank/stirank/runstate"
+)
+
+// growingCP is a CP tensor of known rank 3 and the CSV files of its increments: the cells of
+// equal slabs along the third mode, in order.
+func growingCP(t *testing.T, shape []int, increments int, seed uint64) []string {
+	t.Helper()
+	full, _, err := models.GeneratePoisson(rng.New(seed, 0xda7a), shape, 3, []float64{0.5, 0.5, 0.5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	var files []string
+	for k := range increments {
+		s := full.Slab(2, shape[2]*k/increments, shape[2]*(k+1)/increments)
+		var b strings.Builder
+		b.WriteString("i,j,k,value\n")
+		for n, v := range s.Values {
+			fmt.Fprintf(&b, "%d,%d,%d,%g\n", s.Coords[0][n], s.Coords[1][n], s.Coords[2][n], v)
+		}
+		files = append(files, writeFile(t, dir, fmt.Sprintf("inc%d.csv", k+1), b.String()))
+	}
+	return files
+}
+
+// history reads the committed history of a state directory.
+func history(t *testing.T, state string) []runstate.HistoryRow {
+	t.Helper()
+	d, err := runstate.Open(state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	rows, err := d.History()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rows
+}
+
+func readFile(t *testing.T, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestReanalyzeGrowingDataset grows a CP tensor of rank 3 along its third mode in 4 increments
+// (stirank import, then append) and re-analyses it after each: every run adds one history row
+// per analysed rank and chooses rank 3; the runs after the first analyse only the window around
+// the last best rank and resume every chain from its saved state; a run on unchanged data
+// samples nothing and changes nothing.
+func TestReanalyzeGrowingDataset(t *testing.T) {
+	files := growingCP(t, []int{10, 15, 40}, 4, 5)
+	data := filepath.Join(t.TempDir(), "data")
+	state := filepath.Join(t.TempDir(), "state")
+	args := []string{"reanalyze", "--data", data, "--state", state, "--rate", "0.5", "--ranks", "1-6", "--window", "1", "--quiet"}
+	var rows int
+	for k, file := range files {
+		if k == 0 {
+			selectOK(t, "import", "--in", file, "--out", data)
+		} else {
+			selectOK(t, "append", "--data", data, "--in", file)
+		}
+		out := selectOK(t, args...)
+		t.Logf("increment %d:\n%s", k+1, out)
+		h := history(t, state)
+		want := []int{1, 2, 3, 4, 5, 6}
+		if k > 0 {
+			want = []int{2, 3, 4}
+		}
+		got := h[rows:]
+		if len(got) != len(want) {
+			t.Fatalf("increment %d: history gained %d rows, want %d", k+1, len(got), len(want))
+		}
+		for i, r := range got {
+			if r.Rank != want[i] || r.ChosenRank != 3 || r.DatasetVersion != k+1 || r.WarmStart != (k > 0) || r.Steps <= 0 {
+				t.Errorf("increment %d: history row %+v: want rank %d, chosen rank 3, version %d, warm %v", k+1, r, want[i], k+1, k > 0)
+			}
+		}
+		rows = len(h)
+		res := readResult(t, filepath.Join(state, "latest"))
+		if res.BestRank != 3 || !strings.HasSuffix(out, "history.csv\n") {
+			t.Errorf("increment %d: latest/evidence.json has best rank %d", k+1, res.BestRank)
+		}
+
+		before := readFile(t, filepath.Join(state, "history.csv"))
+		current := readFile(t, filepath.Join(state, "current.json"))
+		out = selectOK(t, args...)
+		if !strings.HasPrefix(out, "unchanged: ") || !strings.HasSuffix(out, "best rank: 3\n") {
+			t.Errorf("increment %d: rerun on unchanged data printed %q", k+1, out)
+		}
+		if !bytes.Equal(before, readFile(t, filepath.Join(state, "history.csv"))) || !bytes.Equal(current, readFile(t, filepath.Join(state, "current.json"))) {
+			t.Errorf("increment %d: a rerun on unchanged data changed the state directory", k+1)
+		}
+	}
+}
+
+// TestReanalyzeWindowWidens checks that a window whose edge holds the best rank is extended.
+func TestReanalyzeWindowWidens(t *testing.T) {
+	res := &pipelines.Result{BestRank: 4, Ranks: []pipelines.RankResult{{Rank: 2}, {Rank: 3}, {Rank: 4}}}
+	if got := widen([]int{1, 2, 3, 4, 5, 6, 7}, res, 2); !slices.Equal(got, []int{5, 6}) {
+		t.Errorf("best at the top edge: widened by %v, want [5 6]", got)
+	}
+	res.BestRank = 2
+	if got := widen([]int{1, 2, 3, 4, 5}, res, 2); !slices.Equal(got, []int{1}) {
+		t.Errorf("best at the bottom edge: widened by %v, want [1]", got)
+	}
+	res.BestRank = 3
+	if got := widen([]int{1, 2, 3, 4, 5}, res, 2); got != nil {
+		t.Errorf("best inside the window: widened by %v", got)
+	}
+	if got := rankList([]int{1, 2, 3, 5, 7, 8}); got != "1-3,5,7-8" {
+		t.Errorf("rankList: %q", got)
+	}
+}
+
+// TestReanalyzeRefusesConcurrentRun holds a state directory's lock and checks that a run on it
+// is refused, with a message that says why, and changes nothing.
+func TestReanalyzeRefusesConcurrentRun(t *testing.T) {
+	files := growingCP(t, []int{6, 5, 4}, 1, 3)
+	data := filepath.Join(t.TempDir(), "data")
+	selectOK(t, "import", "--in", files[0], "--out", data)
+	state := t.TempDir()
+	d, err := runstate.Open(state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	code, _, stderr := selectRun(t, "reanalyze", "--data", data, "--state", state, "--ranks", "1-2", "--quiet")
+	if code == 0 || !strings.Contains(stderr, "is in use by another stirank reanalyze") {
+		t.Errorf("exit %d, stderr %q", code, stderr)
+	}
+	if _, ok, _ := d.Current(); ok {
+		t.Error("the refused run committed")
+	}
+}
+
+// TestReanalyzeSurvivesSIGKILL kills stirank reanalyze at random moments, 10 times over two
+// dataset versions, checking after each kill that the state directory is consistent, and then
+// checks that the runs that complete give the results of uninterrupted runs, bit for bit.
+func TestReanalyzeSurvivesSIGKILL(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds stirank and runs it 14 times")
+	}
+	bin := goBuild(t, t.TempDir(), "stirank", "github.com/stirank/stirank/cmd/stirank")
+	files := growingCP(t, []int{10, 12, 16}, 2, 9)
+	v1 := filepath.Join(t.TempDir(), "v1")
+	selectOK(t, "import", "--in", files[0], "--out", v1)
+	// v2 is v1 grown by the second increment: a copy of v1 (so its version 1 is v1's, checksum
+	// and all) with an append.
+	v2 := filepath.Join(t.TempDir(), "v2")
+	if out, err := exec.Command("cp", "-r", v1, v2).CombinedOutput(); err != nil {
+		t.Fatalf("cp: %v %s", err, out)
+	}
+	selectOK(t, "append", "--data", v2, "--in", files[1])
+
+	flags := []string{"--rate", "0.5", "--ranks", "2-4", "--temperatures", "12", "--steps", "240", "--burnin", "80", "--warm-burnin", "30", "--quiet"}
+	reanalyze := func(data, state string) *exec.Cmd {
+		cmd := exec.Command(bin, append([]string{"reanalyze", "--data", data, "--state", state}, flags...)...)
+		cmd.Stderr = new(bytes.Buffer)
+		return cmd
+	}
+	// Uninterrupted runs, timed to spread the kills over a run.
+	ref := t.TempDir()
+	var runTime [2]time.Duration
+	for i, data := range []string{v1, v2} {
+		start := time.Now()
+		if err := reanalyze(data, ref).Run(); err != nil {
+			t.Fatalf("uninterrupted run on %s: %v", data, err)
+		}
+		runTime[i] = time.Since(start)
+	}
+
+	state := t.TempDir()
+	r := rand.New(rand.NewPCG(2026, 11))
+	for kill := range 10 {
+		data, i := v1, 0
+		if kill >= 5 {
+			data, i = v2, 1
+		}
+		cmd := reanalyze(data, state)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		delay := time.Duration(r.Float64() * float64(runTime[i]))
+		time.Sleep(delay)
+		cmd.Process.Signal(syscall.SIGKILL)
+		err := cmd.Wait()
+		t.Logf("kill %d after %v (run takes %v): %v", kill+1, delay.Round(time.Millisecond), runTime[i].Round(time.Millisecond), err)
+		checkState(t, state)
+		if kill == 4 {
+			// Let the first version's run complete before the second's are killed.
+			if err := reanalyze(v1, state).Run(); err != nil {
+				t.Fatalf("run after the kills: %v", err)
+			}
+		}
+	}
+	if err := reanalyze(v2, state).Run(); err != nil {
+		t.Fatalf("run after the kills: %v", err)
+	}
+	for _, name := range []string{"latest/evidence.json", "latest/evidence.csv"} {
+		if !bytes.Equal(readFile(t, filepath.Join(ref, name)), readFile(t, filepath.Join(state, name))) {
+			t.Errorf("%s differs from the uninterrupted run's", name)
+		}
+	}
+	got, want := history(t, state), history(t, ref)
+	if len(got) != len(want) {
+		t.Fatalf("history has %d rows, the uninterrupted one %d", len(got), len(want))
+	}
+	for i := range got {
+		got[i].Time, want[i].Time = time.Time{}, time.Time{}
+		if got[i] != want[i] {
+			t.Errorf("history row %d: %+v, uninterrupted %+v", i, got[i], want[i])
+		}
+	}
+}
+
+// checkState checks a state directory after a crash: it opens (repairing what a crash leaves),
+// and its committed run, if any, has its evidence, its states and a history of whole runs that
+// agrees with the published copies.
+func checkState(t *testing.T, state string) {
+	t.Helper()
+	d, err := runstate.Open(state)
+	if err != nil {
+		t.Fatalf("after a kill: %v", err)
+	}
+	defer d.Close()
+	run, ok, err := d.Current()
+	if err != nil {
+		t.Fatalf("after a kill: %v", err)
+	}
+	if !ok {
+		return
+	}
+	rows, err := d.History()
+	if err != nil {
+		t.Fatalf("after a kill: %v", err)
+	}
+	var last []int
+	for _, r := range rows {
+		if r.RunID == run.ID {
+			last = append(last, r.Rank)
+		}
+	}
+	if !slices.Equal(last, run.Ranks) {
+		t.Errorf("after a kill: history has ranks %v for run %s, which analysed %v", last, run.ID, run.Ranks)
+	}
+	res, err := pipelines.ReadResult(t.Context(), filepath.Join(state, "latest"))
+	if err != nil || res.BestRank != run.BestRank {
+		t.Errorf("after a kill: latest/evidence.json: best rank %d, error %v; run %s chose %d", res.BestRank, err, run.ID, run.BestRank)
+	}
+	states, err := os.ReadDir(d.StatesDir(run))
+	if err != nil || len(states) == 0 {
+		t.Errorf("after a kill: run %s has no chain states (%v)", run.ID, err)
+	}
+}

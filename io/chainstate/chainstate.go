@@ -1,0 +1,178 @@
+// Package chainstate stores the final state of an STI chain (sti.State) as a Parquet file, so that
+// a later run on grown data can resume the chain (stirank reanalyze). One file per chain, one row
+// per parameter:
+//
+//	factor INT32   the data mode the factor belongs to (0 for models without factors)
+//	row    INT32   the factor's row: the index along that mode (the parameter's index otherwise)
+//	col    INT32   the component, 0 … rank−1 (0 for models without factors)
+//	value  DOUBLE  the parameter in the model's sampling parameterisation (log factors for the
+//	               default Poisson parameterisation)
+//
+// The file's key-value metadata "stirank.state" holds the model, rank and factor layout as JSON.
+// Files are written to a temporary name and renamed, so a reader sees a whole file or none, and a
+// retried chain (which computes the same state bit for bit) rewrites the same bytes.
+package chainstate
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/parquet-go/parquet-go"
+
+	"github.com/stirank/stirank/models"
+	"github.com/stirank/stirank/sti"
+)
+
+// metaKey is the Parquet key-value metadata entry that describes the state's layout.
+const metaKey = "stirank.state"
+
+// layout is the JSON of metaKey.
+type layout struct {
+	Model   string          `json:"model"`
+	Rank    int             `json:"rank"`
+	Params  int             `json:"params"`
+	Factors []models.Factor `json:"factors,omitempty"`
+}
+
+// check verifies that the factors tile the parameters: one after the other, rank columns each.
+func (l layout) check() error {
+	if l.Factors == nil {
+		return nil
+	}
+	next := 0
+	for k, f := range l.Factors {
+		if f.Offset != next || f.Rows < 0 || f.Cols != l.Rank {
+			return fmt.Errorf("factor %d (%+v) does not fit a layout of rank %d factors one after the other", k, f, l.Rank)
+		}
+		next += f.Rows * f.Cols
+	}
+	if next != l.Params {
+		return fmt.Errorf("the factors hold %d parameters, the state %d: the layout does not fit", next, l.Params)
+	}
+	return nil
+}
+
+type row struct {
+	Factor int32   `parquet:"factor,delta"`
+	Row    int32   `parquet:"row,delta"`
+	Col    int32   `parquet:"col,delta"`
+	Value  float64 `parquet:"value"`
+}
+
+// FileName is the name of chain id's state file in a states directory.
+func FileName(id sti.ChainID) string {
+	return fmt.Sprintf("r%03d-t%03d-c%02d.parquet", id.Rank, id.TIndex, id.Chain)
+}
+
+// Path is the path of chain id's state file in directory dir.
+func Path(dir string, id sti.ChainID) string { return filepath.Join(dir, FileName(id)) }
+
+// Write stores s at path atomically, creating the directory if needed.
+func Write(path string, s *sti.State) error {
+	l := layout{Model: s.Model, Rank: s.Rank, Params: len(s.Theta), Factors: s.Factors}
+	if err := l.check(); err != nil {
+		return fmt.Errorf("%s: %v", path, err)
+	}
+	meta, err := json.Marshal(l)
+	if err != nil {
+		return err
+	}
+	rows := make([]row, len(s.Theta))
+	for i, v := range s.Theta {
+		rows[i] = row{Row: int32(i), Value: v}
+	}
+	for k, f := range s.Factors {
+		for i := range f.Rows * f.Cols {
+			rows[f.Offset+i] = row{Factor: int32(k), Row: int32(i / f.Cols), Col: int32(i % f.Cols), Value: s.Theta[f.Offset+i]}
+		}
+	}
+	var buf bytes.Buffer
+	if err := parquet.Write(&buf, rows, parquet.KeyValueMetadata(metaKey, string(meta)), parquet.Compression(&parquet.Zstd)); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return writeFileAtomic(path, buf.Bytes())
+}
+
+// writeFileAtomic writes data to a temporary file next to path, syncs it and renames it over path.
+func writeFileAtomic(path string, data []byte) error {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(dir, ".tmp-"+filepath.Base(path)+"-*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return nil
+}
+
+// Read loads the state stored at path. A missing file gives an error that satisfies
+// errors.Is(err, fs.ErrNotExist).
+func Read(path string) (*sti.State, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	f, err := parquet.OpenFile(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		return nil, fmt.Errorf("%s: not a chain state: %v", path, err)
+	}
+	meta, ok := f.Lookup(metaKey)
+	if !ok {
+		return nil, fmt.Errorf("%s: not a chain state: no %s metadata", path, metaKey)
+	}
+	var l layout
+	if err := json.Unmarshal([]byte(meta), &l); err != nil {
+		return nil, fmt.Errorf("%s: bad %s metadata: %v", path, metaKey, err)
+	}
+	if l.Params < 0 || l.Params > len(data) {
+		return nil, fmt.Errorf("%s: %d parameters cannot fit in %d bytes", path, l.Params, len(data))
+	}
+	if err := l.check(); err != nil {
+		return nil, fmt.Errorf("%s: %v", path, err)
+	}
+	rows, err := parquet.Read[row](bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", path, err)
+	}
+	if len(rows) != l.Params {
+		return nil, fmt.Errorf("%s: %d rows, the metadata says %d parameters", path, len(rows), l.Params)
+	}
+	s := &sti.State{Model: l.Model, Rank: l.Rank, Factors: l.Factors, Theta: make([]float64, l.Params)}
+	seen := make([]bool, l.Params)
+	for n, r := range rows {
+		i := int(r.Row)
+		if l.Factors != nil {
+			if r.Factor < 0 || int(r.Factor) >= len(l.Factors) || r.Col < 0 || int(r.Col) >= l.Rank || r.Row < 0 || int(r.Row) >= l.Factors[r.Factor].Rows {
+				return nil, fmt.Errorf("%s row %d: parameter (factor %d, row %d, col %d) outside the layout", path, n, r.Factor, r.Row, r.Col)
+			}
+			i = l.Factors[r.Factor].Offset + i*l.Rank + int(r.Col)
+		} else if r.Factor != 0 || r.Col != 0 || i < 0 || i >= l.Params {
+			return nil, fmt.Errorf("%s row %d: parameter (factor %d, row %d, col %d) outside the layout", path, n, r.Factor, r.Row, r.Col)
+		}
+		if seen[i] {
+			return nil, fmt.Errorf("%s row %d: parameter (factor %d, row %d, col %d) stored twice", path, n, r.Factor, r.Row, r.Col)
+		}
+		seen[i] = true
+		s.Theta[i] = r.Value
+	}
+	return s, nil
+}

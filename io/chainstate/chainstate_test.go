@@ -1,0 +1,90 @@
+package chainstate
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stirank/stirank/models"
+	"github.com/stirank/stirank/rng"
+	"github.com/stirank/stirank/sti"
+)
+
+// finalState runs one chain of a small CP problem and returns its final state.
+func finalState(t *testing.T) *sti.State {
+	t.Helper()
+	d, _, err := models.GeneratePoisson(rng.New(1), []int{5, 4, 3}, 2, []float64{1, 1, 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := sti.Default("cp")
+	cfg.Steps, cfg.Burnin, cfg.Starts = 20, 5, 0
+	p, err := sti.NewProblem(d, sti.ModelSpec{Name: "cp", Rates: []float64{1, 1, 1}}, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, s, err := p.Resume(context.Background(), sti.ChainID{Rank: 2, TIndex: len(cfg.Ladder) - 1}, nil)
+	if err != nil || s == nil {
+		t.Fatalf("no final state: %v", err)
+	}
+	return s
+}
+
+func TestRoundTrip(t *testing.T) {
+	s := finalState(t)
+	path := Path(t.TempDir(), sti.ChainID{Rank: 2, TIndex: 30, Chain: 1})
+	if filepath.Base(path) != "r002-t030-c01.parquet" {
+		t.Errorf("file name %s", filepath.Base(path))
+	}
+	if err := Write(path, s); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Read(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Model != s.Model || got.Rank != s.Rank || !slices.Equal(got.Factors, s.Factors) || !slices.Equal(got.Theta, s.Theta) {
+		t.Errorf("read back %+v, wrote %+v", got, s)
+	}
+	// A rewrite (a retried chain) gives the same bytes.
+	first, _ := os.ReadFile(path)
+	if err := Write(path, s); err != nil {
+		t.Fatal(err)
+	}
+	if again, _ := os.ReadFile(path); !slices.Equal(first, again) {
+		t.Error("rewriting the same state changed the file")
+	}
+	if left, _ := filepath.Glob(filepath.Join(filepath.Dir(path), ".tmp-*")); len(left) > 0 {
+		t.Errorf("temporary files left: %v", left)
+	}
+}
+
+func TestReadErrors(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := Read(filepath.Join(dir, "missing.parquet")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("missing file: %v", err)
+	}
+	s := finalState(t)
+	good := filepath.Join(dir, "good.parquet")
+	if err := Write(good, s); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(good)
+	bad := filepath.Join(dir, "bad.parquet")
+	os.WriteFile(bad, data[:len(data)/2], 0o644)
+	if _, err := Read(bad); err == nil || !strings.Contains(err.Error(), bad) {
+		t.Errorf("truncated file: %v", err)
+	}
+	// A state whose layout does not fit its parameters.
+	broken := *s
+	broken.Factors = slices.Clone(s.Factors)
+	broken.Factors[0].Rows += 3
+	if err := Write(bad, &broken); err == nil || !strings.Contains(err.Error(), "does not fit") {
+		t.Errorf("writing a layout larger than the parameters: %v", err)
+	}
+}
