@@ -123,6 +123,9 @@ type ConfigInfo struct {
 	CVRefresh       int       `json:"cv_refresh,omitempty"`
 	Starts          int       `json:"starts"`
 	StartSteps      int       `json:"start_steps,omitempty"`
+	// WarmBurnin and SettleSteps apply to chains resumed from saved states (warm_chains of a rank).
+	WarmBurnin  int `json:"warm_burnin,omitempty"`
+	SettleSteps int `json:"settle_steps,omitempty"`
 }
 
 // Meta is what a result records besides the evidence: it travels to the step that writes the
@@ -157,6 +160,11 @@ func NewResult(meta Meta, ranks []evidence.RankEvidence) (Result, error) {
 	}
 	if cfg.Starts > 0 {
 		r.Config.StartSteps = cfg.StartSteps
+	}
+	for _, re := range ranks {
+		if re.WarmChains > 0 {
+			r.Config.WarmBurnin, r.Config.SettleSteps = cfg.WarmBurnin, cfg.SettleSteps
+		}
 	}
 	if meta.Model.Name == "gauss" {
 		g := meta.Model.Gauss

@@ -77,6 +77,9 @@ type Run struct {
 	Ranks []int `json:"ranks"`
 	// Previous is the id of the run this one replaced ("" for the first run). Commit sets it.
 	Previous string `json:"previous,omitempty"`
+	// States is where the run's chain states are when the caller kept them outside the state
+	// directory (a URL that remote workers reach); empty for the run directory's states/.
+	States string `json:"states,omitempty"`
 }
 
 // Dir is an open, locked state directory. It is not safe for concurrent use; the lock already
@@ -153,8 +156,14 @@ func (d *Dir) Current() (Run, bool, error) {
 	return r, true, nil
 }
 
-// StatesDir returns the directory holding the chain state files of the committed run r.
-func (d *Dir) StatesDir(r Run) string { return filepath.Join(d.runDir(r.ID), statesDir) }
+// StatesDir returns the directory (or URL, see Run.States) holding the chain state files of the
+// committed run r.
+func (d *Dir) StatesDir(r Run) string {
+	if r.States != "" {
+		return r.States
+	}
+	return filepath.Join(d.runDir(r.ID), statesDir)
+}
 
 // History returns the full history of the committed runs, oldest first, read from the committed
 // run's Parquet file; nil when no run was committed yet.

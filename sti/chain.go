@@ -285,7 +285,7 @@ func newChain(p *Problem, m models.Model, id ChainID) *chain {
 		c.eprop = m.NewEval()
 		c.malaEps = cfg.Step
 	}
-	if c.kernel.UsesMetric() || cfg.StartSteps > 0 {
+	if c.kernel.UsesMetric() || cfg.StartSteps > 0 || cfg.SettleSteps > 0 {
 		c.metric, c.gamma = make([]float64, dim), make([]float64, dim)
 		_, c.frozenMetric = c.kernel.(samplers.LMSGLD)
 	}
@@ -468,13 +468,13 @@ func (c *chain) run(ctx context.Context, records []float64) ([]float64, string, 
 
 // settleNewRows carries the parameters of the rows a warm chain's saved state did not have (prior
 // draws) to the mode of the chain's power posterior with every other parameter held where the
-// state left it: StartSteps steps of ascent that move those rows only, on all cells. A prior draw
+// state left it: SettleSteps steps of ascent that move those rows only, on all cells. A prior draw
 // is many e-folds from where the data put a row, and a short burn-in alone does not bring a
-// growth of a third of the data or more into equilibrium (bench/engine -workload warm); the
+// growth of half the data or more into equilibrium (bench/engine -workload warm); the
 // conditional mode is a start that the burn-in then turns into a sample. It returns the steps
 // spent and a divergence, if any.
 func (c *chain) settleNewRows() (int, string) {
-	n := c.p.Config.StartSteps
+	n := c.p.Config.SettleSteps
 	if len(c.newRows) == 0 || n == 0 {
 		return 0, ""
 	}
@@ -553,13 +553,14 @@ func (p *Problem) mode(ctx context.Context, rank int) (*rankMode, error) {
 
 // ChainSteps is the number of sampler steps RunChain (warm false) or Resume from a saved state
 // (warm true) reports for chain id: prior draws at t = 0; otherwise the burn-in and the recorded
-// steps, plus, for the cold chain that accounts for it, the rank's mode search.
+// steps, plus, for the cold chain that accounts for it, the rank's mode search, and for a warm
+// one the steps that settle new rows (which it spends only when the data gained rows).
 func (cfg Config) ChainSteps(id ChainID, warm bool) int {
 	if cfg.Ladder[id.TIndex] == 0 {
 		return cfg.Steps - cfg.Burnin
 	}
 	if warm {
-		return cfg.warmBurnin() + cfg.Steps - cfg.Burnin
+		return cfg.SettleSteps + cfg.warmBurnin() + cfg.Steps - cfg.Burnin
 	}
 	n := cfg.Steps
 	if cfg.Starts > 0 && id.Chain == 0 && id.TIndex == len(cfg.Ladder)-1 {

@@ -279,7 +279,7 @@ func TestResumeOnGrownData(t *testing.T) {
 	spec := ModelSpec{Name: "cp", Rates: rates}
 	cfg := Default("cp")
 	cfg.Ladder = evidence.Power(4, 4)
-	cfg.Steps, cfg.Burnin, cfg.WarmBurnin, cfg.Starts, cfg.StartSteps = 60, 30, 10, 2, 15
+	cfg.Steps, cfg.Burnin, cfg.WarmBurnin, cfg.SettleSteps, cfg.Starts, cfg.StartSteps = 60, 30, 10, 7, 2, 15
 	po, err := NewProblem(old, spec, cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -327,8 +327,8 @@ func TestResumeOnGrownData(t *testing.T) {
 		t.Errorf("resumed sweeps differ or are not warm: %d and %d warm chains, evidence %v and %v", a[0].WarmChains, b[0].WarmChains, a[0].LogEvidence, b[0].LogEvidence)
 	}
 	sum, _, err := pf.Resume(context.Background(), id, s)
-	if err != nil || !sum.Warm || sum.Steps != cfg.StartSteps+cfg.ChainSteps(id, true) || sum.Count != cfg.Steps-cfg.Burnin {
-		t.Errorf("resumed chain: %+v, %v; want %d steps and %d records", sum, err, cfg.StartSteps+cfg.ChainSteps(id, true), cfg.Steps-cfg.Burnin)
+	if err != nil || !sum.Warm || sum.Steps != cfg.ChainSteps(id, true) || sum.Count != cfg.Steps-cfg.Burnin {
+		t.Errorf("resumed chain: %+v, %v; want %d steps and %d records", sum, err, cfg.ChainSteps(id, true), cfg.Steps-cfg.Burnin)
 	}
 
 	_, big, err := pf.SweepFrom(context.Background(), []int{2}, 0, nil)

@@ -74,9 +74,9 @@ type RunChainFn struct {
 	Workers int
 	// StartDir, when set, is a directory of chain states (io/chainstate) that chains resume from
 	// (sti.Problem.Resume); a chain without a state file there starts cold. StateDir, when set,
-	// receives every chain's final state. Both are paths the workers share (a local directory for
-	// local runners, a shared mount for distributed ones). A retried chain rewrites its state
-	// with the same bytes.
+	// receives every chain's final state. Both are local directories the workers share (one
+	// machine, or a mount common to a cluster's workers) or Beam filesystem URLs. A retried chain
+	// rewrites its state with the same bytes.
 	StartDir, StateDir string
 
 	problem *sti.Problem
@@ -103,7 +103,7 @@ func (f *RunChainFn) ProcessElement(ctx context.Context, id sti.ChainID, emit fu
 		return err
 	}
 	err := f.chains.Go(f.Workers, func(ctx context.Context) (evidence.ChainSummary, error) {
-		from, err := f.startState(id)
+		from, err := f.startState(ctx, id)
 		if err != nil {
 			return evidence.ChainSummary{}, err
 		}
@@ -112,7 +112,7 @@ func (f *RunChainFn) ProcessElement(ctx context.Context, id sti.ChainID, emit fu
 			err = fmt.Errorf("chain %+v reported as %d/%d/%d", id, sum.Rank, sum.TIndex, sum.Chain)
 		}
 		if err == nil && final != nil && f.StateDir != "" {
-			err = chainstate.Write(chainstate.Path(f.StateDir, id), final)
+			err = chainstate.Write(ctx, chainstate.Path(f.StateDir, id), final)
 		}
 		if err != nil {
 			return sum, fmt.Errorf("chain rank %d, temperature %d, replica %d: %w", id.Rank, id.TIndex, id.Chain, err)
@@ -127,11 +127,11 @@ func (f *RunChainFn) ProcessElement(ctx context.Context, id sti.ChainID, emit fu
 }
 
 // startState reads the saved state chain id resumes from: nil when there is none.
-func (f *RunChainFn) startState(id sti.ChainID) (*sti.State, error) {
+func (f *RunChainFn) startState(ctx context.Context, id sti.ChainID) (*sti.State, error) {
 	if f.StartDir == "" {
 		return nil, nil
 	}
-	s, err := chainstate.Read(chainstate.Path(f.StartDir, id))
+	s, err := chainstate.Read(ctx, chainstate.Path(f.StartDir, id))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}

@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/stirank/stirank/io/chainstate"
 	"github.com/stirank/stirank/io/tensorio"
 	"github.com/stirank/stirank/pipelines"
 	"github.com/stirank/stirank/rng"
@@ -32,21 +33,18 @@ func init() {
 
 const reanalyzeSynopsis = `--data DIR --state STATEDIR [--window K] [--warm-burnin N] [select flags] [Beam runner flags]`
 
-// defaultWarmBurnin is the burn-in of a chain resumed from the previous run's state: chains of
-// moderately grown data start near their new power posterior, so a short burn-in re-equilibrates
-// them (bench/engine -workload warm measures it).
-const defaultWarmBurnin = 50
-
 func reanalyzeHelp() string {
+	g, p := sti.Default("gauss"), sti.Default("nmf")
 	return fmt.Sprintf(`Re-runs the rank selection of select on a dataset that grows (stirank append), for scheduled
 runs (cron, Airflow, Kubernetes CronJobs). STATEDIR (created if needed) keeps the last committed
 run: its manifest checksum, its final chain states and its evidence, and the history of every run.
 
   - When the dataset and the settings are those of the last run, it says so and exits 0 at once.
-  - Otherwise every (rank, temperature, chain) resumes from the chain's saved final state
-    (factor rows of new indices drawn from the prior) with a burn-in of --warm-burnin steps
-    (default %d) instead of the mode search and the cold burn-in; ranks without a saved state
-    start cold. A change of model, prior, ladder or chains makes the whole run cold.
+  - Otherwise every (rank, temperature, chain) resumes from the chain's saved final state: factor
+    rows of new indices are carried from prior draws to their conditional mode by %d steps of
+    ascent, then a burn-in of --warm-burnin steps (default: gauss %d, nmf/cp %d) replaces the mode
+    search and the cold burn-in; ranks without a saved state start cold. A change of model,
+    prior, ladder or chains makes the whole run cold.
   - --window K analyses only the ranks within K of the last best rank (inside --ranks), and
     extends the window by K while the best rank sits at its edge.
   - The new states, evidence.json/csv and one history row per analysed rank are committed
@@ -55,12 +53,13 @@ run: its manifest checksum, its final chain states and its evidence, and the his
   - One run at a time per STATEDIR: a second one is refused while the first holds the lock.
 
 Every chain's random streams derive from the seed, the dataset version and the chain's (rank,
-temperature, replica), so a rerun after a crash gives the same numbers.`, defaultWarmBurnin)
+temperature, replica), so a rerun after a crash gives the same numbers.`, p.SettleSteps, g.WarmBurnin, p.WarmBurnin)
 }
 
 // reanalyzeFlags are reanalyze's own flags, besides select's.
 type reanalyzeFlags struct {
 	state      string
+	stateURL   string
 	window     int
 	warmBurnin int
 	// seed is --seed as given; the run's seed mixes it with the dataset version.
@@ -73,8 +72,9 @@ func runReanalyze(ctx context.Context, args []string, stdout io.Writer) error {
 	rf := &reanalyzeFlags{}
 	fs, f, usage := newSelectFlagSet("reanalyze", reanalyzeSynopsis, reanalyzeHelp(), func(fs *flag.FlagSet) {
 		fs.StringVar(&rf.state, "state", "", "state directory: the last run's chain states and evidence, the history, a lock")
+		fs.StringVar(&rf.stateURL, "state-url", "", "keep the chain states under this URL (gs://bucket/prefix) instead of in STATEDIR, for workers that cannot reach STATEDIR (Dataflow)")
 		fs.IntVar(&rf.window, "window", 0, "analyse only the ranks within K of the last best rank (0: all of --ranks)")
-		fs.IntVar(&rf.warmBurnin, "warm-burnin", defaultWarmBurnin, "burn-in steps of a chain resumed from its saved state")
+		fs.IntVar(&rf.warmBurnin, "warm-burnin", 0, fmt.Sprintf("burn-in steps of a chain resumed from its saved state (default: gauss %d, nmf/cp %d)", sti.Default("gauss").WarmBurnin, sti.Default("nmf").WarmBurnin))
 	})
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -83,6 +83,7 @@ func runReanalyze(ctx context.Context, args []string, stdout io.Writer) error {
 		}
 		return usageError{err}
 	}
+	set := setFlags(fs)
 	switch {
 	case fs.NArg() > 0:
 		return usagef("unexpected argument %q", fs.Arg(0))
@@ -94,7 +95,7 @@ func runReanalyze(ctx context.Context, args []string, stdout io.Writer) error {
 		return usagef("--out does not apply: results go to STATEDIR/latest")
 	case rf.window < 0:
 		return usagef("--window %d must not be negative", rf.window)
-	case rf.warmBurnin < 1:
+	case set["warm-burnin"] && rf.warmBurnin < 1:
 		return usagef("--warm-burnin %d must be at least 1", rf.warmBurnin)
 	}
 	if err := runners.Check(); err != nil {
@@ -107,10 +108,12 @@ func runReanalyze(ctx context.Context, args []string, stdout io.Writer) error {
 	if runners.IsDryRun() {
 		return usagef("reanalyze commits its results; a dry run has none (use select for that)")
 	}
-	if runners.IsRemote() {
-		return usagef("--runner=%s: reanalyze keeps chain states in STATEDIR, a POSIX directory that %s workers cannot mount; use a local runner, or Flink with STATEDIR on a mount its workers share (docs/runners.md)", runners.Name(), runners.Name())
+	if rf.stateURL != "" && !pipelines.IsURL(rf.stateURL) {
+		return usagef("--state-url %s is not a URL (gs://bucket/prefix); local states belong in --state", rf.stateURL)
 	}
-	set := setFlags(fs)
+	if runners.IsRemote() && (rf.stateURL == "" || !pipelines.IsURL(f.data)) {
+		return usagef("--runner=%s: its workers cannot reach local directories; give the data as a URL and --state-url gs://bucket/prefix for the chain states (STATEDIR stays here)", runners.Name())
+	}
 
 	dir, err := runstate.Open(rf.state)
 	if err != nil {
@@ -128,7 +131,6 @@ func runReanalyze(ctx context.Context, args []string, stdout io.Writer) error {
 	rf.seed = f.seed
 	f.seed = rng.Key(f.seed, uint64(m.Version))
 	f.warmBurnin = rf.warmBurnin
-	set["warm-burnin"] = true
 	spec, cfg, _, err := modelAndConfig(f, set, f.data, len(m.Shape))
 	if err != nil {
 		return err
@@ -167,9 +169,16 @@ func runReanalyze(ctx context.Context, args []string, stdout io.Writer) error {
 		return err
 	}
 	defer txn.Abort()
+	// Chain states go to the staging directory, which the commit renames into the run's, or, with
+	// --state-url, to the run's own prefix there (a killed run leaves only files that its rerun,
+	// which has the same id, rewrites with the same bytes).
+	states := txn.StatesDir()
+	if rf.stateURL != "" {
+		states = strings.TrimSuffix(rf.stateURL, "/") + "/" + id
+	}
 	var res *pipelines.Result
 	for pass := 1; len(ranks) > 0; pass++ {
-		o := pipelines.Options{Ranks: ranks, OutDir: filepath.Join(txn.Dir(), fmt.Sprintf("pass-%d", pass)), StartDir: startDir, StateDir: txn.StatesDir()}
+		o := pipelines.Options{Ranks: ranks, OutDir: filepath.Join(txn.Dir(), fmt.Sprintf("pass-%d", pass)), StartDir: startDir, StateDir: states}
 		r, err := job.run(ctx, f, o, warm, stdout)
 		if err != nil {
 			return err
@@ -200,6 +209,9 @@ func runReanalyze(ctx context.Context, args []string, stdout io.Writer) error {
 		ID: id, DatasetVersion: m.Version, DatasetChecksum: m.Checksum(), Settings: settings.key(),
 		Seed: job.work.Config.Seed, BestRank: res.BestRank,
 	}
+	if rf.stateURL != "" {
+		run.States = states
+	}
 	var rows []runstate.HistoryRow
 	for _, rr := range res.Ranks {
 		run.Ranks = append(run.Ranks, rr.Rank)
@@ -210,6 +222,12 @@ func runReanalyze(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	if err := txn.Commit(run, rows); err != nil {
 		return err
+	}
+	if rf.stateURL != "" {
+		// The state directory keeps this run and the one before; so does the URL.
+		if err := chainstate.Prune(ctx, rf.stateURL, id, prev.ID); err != nil {
+			fmt.Fprintf(os.Stderr, "warning: removing old chain states: %v\n", err)
+		}
 	}
 	how := "cold"
 	if startDir != "" {

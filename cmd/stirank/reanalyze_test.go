@@ -13,6 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
+	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/memfs"
+
 	"github.com/stirank/stirank/models"
 	"github.com/stirank/stirank/pipelines"
 	"github.com/stirank/stirank/rng"
@@ -273,5 +276,65 @@ func checkState(t *testing.T, state string) {
 	states, err := os.ReadDir(d.StatesDir(run))
 	if err != nil || len(states) == 0 {
 		t.Errorf("after a kill: run %s has no chain states (%v)", run.ID, err)
+	}
+}
+
+// TestReanalyzeStateURL keeps the chain states under a Beam filesystem URL (memfs here, gs:// on
+// Dataflow): runs resume from there, record where their states are, and prune all but the last two
+// runs' states.
+func TestReanalyzeStateURL(t *testing.T) {
+	files := growingCP(t, []int{6, 5, 9}, 3, 4)
+	data := filepath.Join(t.TempDir(), "data")
+	state := t.TempDir()
+	url := "memfs://reanalyze-test/states"
+	args := []string{"reanalyze", "--data", data, "--state", state, "--state-url", url, "--rate", "0.5", "--ranks", "1-2",
+		"--temperatures", "4", "--steps", "40", "--burnin", "10", "--warm-burnin", "5", "--quiet"}
+	var ids []string
+	for k, file := range files {
+		if k == 0 {
+			selectOK(t, "import", "--in", file, "--out", data)
+		} else {
+			selectOK(t, "append", "--data", data, "--in", file)
+		}
+		selectOK(t, args...)
+		d, err := runstate.Open(state)
+		if err != nil {
+			t.Fatal(err)
+		}
+		run, _, err := d.Current()
+		d.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, run.ID)
+		if run.States != url+"/"+run.ID {
+			t.Errorf("run %d keeps its states at %q", k+1, run.States)
+		}
+		fsys, err := filesystem.New(t.Context(), url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		names, err := fsys.List(t.Context(), url+"/*/*.parquet")
+		if err != nil {
+			t.Fatal(err)
+		}
+		runs := map[string]int{}
+		for _, n := range names {
+			r, _, _ := strings.Cut(strings.TrimPrefix(n, url+"/"), "/")
+			runs[r]++
+		}
+		kept := ids[max(0, len(ids)-2):]
+		if len(runs) != len(kept) {
+			t.Errorf("after run %d the URL holds the states of runs %v, want %v", k+1, runs, kept)
+		}
+		for _, id := range kept {
+			if runs[id] != 2*4*2 {
+				t.Errorf("after run %d: %d state files of run %s, want %d", k+1, runs[id], id, 2*4*2)
+			}
+		}
+	}
+	h := history(t, state)
+	if len(h) != 6 || h[0].WarmStart || !h[2].WarmStart || !h[5].WarmStart {
+		t.Errorf("history %+v: want 2 cold rows, then warm ones", h)
 	}
 }

@@ -9,17 +9,23 @@
 //	               default Poisson parameterisation)
 //
 // The file's key-value metadata "stirank.state" holds the model, rank and factor layout as JSON.
-// Files are written to a temporary name and renamed, so a reader sees a whole file or none, and a
-// retried chain (which computes the same state bit for bit) rewrites the same bytes.
+// A reader sees a whole file or none: local files are written to a temporary name and renamed,
+// and objects of a Beam filesystem URL (gs://, s3://) appear only once written. A retried chain
+// (which computes the same state bit for bit) rewrites the same bytes.
 package chainstate
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/stirank/stirank/models"
@@ -67,11 +73,19 @@ func FileName(id sti.ChainID) string {
 	return fmt.Sprintf("r%03d-t%03d-c%02d.parquet", id.Rank, id.TIndex, id.Chain)
 }
 
-// Path is the path of chain id's state file in directory dir.
-func Path(dir string, id sti.ChainID) string { return filepath.Join(dir, FileName(id)) }
+// Path is the path of chain id's state file in dir, a local directory or a Beam filesystem URL.
+func Path(dir string, id sti.ChainID) string {
+	if isURL(dir) {
+		return strings.TrimSuffix(dir, "/") + "/" + FileName(id)
+	}
+	return filepath.Join(dir, FileName(id))
+}
 
-// Write stores s at path atomically, creating the directory if needed.
-func Write(path string, s *sti.State) error {
+func isURL(path string) bool { return strings.Contains(path, "://") }
+
+// Write stores s at path, a local path (written atomically, its directory created if needed) or a
+// Beam filesystem URL.
+func Write(ctx context.Context, path string, s *sti.State) error {
 	l := layout{Model: s.Model, Rank: s.Rank, Params: len(s.Theta), Factors: s.Factors}
 	if err := l.check(); err != nil {
 		return fmt.Errorf("%s: %v", path, err)
@@ -93,7 +107,65 @@ func Write(path string, s *sti.State) error {
 	if err := parquet.Write(&buf, rows, parquet.KeyValueMetadata(metaKey, string(meta)), parquet.Compression(&parquet.Zstd)); err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
-	return writeFileAtomic(path, buf.Bytes())
+	if !isURL(path) {
+		return writeFileAtomic(path, buf.Bytes())
+	}
+	fsys, err := filesystem.New(ctx, path)
+	if err != nil {
+		return err
+	}
+	defer fsys.Close()
+	if err := filesystem.Write(ctx, fsys, path, buf.Bytes()); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return nil
+}
+
+// readURL reads the object at a Beam filesystem URL; a missing one is fs.ErrNotExist (filesystems
+// report missing objects each in their own way, so it is looked up first).
+func readURL(ctx context.Context, path string) ([]byte, error) {
+	fsys, err := filesystem.New(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	defer fsys.Close()
+	names, err := fsys.List(ctx, path)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if !slices.Contains(names, path) {
+		return nil, fmt.Errorf("%s: %w", path, fs.ErrNotExist)
+	}
+	return filesystem.Read(ctx, fsys, path)
+}
+
+// Prune removes the state files under dir, a Beam filesystem URL of runs' state directories
+// dir/<run>/, of every run not in keep. Local state directories are pruned with their runs.
+func Prune(ctx context.Context, dir string, keep ...string) error {
+	fsys, err := filesystem.New(ctx, dir)
+	if err != nil {
+		return err
+	}
+	defer fsys.Close()
+	rm, ok := fsys.(filesystem.Remover)
+	if !ok {
+		return fmt.Errorf("%s: the filesystem cannot remove files", dir)
+	}
+	prefix := strings.TrimSuffix(dir, "/") + "/"
+	names, err := fsys.List(ctx, prefix+"*/*.parquet")
+	if err != nil {
+		return fmt.Errorf("%s: %w", dir, err)
+	}
+	for _, n := range names {
+		run, _, _ := strings.Cut(strings.TrimPrefix(n, prefix), "/")
+		if slices.Contains(keep, run) {
+			continue
+		}
+		if err := rm.Remove(ctx, n); err != nil {
+			return fmt.Errorf("%s: %w", n, err)
+		}
+	}
+	return nil
 }
 
 // writeFileAtomic writes data to a temporary file next to path, syncs it and renames it over path.
@@ -124,10 +196,16 @@ func writeFileAtomic(path string, data []byte) error {
 	return nil
 }
 
-// Read loads the state stored at path. A missing file gives an error that satisfies
-// errors.Is(err, fs.ErrNotExist).
-func Read(path string) (*sti.State, error) {
-	data, err := os.ReadFile(path)
+// Read loads the state stored at path, a local path or a Beam filesystem URL. A missing file gives
+// an error that satisfies errors.Is(err, fs.ErrNotExist).
+func Read(ctx context.Context, path string) (*sti.State, error) {
+	var data []byte
+	var err error
+	if isURL(path) {
+		data, err = readURL(ctx, path)
+	} else {
+		data, err = os.ReadFile(path)
+	}
 	if err != nil {
 		return nil, err
 	}

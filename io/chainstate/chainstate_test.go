@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/memfs"
+
 	"github.com/stirank/stirank/models"
 	"github.com/stirank/stirank/rng"
 	"github.com/stirank/stirank/sti"
@@ -41,10 +43,10 @@ func TestRoundTrip(t *testing.T) {
 	if filepath.Base(path) != "r002-t030-c01.parquet" {
 		t.Errorf("file name %s", filepath.Base(path))
 	}
-	if err := Write(path, s); err != nil {
+	if err := Write(context.Background(), path, s); err != nil {
 		t.Fatal(err)
 	}
-	got, err := Read(path)
+	got, err := Read(context.Background(), path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +55,7 @@ func TestRoundTrip(t *testing.T) {
 	}
 	// A rewrite (a retried chain) gives the same bytes.
 	first, _ := os.ReadFile(path)
-	if err := Write(path, s); err != nil {
+	if err := Write(context.Background(), path, s); err != nil {
 		t.Fatal(err)
 	}
 	if again, _ := os.ReadFile(path); !slices.Equal(first, again) {
@@ -66,25 +68,56 @@ func TestRoundTrip(t *testing.T) {
 
 func TestReadErrors(t *testing.T) {
 	dir := t.TempDir()
-	if _, err := Read(filepath.Join(dir, "missing.parquet")); !errors.Is(err, fs.ErrNotExist) {
+	if _, err := Read(context.Background(), filepath.Join(dir, "missing.parquet")); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("missing file: %v", err)
 	}
 	s := finalState(t)
 	good := filepath.Join(dir, "good.parquet")
-	if err := Write(good, s); err != nil {
+	if err := Write(context.Background(), good, s); err != nil {
 		t.Fatal(err)
 	}
 	data, _ := os.ReadFile(good)
 	bad := filepath.Join(dir, "bad.parquet")
 	os.WriteFile(bad, data[:len(data)/2], 0o644)
-	if _, err := Read(bad); err == nil || !strings.Contains(err.Error(), bad) {
+	if _, err := Read(context.Background(), bad); err == nil || !strings.Contains(err.Error(), bad) {
 		t.Errorf("truncated file: %v", err)
 	}
 	// A state whose layout does not fit its parameters.
 	broken := *s
 	broken.Factors = slices.Clone(s.Factors)
 	broken.Factors[0].Rows += 3
-	if err := Write(bad, &broken); err == nil || !strings.Contains(err.Error(), "does not fit") {
+	if err := Write(context.Background(), bad, &broken); err == nil || !strings.Contains(err.Error(), "does not fit") {
 		t.Errorf("writing a layout larger than the parameters: %v", err)
+	}
+}
+
+// States round-trip through a Beam filesystem URL too, a missing one is fs.ErrNotExist, and Prune
+// keeps only the runs it is told to.
+func TestURL(t *testing.T) {
+	ctx := context.Background()
+	s := finalState(t)
+	id := sti.ChainID{Rank: 2, TIndex: 3, Chain: 1}
+	for _, run := range []string{"a", "b", "c"} {
+		if err := Write(ctx, Path("memfs://chainstate-test/"+run, id), s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := Read(ctx, Path("memfs://chainstate-test/b", id))
+	if err != nil || !slices.Equal(got.Theta, s.Theta) {
+		t.Fatalf("read back from memfs: %v", err)
+	}
+	if _, err := Read(ctx, Path("memfs://chainstate-test/b", sti.ChainID{Rank: 9})); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("missing object: %v", err)
+	}
+	if err := Prune(ctx, "memfs://chainstate-test", "b", "c"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Read(ctx, Path("memfs://chainstate-test/a", id)); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("pruned run a is still there: %v", err)
+	}
+	for _, run := range []string{"b", "c"} {
+		if _, err := Read(ctx, Path("memfs://chainstate-test/"+run, id)); err != nil {
+			t.Errorf("kept run %s: %v", run, err)
+		}
 	}
 }
