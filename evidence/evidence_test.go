@@ -139,3 +139,15 @@ func TestPosteriorProbs(t *testing.T) {
 		t.Errorf("got %v", p)
 	}
 }
+
+func TestLadderNearest(t *testing.T) {
+	l := Ladder{0, 0.01, 0.1, 0.5, 1}
+	for _, c := range []struct {
+		t    float64
+		want int
+	}{{0.001, 1}, {0.02, 1}, {0.04, 2}, {0.2, 2}, {0.3, 3}, {0.8, 4}, {1, 4}} {
+		if got := l.Nearest(c.t); got != c.want {
+			t.Errorf("Nearest(%v) = %d, want %d", c.t, got, c.want)
+		}
+	}
+}

@@ -50,6 +50,18 @@ func (l Ladder) Validate() error {
 	return nil
 }
 
+// Nearest returns the index of the rung above t = 0 closest to t > 0 on a log scale (ratios of
+// temperatures, not differences, say how alike two power posteriors are).
+func (l Ladder) Nearest(t float64) int {
+	best := 1
+	for i := 2; i < len(l); i++ {
+		if math.Abs(math.Log(l[i]/t)) < math.Abs(math.Log(l[best]/t)) {
+			best = i
+		}
+	}
+	return best
+}
+
 // ParseLadder reads a ladder specification: "uniform", "power:C" (or "power" for C=DefaultPower),
 // each with T rungs above zero, or "list:t0,t1,…,1".
 func ParseLadder(spec string, T int) (Ladder, error) {

@@ -278,7 +278,7 @@ func TestResumeOnGrownData(t *testing.T) {
 	old := full.Slab(2, 0, 6)
 	spec := ModelSpec{Name: "cp", Rates: rates}
 	cfg := Default("cp")
-	cfg.Ladder = evidence.Power(4, 4)
+	cfg.Ladder = evidence.Power(10, 4)
 	cfg.Steps, cfg.Burnin, cfg.WarmBurnin, cfg.SettleSteps, cfg.Starts, cfg.StartSteps = 60, 30, 10, 7, 2, 15
 	po, err := NewProblem(old, spec, cfg)
 	if err != nil {
@@ -326,6 +326,28 @@ func TestResumeOnGrownData(t *testing.T) {
 	if !reflect.DeepEqual(a, b) || a[0].WarmChains != len(states) {
 		t.Errorf("resumed sweeps differ or are not warm: %d and %d warm chains, evidence %v and %v", a[0].WarmChains, b[0].WarmChains, a[0].LogEvidence, b[0].LogEvidence)
 	}
+	// Chains resume from the rung whose temperature, scaled by the growth, is nearest their own.
+	g := pf.size / po.size
+	moved := 0
+	for ti := range cfg.Ladder {
+		cid := ChainID{Rank: 2, TIndex: ti, Chain: 1}
+		got, err := pf.StartState(cid, func(c ChainID) (*State, error) { return states[c], nil })
+		var want *State
+		if ti > 0 {
+			nt := cfg.Ladder.Nearest(min(1, cfg.Ladder[ti]*g))
+			want = states[ChainID{Rank: 2, TIndex: nt, Chain: 1}]
+			if nt != ti {
+				moved++
+			}
+		}
+		if err != nil || got != want {
+			t.Errorf("rung %d (growth %.2f): resumed from the wrong state (%v)", ti, g, err)
+		}
+	}
+	if !(g > 1.2) || moved == 0 {
+		t.Errorf("growth %.2f moved %d chains to another rung", g, moved)
+	}
+
 	sum, _, err := pf.Resume(context.Background(), id, s)
 	if err != nil || !sum.Warm || sum.Steps != cfg.ChainSteps(id, true) || sum.Count != cfg.Steps-cfg.Burnin {
 		t.Errorf("resumed chain: %+v, %v; want %d steps and %d records", sum, err, cfg.ChainSteps(id, true), cfg.Steps-cfg.Burnin)

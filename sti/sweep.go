@@ -20,8 +20,9 @@ func (p *Problem) Sweep(ctx context.Context, ranks []int, workers int) ([]eviden
 // States are chain states by chain.
 type States map[ChainID]*State
 
-// SweepFrom is Sweep with every chain that has a state in from resumed from it (see Resume); the
-// others start cold. It also returns the final state of every chain that has one.
+// SweepFrom is Sweep with every chain resumed from its state in from as StartState picks it (see
+// Resume); chains without one start cold. It also returns the final state of every chain that has
+// one.
 func (p *Problem) SweepFrom(ctx context.Context, ranks []int, workers int, from States) ([]evidence.RankEvidence, States, error) {
 	if workers < 1 {
 		workers = runtime.GOMAXPROCS(0)
@@ -48,7 +49,8 @@ func (p *Problem) SweepFrom(ctx context.Context, ranks []int, workers int, from 
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				out[i], finals[i], errs[i] = p.Resume(ctx, ids[i], from[ids[i]])
+				start, _ := p.StartState(ids[i], func(id ChainID) (*State, error) { return from[id], nil })
+				out[i], finals[i], errs[i] = p.Resume(ctx, ids[i], start)
 				if errs[i] != nil {
 					cancel()
 				}

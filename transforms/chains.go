@@ -126,16 +126,19 @@ func (f *RunChainFn) ProcessElement(ctx context.Context, id sti.ChainID, emit fu
 	return f.flush(ctx, emit)
 }
 
-// startState reads the saved state chain id resumes from: nil when there is none.
+// startState reads the saved state chain id resumes from (see sti.Problem.StartState): nil when
+// there is none.
 func (f *RunChainFn) startState(ctx context.Context, id sti.ChainID) (*sti.State, error) {
 	if f.StartDir == "" {
 		return nil, nil
 	}
-	s, err := chainstate.Read(ctx, chainstate.Path(f.StartDir, id))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	return s, err
+	return f.problem.StartState(id, func(id sti.ChainID) (*sti.State, error) {
+		s, err := chainstate.Read(ctx, chainstate.Path(f.StartDir, id))
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil
+		}
+		return s, err
+	})
 }
 
 // FinishBundle waits for the bundle's chains and emits the rest.

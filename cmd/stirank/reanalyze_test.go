@@ -159,24 +159,30 @@ func TestReanalyzeRefusesConcurrentRun(t *testing.T) {
 	}
 }
 
-// TestReanalyzeSurvivesSIGKILL kills stirank reanalyze at random moments, 10 times over two
-// dataset versions, checking after each kill that the state directory is consistent, and then
-// checks that the runs that complete give the results of uninterrupted runs, bit for bit.
+// TestReanalyzeSurvivesSIGKILL kills stirank reanalyze at random moments, 10 times, over three
+// versions of a growing dataset, checking after each kill that the state directory is consistent;
+// a run that finishes before its kill moves on to the next version. The runs that complete must
+// give the results of uninterrupted runs, bit for bit.
 func TestReanalyzeSurvivesSIGKILL(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds stirank and runs it 14 times")
+		t.Skip("builds stirank and runs it about 15 times")
 	}
 	bin := goBuild(t, t.TempDir(), "stirank", "github.com/stirank/stirank/cmd/stirank")
-	files := growingCP(t, []int{10, 12, 16}, 2, 9)
-	v1 := filepath.Join(t.TempDir(), "v1")
-	selectOK(t, "import", "--in", files[0], "--out", v1)
-	// v2 is v1 grown by the second increment: a copy of v1 (so its version 1 is v1's, checksum
-	// and all) with an append.
-	v2 := filepath.Join(t.TempDir(), "v2")
-	if out, err := exec.Command("cp", "-r", v1, v2).CombinedOutput(); err != nil {
-		t.Fatalf("cp: %v %s", err, out)
+	files := growingCP(t, []int{10, 12, 18}, 3, 9)
+	// Version k is a copy of version k−1 (checksums and all) with increment k appended.
+	var versions []string
+	for k, file := range files {
+		dir := filepath.Join(t.TempDir(), fmt.Sprintf("v%d", k+1))
+		if k == 0 {
+			selectOK(t, "import", "--in", file, "--out", dir)
+		} else {
+			if out, err := exec.Command("cp", "-r", versions[k-1], dir).CombinedOutput(); err != nil {
+				t.Fatalf("cp: %v %s", err, out)
+			}
+			selectOK(t, "append", "--data", dir, "--in", file)
+		}
+		versions = append(versions, dir)
 	}
-	selectOK(t, "append", "--data", v2, "--in", files[1])
 
 	flags := []string{"--rate", "0.5", "--ranks", "2-4", "--temperatures", "12", "--steps", "240", "--burnin", "80", "--warm-burnin", "30", "--quiet"}
 	reanalyze := func(data, state string) *exec.Cmd {
@@ -186,8 +192,8 @@ func TestReanalyzeSurvivesSIGKILL(t *testing.T) {
 	}
 	// Uninterrupted runs, timed to spread the kills over a run.
 	ref := t.TempDir()
-	var runTime [2]time.Duration
-	for i, data := range []string{v1, v2} {
+	runTime := make([]time.Duration, len(versions))
+	for i, data := range versions {
 		start := time.Now()
 		if err := reanalyze(data, ref).Run(); err != nil {
 			t.Fatalf("uninterrupted run on %s: %v", data, err)
@@ -197,30 +203,31 @@ func TestReanalyzeSurvivesSIGKILL(t *testing.T) {
 
 	state := t.TempDir()
 	r := rand.New(rand.NewPCG(2026, 11))
-	for kill := range 10 {
-		data, i := v1, 0
-		if kill >= 5 {
-			data, i = v2, 1
+	v := 0
+	for kills := 0; kills < 10; {
+		if v == len(versions) {
+			t.Fatalf("every version's run finished before its kill; only %d kills", kills)
 		}
-		cmd := reanalyze(data, state)
+		cmd := reanalyze(versions[v], state)
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		delay := time.Duration(r.Float64() * float64(runTime[i]))
+		delay := time.Duration(r.Float64() * float64(runTime[v]))
 		time.Sleep(delay)
 		cmd.Process.Signal(syscall.SIGKILL)
 		err := cmd.Wait()
-		t.Logf("kill %d after %v (run takes %v): %v", kill+1, delay.Round(time.Millisecond), runTime[i].Round(time.Millisecond), err)
+		t.Logf("version %d, kill after %v (a run takes %v): %v", v+1, delay.Round(time.Millisecond), runTime[v].Round(time.Millisecond), err)
 		checkState(t, state)
-		if kill == 4 {
-			// Let the first version's run complete before the second's are killed.
-			if err := reanalyze(v1, state).Run(); err != nil {
-				t.Fatalf("run after the kills: %v", err)
-			}
+		if err == nil {
+			v++
+		} else {
+			kills++
 		}
 	}
-	if err := reanalyze(v2, state).Run(); err != nil {
-		t.Fatalf("run after the kills: %v", err)
+	for ; v < len(versions); v++ {
+		if err := reanalyze(versions[v], state).Run(); err != nil {
+			t.Fatalf("run after the kills: %v", err)
+		}
 	}
 	for _, name := range []string{"latest/evidence.json", "latest/evidence.csv"} {
 		if !bytes.Equal(readFile(t, filepath.Join(ref, name)), readFile(t, filepath.Join(state, name))) {

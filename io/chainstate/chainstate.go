@@ -41,6 +41,8 @@ type layout struct {
 	Rank    int             `json:"rank"`
 	Params  int             `json:"params"`
 	Factors []models.Factor `json:"factors,omitempty"`
+	// Size is sti.State.Size, the size of the data the state was saved on.
+	Size float64 `json:"data_size,omitempty"`
 }
 
 // check verifies that the factors tile the parameters: one after the other, rank columns each.
@@ -86,7 +88,7 @@ func isURL(path string) bool { return strings.Contains(path, "://") }
 // Write stores s at path, a local path (written atomically, its directory created if needed) or a
 // Beam filesystem URL.
 func Write(ctx context.Context, path string, s *sti.State) error {
-	l := layout{Model: s.Model, Rank: s.Rank, Params: len(s.Theta), Factors: s.Factors}
+	l := layout{Model: s.Model, Rank: s.Rank, Params: len(s.Theta), Factors: s.Factors, Size: s.Size}
 	if err := l.check(); err != nil {
 		return fmt.Errorf("%s: %v", path, err)
 	}
@@ -234,7 +236,7 @@ func Read(ctx context.Context, path string) (*sti.State, error) {
 	if len(rows) != l.Params {
 		return nil, fmt.Errorf("%s: %d rows, the metadata says %d parameters", path, len(rows), l.Params)
 	}
-	s := &sti.State{Model: l.Model, Rank: l.Rank, Factors: l.Factors, Theta: make([]float64, l.Params)}
+	s := &sti.State{Model: l.Model, Rank: l.Rank, Factors: l.Factors, Theta: make([]float64, l.Params), Size: l.Size}
 	seen := make([]bool, l.Params)
 	for n, r := range rows {
 		i := int(r.Row)

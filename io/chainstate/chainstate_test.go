@@ -50,7 +50,7 @@ func TestRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Model != s.Model || got.Rank != s.Rank || !slices.Equal(got.Factors, s.Factors) || !slices.Equal(got.Theta, s.Theta) {
+	if got.Model != s.Model || got.Rank != s.Rank || got.Size != s.Size || s.Size <= 0 || !slices.Equal(got.Factors, s.Factors) || !slices.Equal(got.Theta, s.Theta) {
 		t.Errorf("read back %+v, wrote %+v", got, s)
 	}
 	// A rewrite (a retried chain) gives the same bytes.
