@@ -23,10 +23,10 @@ type Problem struct {
 	Blocked *tensor.Blocked // non-nil when the parts schedule is used
 	// size is how much the data concentrate the posterior: the total count for Poisson models,
 	// the number of observations for the Gaussian (see StartState).
-	size    float64
-	kernel  samplers.Kernel
-	modes   sync.Map // rank → *rankMode
-	models  sync.Map // rank → *rankModel
+	size   float64
+	kernel samplers.Kernel
+	modes  sync.Map // rank → *rankMode
+	models sync.Map // rank → *rankModel
 }
 
 // rankModel is the model of one rank, built once per problem: models are immutable and shared
