@@ -41,6 +41,8 @@ import (
 	"time"
 
 	"github.com/parquet-go/parquet-go"
+
+	"github.com/stirank/stirank/internal/atomicfile"
 )
 
 // Names inside a state directory and inside a run directory.
@@ -53,7 +55,7 @@ const (
 	historyParquet = "history.parquet"
 	historyCSV     = "history.csv"
 	stagingSuffix  = ".tmp"
-	tempPrefix     = ".tmp-"
+	tempPrefix     = atomicfile.TempPrefix
 )
 
 // Run is the record of a committed run, stored as JSON in current.json (the commit point) and in
@@ -282,7 +284,7 @@ func (d *Dir) publishFile(src, rel string) error {
 	if old, err := os.ReadFile(dst); err == nil && bytes.Equal(old, data) {
 		return nil
 	}
-	if err := writeFileAtomic(dst, data); err != nil {
+	if err := atomicfile.WriteFile(dst, data); err != nil {
 		return err
 	}
 	return d.step("published " + filepath.ToSlash(rel))

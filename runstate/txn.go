@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"slices"
 	"time"
+
+	"github.com/stirank/stirank/internal/atomicfile"
 )
 
 // Txn is a run in progress: a staging directory that Commit turns into the committed run.
@@ -160,13 +162,13 @@ func (t *Txn) commit(run Run, rows []HistoryRow) error {
 		return err
 	}
 	// current.json must never name a run whose rename a power loss could undo.
-	if err := syncDir(filepath.Dir(runDir)); err != nil {
+	if err := atomicfile.SyncDir(filepath.Dir(runDir)); err != nil {
 		return err
 	}
 	if err := d.step("renamed"); err != nil {
 		return err
 	}
-	if err := writeFileAtomic(filepath.Join(d.path, currentFile), runJSON); err != nil {
+	if err := atomicfile.WriteFile(filepath.Join(d.path, currentFile), runJSON); err != nil {
 		return err
 	}
 	if err := d.step("committed"); err != nil {

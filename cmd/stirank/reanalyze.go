@@ -234,7 +234,7 @@ func runReanalyze(ctx context.Context, args []string, stdout io.Writer) error {
 		how = "warm-started from run " + prev.ID
 	}
 	fmt.Fprintf(stdout, "%s on %s version %d (%s), ranks %s, %d sampler steps, %s\n",
-		res.Model, f.data, m.Version, formatShape(m.Shape), rankList(run.Ranks), res.Steps, how)
+		res.Model, f.data, m.Version, formatShape(m.Shape), compactRanks(run.Ranks), res.Steps, how)
 	fmt.Fprint(stdout, res.Table())
 	fmt.Fprintf(stdout, "committed run %s: %s\n", id, filepath.Join(dir.Path(), "history.csv"))
 	return nil
@@ -305,24 +305,6 @@ func widen(allowed []int, res *pipelines.Result, k int) []int {
 		more = append(more, window(allowed, hi+1, hi+k)...)
 	}
 	return more
-}
-
-// rankList writes sorted ranks compactly, like --ranks: 1-3,5.
-func rankList(ranks []int) string {
-	var parts []string
-	for i := 0; i < len(ranks); {
-		j := i
-		for j+1 < len(ranks) && ranks[j+1] == ranks[j]+1 {
-			j++
-		}
-		if j > i {
-			parts = append(parts, fmt.Sprintf("%d-%d", ranks[i], ranks[j]))
-		} else {
-			parts = append(parts, fmt.Sprint(ranks[i]))
-		}
-		i = j + 1
-	}
-	return strings.Join(parts, ",")
 }
 
 func isDir(path string) bool {

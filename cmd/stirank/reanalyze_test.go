@@ -133,9 +133,6 @@ func TestReanalyzeWindowWidens(t *testing.T) {
 	if got := widen([]int{1, 2, 3, 4, 5}, res, 2); got != nil {
 		t.Errorf("best inside the window: widened by %v", got)
 	}
-	if got := rankList([]int{1, 2, 3, 5, 7, 8}); got != "1-3,5,7-8" {
-		t.Errorf("rankList: %q", got)
-	}
 }
 
 // TestReanalyzeRefusesConcurrentRun holds a state directory's lock and checks that a run on it

@@ -30,6 +30,8 @@ import (
 
 	"github.com/stirank/stirank/models"
 	"github.com/stirank/stirank/sti"
+
+	"github.com/stirank/stirank/internal/atomicfile"
 )
 
 // metaKey is the Parquet key-value metadata entry that describes the state's layout.
@@ -110,7 +112,13 @@ func Write(ctx context.Context, path string, s *sti.State) error {
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	if !isURL(path) {
-		return writeFileAtomic(path, buf.Bytes())
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return err
+		}
+		if err := atomicfile.WriteFile(path, buf.Bytes()); err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		return nil
 	}
 	fsys, err := filesystem.New(ctx, path)
 	if err != nil {
@@ -166,34 +174,6 @@ func Prune(ctx context.Context, dir string, keep ...string) error {
 		if err := rm.Remove(ctx, n); err != nil {
 			return fmt.Errorf("%s: %w", n, err)
 		}
-	}
-	return nil
-}
-
-// writeFileAtomic writes data to a temporary file next to path, syncs it and renames it over path.
-func writeFileAtomic(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	f, err := os.CreateTemp(dir, ".tmp-"+filepath.Base(path)+"-*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("%s: %w", path, err)
 	}
 	return nil
 }

@@ -14,6 +14,8 @@ import (
 	"syscall"
 
 	"github.com/stirank/stirank/tensor"
+
+	"github.com/stirank/stirank/internal/atomicfile"
 )
 
 // AppendOptions configures Append.
@@ -316,7 +318,7 @@ func (s *dirSink) create(name string) (io.WriteCloser, error) {
 // copy exists yet, as for a dataset that import wrote) and the new one under versions/, and
 // publishes the new one as manifest.json.
 func (s *dirSink) commit(manifest []byte) error {
-	if err := syncDir(filepath.Join(s.dir, "data")); err != nil {
+	if err := atomicfile.SyncDir(filepath.Join(s.dir, "data")); err != nil {
 		return err
 	}
 	crash("shards")
@@ -334,7 +336,7 @@ func (s *dirSink) commit(manifest []byte) error {
 	}
 	// The dataset directory holds the entries of data/ and versions/ when this append made them.
 	for _, dir := range []string{filepath.Join(s.dir, "versions"), s.dir} {
-		if err := syncDir(dir); err != nil {
+		if err := atomicfile.SyncDir(dir); err != nil {
 			return err
 		}
 	}
@@ -342,7 +344,7 @@ func (s *dirSink) commit(manifest []byte) error {
 		return err
 	}
 	s.published = true
-	return syncDir(s.dir)
+	return atomicfile.SyncDir(s.dir)
 }
 
 // abort removes the new shards unless a manifest already names them.
@@ -385,20 +387,6 @@ func replaceFile(dir, rel string, data []byte) error {
 	if err := os.Rename(f.Name(), p); err != nil {
 		os.Remove(f.Name())
 		return err
-	}
-	return nil
-}
-
-// syncDir flushes a directory's entries to stable storage, so that files created or renamed in it
-// survive a crash.
-func syncDir(dir string) error {
-	f, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	if err := f.Sync(); err != nil {
-		return fmt.Errorf("%s: %w", dir, err)
 	}
 	return nil
 }

@@ -76,12 +76,7 @@ func ReadManifestVersion(ctx context.Context, url string, v int) (*Manifest, err
 
 // Read reads and validates the dataset at url, a local directory or a Beam filesystem URL.
 func Read(ctx context.Context, url string, opts ReadOptions) (*Dataset, error) {
-	st, err := openBeamStore(ctx, url)
-	if err != nil {
-		return nil, err
-	}
-	defer st.close()
-	return read(ctx, st, 0, opts, nil)
+	return readURL(ctx, url, 0, opts)
 }
 
 // ReadVersion reads and validates version v of the dataset at url as it was when v was current
@@ -90,6 +85,11 @@ func ReadVersion(ctx context.Context, url string, v int, opts ReadOptions) (*Dat
 	if v < 1 {
 		return nil, fmt.Errorf("tensorio: version %d must be at least 1", v)
 	}
+	return readURL(ctx, url, v, opts)
+}
+
+// readURL reads version v (0: the current one) of the dataset at url.
+func readURL(ctx context.Context, url string, v int, opts ReadOptions) (*Dataset, error) {
 	st, err := openBeamStore(ctx, url)
 	if err != nil {
 		return nil, err
