@@ -159,8 +159,12 @@ func runReanalyze(ctx context.Context, args []string, stdout io.Writer) error {
 		fmt.Fprintf(os.Stderr, "the model, prior, ladder or chains changed since run %s: every chain starts cold\n", prev.ID)
 	}
 	ranks := allowed
-	if hasPrev && rf.window > 0 {
+	if hasPrev && rf.window > 0 && prev.BestRank > 0 {
 		ranks = window(allowed, prev.BestRank-rf.window, prev.BestRank+rf.window)
+		if len(ranks) == 0 {
+			// --ranks no longer holds the last best rank: start over.
+			ranks = allowed
+		}
 	}
 
 	id := fmt.Sprintf("v%06d-%.10s-%.8s", m.Version, m.Checksum(), settings.all)
