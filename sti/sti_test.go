@@ -353,6 +353,17 @@ func TestResumeOnGrownData(t *testing.T) {
 		t.Errorf("resumed chain: %+v, %v; want %d steps and %d records", sum, err, cfg.ChainSteps(id, true), cfg.Steps-cfg.Burnin)
 	}
 
+	// Blocked problems resume too (new rows settle on all cells, then the parts take over).
+	cfgB := cfg
+	cfgB.Blocks = 2
+	pb, err := NewProblem(full, spec, cfgB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, _, err := pb.SweepFrom(context.Background(), []int{2}, 0, states); err != nil || len(r[0].Diverged) > 0 || r[0].WarmChains != len(states) {
+		t.Errorf("blocked resume: %v, %+v", err, r)
+	}
+
 	_, big, err := pf.SweepFrom(context.Background(), []int{2}, 0, nil)
 	if err != nil {
 		t.Fatal(err)

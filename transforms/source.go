@@ -34,6 +34,10 @@ type Source struct {
 	// whose checksum differs, so a dataset rewritten while a job runs cannot mix into it. Empty
 	// skips the check.
 	Checksum string `json:"checksum,omitempty"`
+	// Version is the version of URL data the launcher saw; workers read that version
+	// (tensorio.ReadVersion), so an append while a job runs does not stop it. Zero reads the
+	// current version.
+	Version int `json:"version,omitempty"`
 }
 
 // Validate checks that exactly one location is set.
@@ -81,7 +85,13 @@ func (s Source) Load(ctx context.Context, counts bool) (*tensor.Sparse, string, 
 	opts := tensorio.ReadOptions{Counts: counts}
 	switch {
 	case s.URL != "":
-		ds, err := tensorio.Read(ctx, s.URL, opts)
+		var ds *tensorio.Dataset
+		var err error
+		if s.Version > 0 {
+			ds, err = tensorio.ReadVersion(ctx, s.URL, s.Version, opts)
+		} else {
+			ds, err = tensorio.Read(ctx, s.URL, opts)
+		}
 		if err != nil {
 			return nil, "", err
 		}

@@ -3,12 +3,15 @@ package transforms
 import (
 	"context"
 	"math/rand/v2"
+	"path/filepath"
 	"reflect"
 	"testing"
 
 	"github.com/stirank/stirank/evidence"
+	"github.com/stirank/stirank/io/tensorio"
 	"github.com/stirank/stirank/models"
 	"github.com/stirank/stirank/sti"
+	"github.com/stirank/stirank/tensor"
 	"github.com/stirank/stirank/testdata"
 )
 
@@ -141,5 +144,32 @@ func TestProgress(t *testing.T) {
 	}
 	if s.StepsDone*2 != s.Steps {
 		t.Errorf("steps %d of %d", s.StepsDone, s.Steps)
+	}
+}
+
+// A source that names a dataset version reads that version after an append; without the version
+// the grown dataset is refused as changed.
+func TestSourceReadsItsVersion(t *testing.T) {
+	ctx := context.Background()
+	w := smallWork(t)
+	data := w.Source.Inline
+	dir := filepath.Join(t.TempDir(), "ds")
+	m, err := tensorio.Write(ctx, dir, data, tensorio.WriteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	more, _ := tensor.New([]int{9, 6}, 1)
+	more.Append([]int{8, 0}, 4)
+	if _, err := tensorio.Append(ctx, dir, more, tensorio.AppendOptions{Source: "more"}); err != nil {
+		t.Fatal(err)
+	}
+	src := Source{URL: dir, Checksum: m.Checksum(), Version: m.Version}
+	got, _, err := src.Load(ctx, true)
+	if err != nil || got.NNZ() != data.NNZ() || !reflect.DeepEqual(got.Shape, data.Shape) {
+		t.Fatalf("version %d after an append: %v", m.Version, err)
+	}
+	src.Version = 0
+	if _, _, err := src.Load(ctx, true); err == nil {
+		t.Error("the current version, changed since, was accepted")
 	}
 }

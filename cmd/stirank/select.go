@@ -400,6 +400,9 @@ func openData(ctx context.Context, f *selectFlags, full bool) (transforms.Source
 		}
 	}
 	src.Checksum = m.Checksum()
+	if src.URL != "" {
+		src.Version = m.Version
+	}
 	info := pipelines.DataInfo{Source: src.String(), Checksum: src.Checksum, Shape: m.Shape, Cells: int(m.Cells)}
 	if src.URL != "" {
 		info.Source = f.data
