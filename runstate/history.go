@@ -22,7 +22,7 @@ type HistoryRow struct {
 	DatasetChecksum string    `parquet:"dataset_checksum"`
 	Rank            int       `parquet:"rank"`
 	LogEvidence     float64   `parquet:"log_evidence"`
-	StdErr          float64   `parquet:"std_err"`
+	StdErr          float64   `parquet:"stderr"`
 	PosteriorProb   float64   `parquet:"posterior_prob"`
 	ChosenRank      int       `parquet:"chosen_rank"`
 	Steps           int64     `parquet:"steps"`      // sampler steps spent on this rank in this run
@@ -30,7 +30,7 @@ type HistoryRow struct {
 }
 
 var csvHeader = []string{"time", "run_id", "dataset_version", "dataset_checksum", "rank",
-	"log_evidence", "std_err", "posterior_prob", "chosen_rank", "steps", "warm_start"}
+	"log_evidence", "stderr", "posterior_prob", "chosen_rank", "steps", "warm_start"}
 
 // encodeParquet returns rows as a zstd-compressed Parquet file.
 func encodeParquet(rows []HistoryRow) ([]byte, error) {
