@@ -331,7 +331,7 @@ func TestResumeOnGrownData(t *testing.T) {
 	moved := 0
 	for ti := range cfg.Ladder {
 		cid := ChainID{Rank: 2, TIndex: ti, Chain: 1}
-		got, err := pf.StartState(cid, func(c ChainID) (*State, error) { return states[c], nil })
+		got, err := pf.StartState(context.Background(), cid, func(c ChainID) (*State, error) { return states[c], nil })
 		var want *State
 		if ti > 0 {
 			nt := cfg.Ladder.Nearest(min(1, cfg.Ladder[ti]*g))
@@ -348,9 +348,32 @@ func TestResumeOnGrownData(t *testing.T) {
 		t.Errorf("growth %.2f moved %d chains to another rung", g, moved)
 	}
 
-	sum, _, err := pf.Resume(context.Background(), id, s)
-	if err != nil || !sum.Warm || sum.Steps != cfg.ChainSteps(id, true) || sum.Count != cfg.Steps-cfg.Burnin {
-		t.Errorf("resumed chain: %+v, %v; want %d steps and %d records", sum, err, cfg.ChainSteps(id, true), cfg.Steps-cfg.Burnin)
+	// (Chain 0 at t = 1 also accounts for the rank's basin check.)
+	id1 := ChainID{Rank: 2, TIndex: len(cfg.Ladder) - 1, Chain: 1}
+	sum, _, err := pf.Resume(context.Background(), id1, states[id1])
+	if err != nil || !sum.Warm || sum.Steps != cfg.ChainSteps(id1, true) || sum.Count != cfg.Steps-cfg.Burnin {
+		t.Errorf("resumed chain: %+v, %v; want %d steps and %d records", sum, err, cfg.ChainSteps(id1, true), cfg.Steps-cfg.Burnin)
+	}
+
+	// States whose basin is far worse than the grown data's best make their rank start cold: here
+	// every factor entry e^−20 at t = 1, more e-folds from the data than the check's ascent climbs.
+	bad := States{}
+	for cid, st := range states {
+		b := *st
+		if cid.TIndex == len(cfg.Ladder)-1 {
+			b.Theta = make([]float64, len(st.Theta))
+			for i := range b.Theta {
+				b.Theta[i] = -20
+			}
+		}
+		bad[cid] = &b
+	}
+	pbad, _ := NewProblem(full, spec, cfg)
+	if got, err := pbad.StartState(context.Background(), id1, func(c ChainID) (*State, error) { return bad[c], nil }); err != nil || got != nil {
+		t.Errorf("states in a poor basin were resumed (%v)", err)
+	}
+	if r, _, err := pbad.SweepFrom(context.Background(), []int{2}, 0, bad); err != nil || r[0].WarmChains != 0 {
+		t.Errorf("rank with states in a poor basin: %d warm chains, %v", r[0].WarmChains, err)
 	}
 
 	// Blocked problems resume too (new rows settle on all cells, then the parts take over).

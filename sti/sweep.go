@@ -21,7 +21,7 @@ func (p *Problem) Sweep(ctx context.Context, ranks []int, workers int) ([]eviden
 type States map[ChainID]*State
 
 // SweepFrom is Sweep with every chain resumed from its state in from as StartState picks it (see
-// Resume); chains without one start cold. It also returns the final state of every chain that has
+// Resume); chains without one, or of ranks whose states fail StartState's basin check, start cold. It also returns the final state of every chain that has
 // one.
 func (p *Problem) SweepFrom(ctx context.Context, ranks []int, workers int, from States) ([]evidence.RankEvidence, States, error) {
 	if workers < 1 {
@@ -49,8 +49,11 @@ func (p *Problem) SweepFrom(ctx context.Context, ranks []int, workers int, from 
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				start, _ := p.StartState(ids[i], func(id ChainID) (*State, error) { return from[id], nil })
-				out[i], finals[i], errs[i] = p.Resume(ctx, ids[i], start)
+				start, err := p.StartState(ctx, ids[i], func(id ChainID) (*State, error) { return from[id], nil })
+				if err == nil {
+					out[i], finals[i], err = p.Resume(ctx, ids[i], start)
+				}
+				errs[i] = err
 				if errs[i] != nil {
 					cancel()
 				}

@@ -132,7 +132,7 @@ func (f *RunChainFn) startState(ctx context.Context, id sti.ChainID) (*sti.State
 	if f.StartDir == "" {
 		return nil, nil
 	}
-	return f.problem.StartState(id, func(id sti.ChainID) (*sti.State, error) {
+	return f.problem.StartState(ctx, id, func(id sti.ChainID) (*sti.State, error) {
 		s, err := chainstate.Read(ctx, chainstate.Path(f.StartDir, id))
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, nil
