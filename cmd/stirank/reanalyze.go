@@ -43,8 +43,11 @@ run: its manifest checksum, its final chain states and its evidence, and the his
   - Otherwise every (rank, temperature, chain) resumes from the chain's saved final state: factor
     rows of new indices are carried from prior draws to their conditional mode by %d steps of
     ascent, then a burn-in of --warm-burnin steps (default: gauss %d, nmf/cp %d) replaces the mode
-    search and the cold burn-in; ranks without a saved state start cold. A change of model,
-    prior, ladder or chains makes the whole run cold.
+    search and the cold burn-in. A chain resumes from its replica's state at the rung whose
+    temperature, scaled by the data's growth, is nearest its own. Ranks without saved states
+    start cold, and so does a rank whose saved t = 1 states, carried to their modes, fall more
+    than 2 nats of log posterior behind a fresh mode search on the grown data (the dominant mode
+    moved). A change of model, prior, ladder or chains makes the whole run cold.
   - --window K analyses only the ranks within K of the last best rank (inside --ranks), and
     extends the window by K while the best rank sits at its edge.
   - The new states, evidence.json/csv and one history row per analysed rank are committed
