@@ -342,3 +342,28 @@ func TestReanalyzeStateURL(t *testing.T) {
 		t.Errorf("history %+v: want 2 cold rows, then warm ones", h)
 	}
 }
+
+// TestReanalyzeWindowWidensEndToEnd: a first run over ranks 1–2 chooses rank 2; after an append,
+// a run with --window 1 over --ranks 1-6 analyses 1–3, finds the best rank 3 at the window's
+// edge, extends the window to rank 4 and stops there. Ranks 1–2 resume from their states, 3–4
+// start cold.
+func TestReanalyzeWindowWidensEndToEnd(t *testing.T) {
+	files := growingCP(t, []int{10, 15, 24}, 2, 5)
+	data := filepath.Join(t.TempDir(), "data")
+	state := t.TempDir()
+	cheapFlags := []string{"--rate", "0.5", "--temperatures", "10", "--steps", "240", "--burnin", "80", "--quiet"}
+	selectOK(t, "import", "--in", files[0], "--out", data)
+	selectOK(t, append([]string{"reanalyze", "--data", data, "--state", state, "--ranks", "1-2"}, cheapFlags...)...)
+	selectOK(t, "append", "--data", data, "--in", files[1])
+	out := selectOK(t, append([]string{"reanalyze", "--data", data, "--state", state, "--ranks", "1-6", "--window", "1"}, cheapFlags...)...)
+	t.Log("\n" + out)
+	h := history(t, state)
+	if len(h) != 2+4 {
+		t.Fatalf("history has %d rows, want 2 + 4", len(h))
+	}
+	for i, r := range h[2:] {
+		if r.Rank != i+1 || r.ChosenRank != 3 || r.WarmStart != (r.Rank <= 2) {
+			t.Errorf("second run, row %d: %+v; want rank %d, chosen 3, warm %v", i, r, i+1, i+1 <= 2)
+		}
+	}
+}
