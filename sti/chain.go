@@ -22,12 +22,11 @@ type Problem struct {
 	Data    *tensor.Sparse
 	Blocked *tensor.Blocked // non-nil when the parts schedule is used
 	// size is how much the data concentrate the posterior: the total count for Poisson models,
-	// the number of observations for the Gaussian (see StartState).
+	// the number of observations for the Gaussian (see Resumption.Start).
 	size   float64
 	kernel samplers.Kernel
 	modes  sync.Map // rank → *rankMode
 	models sync.Map // rank → *rankModel
-	basins sync.Map // rank → *rankBasin
 }
 
 // rankModel is the model of one rank, built once per problem: models are immutable and shared
@@ -185,124 +184,9 @@ type State struct {
 	Rank    int
 	Factors []models.Factor
 	Theta   []float64
-	// Size is the size of the data the state was saved on (the problem's size, see StartState);
+	// Size is the size of the data the state was saved on (the problem's size, see Resumption.Start);
 	// zero when unknown.
 	Size float64
-}
-
-// StartState picks the saved state that chain id resumes from, reading states through load
-// (which returns nil, nil for a chain without one); nil means the chain starts cold.
-//
-// It is the state of the same replica at the rung whose temperature is closest, on a log scale,
-// to min(1, g·t), g being how much the data grew since the states were saved (their size ratio):
-// the power posterior at t of data g times larger is close to the old data's at g·t, so that
-// rung's state is already as concentrated as the chain's target. Resuming at the same rung
-// instead leaves a chain to find, within its warm burn-in, the structure that the grown data
-// support at t, which over-fitted ranks (many modes) do slowly: on CP data that doubled, that was
-// 2–3 times the error of the mapped start at ranks above the true one (bench/engine -workload
-// warm).
-//
-// A rank whose saved states no longer lie in the best basin the grown data have (see warmBasin)
-// starts cold instead.
-func (p *Problem) StartState(ctx context.Context, id ChainID, load func(ChainID) (*State, error)) (*State, error) {
-	own, err := load(id)
-	if err != nil || own == nil || p.Config.Ladder[id.TIndex] == 0 {
-		return own, err
-	}
-	b, err := p.warmBasin(ctx, id.Rank, load)
-	if err != nil || !b.warm {
-		return nil, err
-	}
-	if !(own.Size > 0) {
-		return own, nil
-	}
-	ti := p.Config.Ladder.Nearest(min(1, p.Config.Ladder[id.TIndex]*p.size/own.Size))
-	if ti == id.TIndex {
-		return own, nil
-	}
-	s, err := load(ChainID{Rank: id.Rank, TIndex: ti, Chain: id.Chain})
-	if err != nil || s == nil {
-		return own, err
-	}
-	return s, nil
-}
-
-// basinTolerance is by how many nats of log posterior a fresh mode search may beat the saved
-// states, carried to their modes, before they are dropped: ascents from different starts into
-// one basin end within about a nat of each other, while the basins of an under-fitted rank (which
-// components merge) lie several nats apart.
-const basinTolerance = 2
-
-// rankBasin is the verdict of a rank's basin check, shared by its chains, and what it cost.
-type rankBasin struct {
-	once      sync.Once
-	warm      bool
-	steps     int
-	cellEvals int64
-	err       error
-}
-
-// warmBasin checks, once per rank, whether the rank's saved states still lie in the best basin of
-// the grown data's posterior: each replica's state at t = 1 (its new rows settled) is carried
-// StartSteps steps of ascent and scored by its log posterior, and the best of them must come
-// within basinTolerance of the rank's fresh mode search (Problem.mode). Data growth can move the
-// dominant mode, most visibly at ranks below the true one, where the data decide which true
-// components the model merges: after CP data grew by a third, warm chains that stayed in the old
-// basin were 9 nats low at rank 2 while the fresh search beat their basin by 4–6 nats. A rank
-// that fails the check starts cold from the fresh mode. Everything it reads is seeded or saved,
-// so every worker reaches the same verdict. Without a mode search (Starts = 0) there is nothing
-// to compare with and the states are kept.
-func (p *Problem) warmBasin(ctx context.Context, rank int, load func(ChainID) (*State, error)) (*rankBasin, error) {
-	v, _ := p.basins.LoadOrStore(rank, &rankBasin{})
-	b := v.(*rankBasin)
-	b.once.Do(func() {
-		if p.Config.Starts == 0 {
-			b.warm = true
-			return
-		}
-		m, err := p.mode(ctx, rank)
-		if err != nil {
-			b.err = err
-			return
-		}
-		mod, err := p.model(rank)
-		if err != nil {
-			b.err = err
-			return
-		}
-		best := math.Inf(-1)
-		for ch := range p.Config.Chains {
-			id := ChainID{Rank: rank, TIndex: len(p.Config.Ladder) - 1, Chain: ch}
-			s, err := load(id)
-			if err != nil {
-				b.err = err
-				return
-			}
-			if s == nil {
-				continue
-			}
-			c := newChain(p, mod, id)
-			if err := c.warmStart(s); err != nil {
-				b.err = fmt.Errorf("rank %d, chain %d: %w", rank, ch, err)
-				return
-			}
-			n, div := c.settleNewRows()
-			b.steps += n
-			c.burnin = p.Config.StartSteps // as in the mode search: the metric follows every step
-			for k := 1; k <= p.Config.StartSteps && div == ""; k++ {
-				_, div = c.ascend(k)
-				b.steps++
-			}
-			if div != "" {
-				continue
-			}
-			c.e.Prepare(c.theta)
-			best = max(best, c.e.LogPrior(nil)+models.LogLik(c.e, mod))
-			b.cellEvals += c.cellEvals + int64(mod.NumCells())
-		}
-		b.warm = best >= m.score-basinTolerance
-	})
-	return b, b.err
 }
 
 // Resume runs the chain id like RunChain, but when from is not nil the chain starts from that
@@ -341,17 +225,6 @@ func (p *Problem) Resume(ctx context.Context, id ChainID, from *State) (evidence
 		return sum, nil, err
 	}
 	sum.CellEvals = c.cellEvals
-	if v, ok := p.basins.Load(id.Rank); ok && id.Chain == 0 && id.TIndex == len(cfg.Ladder)-1 {
-		// The rank's basin check is accounted here, with the mode search it ran when the rank
-		// stayed warm (a cold chain's run accounts for the search itself).
-		b := v.(*rankBasin)
-		sum.Steps += b.steps
-		sum.CellEvals += b.cellEvals
-		if rm, ok := p.modes.Load(id.Rank); ok && c.warm {
-			sum.Steps += rm.(*rankMode).steps
-			sum.CellEvals += rm.(*rankMode).cellEvals
-		}
-	}
 	sum.Divergence = div
 	if div != "" {
 		return sum, nil, nil

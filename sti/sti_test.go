@@ -331,7 +331,7 @@ func TestResumeOnGrownData(t *testing.T) {
 	moved := 0
 	for ti := range cfg.Ladder {
 		cid := ChainID{Rank: 2, TIndex: ti, Chain: 1}
-		got, err := pf.StartState(context.Background(), cid, func(c ChainID) (*State, error) { return states[c], nil })
+		got, err := pf.ResumeFrom(func(_ context.Context, c ChainID) (*State, error) { return states[c], nil }).Start(context.Background(), cid)
 		var want *State
 		if ti > 0 {
 			nt := cfg.Ladder.Nearest(min(1, cfg.Ladder[ti]*g))
@@ -368,11 +368,10 @@ func TestResumeOnGrownData(t *testing.T) {
 		}
 		bad[cid] = &b
 	}
-	pbad, _ := NewProblem(full, spec, cfg)
-	if got, err := pbad.StartState(context.Background(), id1, func(c ChainID) (*State, error) { return bad[c], nil }); err != nil || got != nil {
+	if got, err := pf.ResumeFrom(func(_ context.Context, c ChainID) (*State, error) { return bad[c], nil }).Start(context.Background(), id1); err != nil || got != nil {
 		t.Errorf("states in a poor basin were resumed (%v)", err)
 	}
-	if r, _, err := pbad.SweepFrom(context.Background(), []int{2}, 0, bad); err != nil || r[0].WarmChains != 0 {
+	if r, _, err := pf.SweepFrom(context.Background(), []int{2}, 0, bad); err != nil || r[0].WarmChains != 0 {
 		t.Errorf("rank with states in a poor basin: %d warm chains, %v", r[0].WarmChains, err)
 	}
 

@@ -20,8 +20,8 @@ func (p *Problem) Sweep(ctx context.Context, ranks []int, workers int) ([]eviden
 // States are chain states by chain.
 type States map[ChainID]*State
 
-// SweepFrom is Sweep with every chain resumed from its state in from as StartState picks it (see
-// Resume); chains without one, or of ranks whose states fail StartState's basin check, start cold. It also returns the final state of every chain that has
+// SweepFrom is Sweep with every chain resumed from the states in from (see Resumption); chains
+// without one, or of ranks whose states fail the basin check, start cold. It also returns the final state of every chain that has
 // one.
 func (p *Problem) SweepFrom(ctx context.Context, ranks []int, workers int, from States) ([]evidence.RankEvidence, States, error) {
 	if workers < 1 {
@@ -37,6 +37,7 @@ func (p *Problem) SweepFrom(ctx context.Context, ranks []int, workers int, from 
 	}
 	// Longest chains first: higher ranks cost more per step.
 	sort.SliceStable(ids, func(a, b int) bool { return ids[a].Rank > ids[b].Rank })
+	resume := p.ResumeFrom(func(_ context.Context, id ChainID) (*State, error) { return from[id], nil })
 	out := make([]evidence.ChainSummary, len(ids))
 	finals := make([]*State, len(ids))
 	errs := make([]error, len(ids))
@@ -49,11 +50,7 @@ func (p *Problem) SweepFrom(ctx context.Context, ranks []int, workers int, from 
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				start, err := p.StartState(ctx, ids[i], func(id ChainID) (*State, error) { return from[id], nil })
-				if err == nil {
-					out[i], finals[i], err = p.Resume(ctx, ids[i], start)
-				}
-				errs[i] = err
+				out[i], finals[i], errs[i] = resume.Run(ctx, ids[i])
 				if errs[i] != nil {
 					cancel()
 				}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"sort"
+	"sync"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
@@ -73,7 +74,7 @@ type RunChainFn struct {
 	// Workers bounds the chains that run at once in a worker process; 0 means GOMAXPROCS.
 	Workers int
 	// StartDir, when set, is a directory of chain states (io/chainstate) that chains resume from
-	// (sti.Problem.Resume); a chain without a state file there starts cold. StateDir, when set,
+	// (sti.Resumption); a chain without a state file there starts cold. StateDir, when set,
 	// receives every chain's final state. Both are local directories the workers share (one
 	// machine, or a mount common to a cluster's workers) or Beam filesystem URLs. A retried chain
 	// rewrites its state with the same bytes.
@@ -103,11 +104,7 @@ func (f *RunChainFn) ProcessElement(ctx context.Context, id sti.ChainID, emit fu
 		return err
 	}
 	err := f.chains.Go(f.Workers, func(ctx context.Context) (evidence.ChainSummary, error) {
-		from, err := f.startState(ctx, id)
-		if err != nil {
-			return evidence.ChainSummary{}, err
-		}
-		sum, final, err := f.problem.Resume(ctx, id, from)
+		sum, final, err := f.run(ctx, id)
 		if err == nil && (sum.Rank != id.Rank || sum.TIndex != id.TIndex || sum.Chain != id.Chain) {
 			err = fmt.Errorf("chain %+v reported as %d/%d/%d", id, sum.Rank, sum.TIndex, sum.Chain)
 		}
@@ -126,19 +123,35 @@ func (f *RunChainFn) ProcessElement(ctx context.Context, id sti.ChainID, emit fu
 	return f.flush(ctx, emit)
 }
 
-// startState reads the saved state chain id resumes from (see sti.Problem.StartState): nil when
-// there is none.
-func (f *RunChainFn) startState(ctx context.Context, id sti.ChainID) (*sti.State, error) {
+// resumptions holds the worker process's sti.Resumption of each problem from each directory of
+// saved states, shared by every bundle that resumes from them (the basin check of a rank then
+// runs once per process).
+var resumptions sync.Map // resumptionKey → *sti.Resumption
+
+type resumptionKey struct {
+	p   *sti.Problem
+	dir string
+}
+
+// run runs chain id: resumed from the states in StartDir when it is set (see sti.Resumption),
+// otherwise from the configured start.
+func (f *RunChainFn) run(ctx context.Context, id sti.ChainID) (evidence.ChainSummary, *sti.State, error) {
 	if f.StartDir == "" {
-		return nil, nil
+		return f.problem.Resume(ctx, id, nil)
 	}
-	return f.problem.StartState(ctx, id, func(id sti.ChainID) (*sti.State, error) {
-		s, err := chainstate.Read(ctx, chainstate.Path(f.StartDir, id))
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, nil
-		}
-		return s, err
-	})
+	key := resumptionKey{f.problem, f.StartDir}
+	v, ok := resumptions.Load(key)
+	if !ok {
+		dir := f.StartDir
+		v, _ = resumptions.LoadOrStore(key, f.problem.ResumeFrom(func(ctx context.Context, id sti.ChainID) (*sti.State, error) {
+			s, err := chainstate.Read(ctx, chainstate.Path(dir, id))
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil, nil
+			}
+			return s, err
+		}))
+	}
+	return v.(*sti.Resumption).Run(ctx, id)
 }
 
 // FinishBundle waits for the bundle's chains and emits the rest.

@@ -1,0 +1,167 @@
+package sti
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sync"
+
+	"github.com/stirank/stirank/evidence"
+	"github.com/stirank/stirank/models"
+)
+
+// Resumption resumes the chains of a problem from one set of saved states (those of the previous
+// run), read through load, which returns nil, nil for a chain without one. It holds, per rank,
+// the verdict of the basin check (see warmBasin), which depends on the states, so a problem that
+// resumes from another set of states needs another Resumption. It is safe for concurrent use.
+type Resumption struct {
+	p      *Problem
+	load   func(context.Context, ChainID) (*State, error)
+	basins sync.Map // rank → *rankBasin
+}
+
+// ResumeFrom returns the resumption of p's chains from the states load reads.
+func (p *Problem) ResumeFrom(load func(context.Context, ChainID) (*State, error)) *Resumption {
+	return &Resumption{p: p, load: load}
+}
+
+// Run runs chain id from the state Start picks (cold when there is none) and returns its summary
+// and final state, like Problem.Resume. The chain that accounts for the rank's mode search (the
+// first replica at t = 1) also accounts for the basin check, and for the search when the rank
+// stayed warm (a cold chain's run accounts for the search itself).
+func (r *Resumption) Run(ctx context.Context, id ChainID) (evidence.ChainSummary, *State, error) {
+	from, err := r.Start(ctx, id)
+	if err != nil {
+		return evidence.ChainSummary{}, nil, err
+	}
+	sum, final, err := r.p.Resume(ctx, id, from)
+	if err != nil || id.Chain != 0 || id.TIndex != len(r.p.Config.Ladder)-1 {
+		return sum, final, err
+	}
+	if v, ok := r.basins.Load(id.Rank); ok {
+		b := v.(*rankBasin)
+		sum.Steps += b.steps
+		sum.CellEvals += b.cellEvals
+		if rm, ok := r.p.modes.Load(id.Rank); ok && sum.Warm {
+			sum.Steps += rm.(*rankMode).steps
+			sum.CellEvals += rm.(*rankMode).cellEvals
+		}
+	}
+	return sum, final, nil
+}
+
+// Start picks the saved state that chain id resumes from; nil means the chain starts cold.
+//
+// It is the state of the same replica at the rung whose temperature is closest, on a log scale,
+// to min(1, g·t), g being how much the data grew since the states were saved (their size ratio):
+// the power posterior at t of data g times larger is close to the old data's at g·t, so that
+// rung's state is already as concentrated as the chain's target. Resuming at the same rung
+// instead leaves a chain to find, within its warm burn-in, the structure that the grown data
+// support at t, which over-fitted ranks (many modes) do slowly: on CP data that doubled, that was
+// 2–3 times the error of the mapped start at ranks above the true one (bench/engine -workload
+// warm).
+//
+// A rank whose saved states no longer lie in the best basin the grown data have (see warmBasin)
+// starts cold instead.
+func (r *Resumption) Start(ctx context.Context, id ChainID) (*State, error) {
+	p := r.p
+	own, err := r.load(ctx, id)
+	if err != nil || own == nil || p.Config.Ladder[id.TIndex] == 0 {
+		return own, err
+	}
+	b, err := r.warmBasin(ctx, id.Rank)
+	if err != nil || !b.warm {
+		return nil, err
+	}
+	if !(own.Size > 0) {
+		return own, nil
+	}
+	ti := p.Config.Ladder.Nearest(min(1, p.Config.Ladder[id.TIndex]*p.size/own.Size))
+	if ti == id.TIndex {
+		return own, nil
+	}
+	s, err := r.load(ctx, ChainID{Rank: id.Rank, TIndex: ti, Chain: id.Chain})
+	if err != nil || s == nil {
+		return own, err
+	}
+	return s, nil
+}
+
+// basinTolerance is by how many nats of log posterior a fresh mode search may beat the saved
+// states, carried to their modes, before they are dropped: ascents from different starts into
+// one basin end within about a nat of each other, while the basins of an under-fitted rank (which
+// components merge) lie several nats apart.
+const basinTolerance = 2
+
+// rankBasin is the verdict of a rank's basin check, shared by its chains, and what it cost.
+type rankBasin struct {
+	once      sync.Once
+	warm      bool
+	steps     int
+	cellEvals int64
+	err       error
+}
+
+// warmBasin checks, once per rank, whether the rank's saved states still lie in the best basin of
+// the grown data's posterior: each replica's state at t = 1 (its new rows settled) is carried
+// StartSteps steps of ascent and scored by its log posterior, and the best of them must come
+// within basinTolerance of the rank's fresh mode search (Problem.mode). Data growth can move the
+// dominant mode, most visibly at ranks below the true one, where the data decide which true
+// components the model merges: after CP data grew by a third, warm chains that stayed in the old
+// basin were 9 nats low at rank 2 while the fresh search beat their basin by 4–6 nats. A rank
+// that fails the check starts cold from the fresh mode. Everything it reads is seeded or saved,
+// so every worker reaches the same verdict. Without a mode search (Starts = 0) there is nothing
+// to compare with and the states are kept.
+func (r *Resumption) warmBasin(ctx context.Context, rank int) (*rankBasin, error) {
+	p := r.p
+	v, _ := r.basins.LoadOrStore(rank, &rankBasin{})
+	b := v.(*rankBasin)
+	b.once.Do(func() {
+		if p.Config.Starts == 0 {
+			b.warm = true
+			return
+		}
+		m, err := p.mode(ctx, rank)
+		if err != nil {
+			b.err = err
+			return
+		}
+		mod, err := p.model(rank)
+		if err != nil {
+			b.err = err
+			return
+		}
+		best := math.Inf(-1)
+		for ch := range p.Config.Chains {
+			id := ChainID{Rank: rank, TIndex: len(p.Config.Ladder) - 1, Chain: ch}
+			s, err := r.load(ctx, id)
+			if err != nil {
+				b.err = err
+				return
+			}
+			if s == nil {
+				continue
+			}
+			c := newChain(p, mod, id)
+			if err := c.warmStart(s); err != nil {
+				b.err = fmt.Errorf("rank %d, chain %d: %w", rank, ch, err)
+				return
+			}
+			n, div := c.settleNewRows()
+			b.steps += n
+			c.burnin = p.Config.StartSteps // as in the mode search: the metric follows every step
+			for k := 1; k <= p.Config.StartSteps && div == ""; k++ {
+				_, div = c.ascend(k)
+				b.steps++
+			}
+			if div != "" {
+				continue
+			}
+			c.e.Prepare(c.theta)
+			best = max(best, c.e.LogPrior(nil)+models.LogLik(c.e, mod))
+			b.cellEvals += c.cellEvals + int64(mod.NumCells())
+		}
+		b.warm = best >= m.score-basinTolerance
+	})
+	return b, b.err
+}
