@@ -13,6 +13,8 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
 	// Local paths are the default filesystem; gs:// is linked in by the runners package.
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/local"
+
+	"github.com/stirank/stirank/io/tensorio"
 )
 
 // Output file names inside the output directory.
@@ -21,16 +23,13 @@ const (
 	EvidenceCSV  = "evidence.csv"
 )
 
-// IsURL reports whether path names a Beam filesystem URL (gs://…, s3://…) rather than a local path.
-func IsURL(path string) bool { return strings.Contains(path, "://") }
-
 // CheckOutDir fails when results cannot be written to dir: a local dir must not exist or be an
 // empty directory, and a URL must not hold an evidence.json already.
 func CheckOutDir(ctx context.Context, dir string) error {
 	if dir == "" {
 		return errors.New("no output directory")
 	}
-	if IsURL(dir) {
+	if tensorio.IsURL(dir) {
 		fsys, err := filesystem.New(ctx, dir)
 		if err != nil {
 			return err
@@ -83,7 +82,7 @@ func WriteResult(ctx context.Context, dir string, r Document) error {
 		name string
 		data []byte
 	}{{EvidenceCSV, r.CSV()}, {EvidenceJSON, js}}
-	if IsURL(dir) {
+	if tensorio.IsURL(dir) {
 		fsys, err := filesystem.New(ctx, dir)
 		if err != nil {
 			return err
@@ -149,7 +148,7 @@ func writeFileSync(name string, data []byte) error {
 
 // readEvidenceJSON reads dir/evidence.json (dir a local path or a Beam filesystem URL).
 func readEvidenceJSON(ctx context.Context, dir string) ([]byte, error) {
-	if !IsURL(dir) {
+	if !tensorio.IsURL(dir) {
 		return os.ReadFile(filepath.Join(dir, EvidenceJSON))
 	}
 	fsys, err := filesystem.New(ctx, dir)

@@ -2,11 +2,8 @@ package transforms
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
 	"sort"
-	"sync"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
@@ -80,17 +77,17 @@ type RunChainFn struct {
 	// rewrites its state with the same bytes.
 	StartDir, StateDir string
 
-	problem *sti.Problem
+	problem *problemEntry
 	chains  Concurrent[evidence.ChainSummary]
 }
 
 // Setup prepares (or finds) the worker's problem.
 func (f *RunChainFn) Setup(ctx context.Context) error {
-	p, err := LoadProblem(ctx, f.Work)
+	e, err := loadEntry(ctx, f.Work)
 	if err != nil {
 		return err
 	}
-	f.problem = p
+	f.problem = e
 	f.chains.Start()
 	return nil
 }
@@ -123,35 +120,13 @@ func (f *RunChainFn) ProcessElement(ctx context.Context, id sti.ChainID, emit fu
 	return f.flush(ctx, emit)
 }
 
-// resumptions holds the worker process's sti.Resumption of each problem from each directory of
-// saved states, shared by every bundle that resumes from them (the basin check of a rank then
-// runs once per process).
-var resumptions sync.Map // resumptionKey → *sti.Resumption
-
-type resumptionKey struct {
-	p   *sti.Problem
-	dir string
-}
-
 // run runs chain id: resumed from the states in StartDir when it is set (see sti.Resumption),
 // otherwise from the configured start.
 func (f *RunChainFn) run(ctx context.Context, id sti.ChainID) (evidence.ChainSummary, *sti.State, error) {
 	if f.StartDir == "" {
-		return f.problem.Resume(ctx, id, nil)
+		return f.problem.p.Resume(ctx, id, nil)
 	}
-	key := resumptionKey{f.problem, f.StartDir}
-	v, ok := resumptions.Load(key)
-	if !ok {
-		dir := f.StartDir
-		v, _ = resumptions.LoadOrStore(key, f.problem.ResumeFrom(func(ctx context.Context, id sti.ChainID) (*sti.State, error) {
-			s, err := chainstate.Read(ctx, chainstate.Path(dir, id))
-			if errors.Is(err, fs.ErrNotExist) {
-				return nil, nil
-			}
-			return s, err
-		}))
-	}
-	return v.(*sti.Resumption).Run(ctx, id)
+	return f.problem.resumption(f.StartDir).Run(ctx, id)
 }
 
 // FinishBundle waits for the bundle's chains and emits the rest.

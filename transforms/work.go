@@ -3,9 +3,12 @@ package transforms
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"sync"
 
+	"github.com/stirank/stirank/io/chainstate"
 	"github.com/stirank/stirank/sti"
 )
 
@@ -61,6 +64,9 @@ type problemEntry struct {
 	once sync.Once
 	p    *sti.Problem
 	err  error
+	// resumptions are p's resumptions from saved states, by states directory: shared by the
+	// bundles of the process (a rank's basin check then runs once) and dropped with p.
+	resumptions sync.Map // string → *sti.Resumption
 }
 
 func entryFor(key string) *problemEntry {
@@ -83,8 +89,16 @@ func entryFor(key string) *problemEntry {
 // LoadProblem returns the work's prepared problem, reading the data on the first call in this
 // process. A failed load is not cached: the next call tries again.
 func LoadProblem(ctx context.Context, w Work) (*sti.Problem, error) {
-	key := w.key()
-	e := entryFor(key)
+	e, err := loadEntry(ctx, w)
+	if err != nil {
+		return nil, err
+	}
+	return e.p, nil
+}
+
+// loadEntry returns the cache entry of the work's prepared problem (see LoadProblem).
+func loadEntry(ctx context.Context, w Work) (*problemEntry, error) {
+	e := entryFor(w.key())
 	e.once.Do(func() { e.p, e.err = w.Prepare(ctx) })
 	if e.err != nil {
 		problems.Lock()
@@ -97,7 +111,23 @@ func LoadProblem(ctx context.Context, w Work) (*sti.Problem, error) {
 		problems.Unlock()
 		return nil, e.err
 	}
-	return e.p, nil
+	return e, nil
+}
+
+// resumption returns the entry's problem resumed from the chain states in dir
+// (io/chainstate), made on first use.
+func (e *problemEntry) resumption(dir string) *sti.Resumption {
+	if v, ok := e.resumptions.Load(dir); ok {
+		return v.(*sti.Resumption)
+	}
+	v, _ := e.resumptions.LoadOrStore(dir, e.p.ResumeFrom(func(ctx context.Context, id sti.ChainID) (*sti.State, error) {
+		s, err := chainstate.Read(ctx, chainstate.Path(dir, id))
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil
+		}
+		return s, err
+	}))
+	return v.(*sti.Resumption)
 }
 
 // Preload puts a problem the launcher has already prepared for w into this process's cache, so

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	core "github.com/stirank/stirank/baselines"
+	"github.com/stirank/stirank/io/tensorio"
 	"github.com/stirank/stirank/pipelines"
 	"github.com/stirank/stirank/runners"
 	"github.com/stirank/stirank/testdata"
@@ -82,7 +83,7 @@ func baselineCommand(ctx context.Context, name, help string, args []string, stdo
 		return usagef("--workers %d must not be negative", f.workers)
 	}
 	local := runners.IsLocal()
-	src, meta, _, data, err := openData(ctx, &selectFlags{data: f.data}, local || !pipelines.IsURL(f.data))
+	src, meta, _, data, err := openData(ctx, &selectFlags{data: f.data}, local || !tensorio.IsURL(f.data))
 	if err != nil {
 		return err
 	}

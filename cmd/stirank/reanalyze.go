@@ -90,7 +90,7 @@ func runReanalyze(ctx context.Context, args []string, stdout io.Writer) error {
 	switch {
 	case fs.NArg() > 0:
 		return usagef("unexpected argument %q", fs.Arg(0))
-	case f.data == "" || strings.HasPrefix(f.data, embeddedPrefix) || (!pipelines.IsURL(f.data) && !isDir(f.data)):
+	case f.data == "" || strings.HasPrefix(f.data, embeddedPrefix):
 		return usagef("--data DIR is required: a dataset that grows by stirank append")
 	case rf.state == "":
 		return usagef("--state STATEDIR is required")
@@ -111,23 +111,24 @@ func runReanalyze(ctx context.Context, args []string, stdout io.Writer) error {
 	if runners.IsDryRun() {
 		return usagef("reanalyze commits its results; a dry run has none (use select for that)")
 	}
-	if rf.stateURL != "" && !pipelines.IsURL(rf.stateURL) {
+	if rf.stateURL != "" && !tensorio.IsURL(rf.stateURL) {
 		return usagef("--state-url %s is not a URL (gs://bucket/prefix); local states belong in --state", rf.stateURL)
 	}
-	if runners.IsRemote() && (rf.stateURL == "" || !pipelines.IsURL(f.data)) {
+	if runners.IsRemote() && (rf.stateURL == "" || !tensorio.IsURL(f.data)) {
 		return usagef("--runner=%s: its workers cannot reach local directories; give the data as a URL and --state-url gs://bucket/prefix for the chain states (STATEDIR stays here)", runners.Name())
 	}
 
+	// The data are checked before STATEDIR is created, so bad data leave nothing behind.
+	m, err := readManifest(ctx, f.data)
+	if err != nil {
+		return err
+	}
 	dir, err := runstate.Open(rf.state)
 	if err != nil {
 		return err
 	}
 	defer dir.Close()
 	prev, hasPrev, err := dir.Current()
-	if err != nil {
-		return err
-	}
-	m, err := readManifest(ctx, f.data)
 	if err != nil {
 		return err
 	}
@@ -282,7 +283,7 @@ func reanalysisSettings(spec sti.ModelSpec, cfg sti.Config, rf *reanalyzeFlags, 
 
 // readManifest reads the manifest of the dataset at a local path or URL.
 func readManifest(ctx context.Context, data string) (*tensorio.Manifest, error) {
-	if !pipelines.IsURL(data) {
+	if !tensorio.IsURL(data) {
 		abs, err := filepath.Abs(data)
 		if err != nil {
 			return nil, err
@@ -312,9 +313,4 @@ func widen(allowed []int, res *pipelines.Result, k int) []int {
 		more = append(more, window(allowed, hi+1, hi+k)...)
 	}
 	return more
-}
-
-func isDir(path string) bool {
-	fi, err := os.Stat(path)
-	return err == nil && fi.IsDir()
 }

@@ -367,3 +367,25 @@ func TestReanalyzeWindowWidensEndToEnd(t *testing.T) {
 		}
 	}
 }
+
+// Bad input is one line on stderr, a non-zero exit and no state directory.
+func TestReanalyzeBadInput(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "state")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--data", filepath.Join(t.TempDir(), "missing")}, "no manifest"},
+		{[]string{"--data", "embedded:default"}, "--data DIR is required"},
+		{[]string{"--data", t.TempDir(), "--state-url", "/local/path"}, "is not a URL"},
+		{[]string{"--data", t.TempDir(), "--window", "-1"}, "must not be negative"},
+	} {
+		code, _, stderr := selectRun(t, append([]string{"reanalyze", "--state", state}, tc.args...)...)
+		if code == 0 || !strings.Contains(stderr, tc.want) || strings.Count(strings.TrimSpace(stderr), "\n") > 0 {
+			t.Errorf("%v: exit %d, stderr %q; want one line with %q", tc.args, code, stderr, tc.want)
+		}
+		if _, err := os.Stat(state); err == nil {
+			t.Errorf("%v: the state directory was created", tc.args)
+		}
+	}
+}

@@ -178,10 +178,10 @@ func checkRunArgs(ctx context.Context, fs *flag.FlagSet, out, data, rankSpec str
 		return nil, nil, usageError{err}
 	}
 	if runners.IsRemote() {
-		if !pipelines.IsURL(out) {
+		if !tensorio.IsURL(out) {
 			return nil, nil, usagef("--out %s: workers of --runner=%s cannot write a local directory; give a URL such as gs://bucket/path", out, runners.Name())
 		}
-		if data != "" && !strings.HasPrefix(data, embeddedPrefix) && !pipelines.IsURL(data) {
+		if data != "" && !strings.HasPrefix(data, embeddedPrefix) && !tensorio.IsURL(data) {
 			return nil, nil, usagef("--data %s: workers of --runner=%s cannot read a local directory; copy the dataset to a URL such as gs://bucket/path", data, runners.Name())
 		}
 	}
@@ -238,7 +238,7 @@ func prepareSelection(ctx context.Context, f *selectFlags, set map[string]bool) 
 	// The data: read and validated in full here when they are local or embedded, or when the
 	// chains run in this process (which then reuses them through the problem cache); only the
 	// manifest is read when remote workers will read remote data.
-	src, meta, m, data, err := openData(ctx, f, local || !pipelines.IsURL(f.data))
+	src, meta, m, data, err := openData(ctx, f, local || !tensorio.IsURL(f.data))
 	if err != nil {
 		return nil, err
 	}
@@ -372,7 +372,7 @@ func openData(ctx context.Context, f *selectFlags, full bool) (transforms.Source
 		m, t = ds.Manifest, ds.Tensor
 	default:
 		url := f.data
-		if !pipelines.IsURL(url) {
+		if !tensorio.IsURL(url) {
 			abs, err := filepath.Abs(url)
 			if err != nil {
 				return src, pipelines.DataInfo{}, nil, nil, err
@@ -549,7 +549,7 @@ func newRunID() string {
 }
 
 func dirExists(dir string) bool {
-	if pipelines.IsURL(dir) {
+	if tensorio.IsURL(dir) {
 		return false
 	}
 	_, err := os.Stat(dir)
@@ -558,7 +558,7 @@ func dirExists(dir string) bool {
 
 // removeOutDir removes a local output directory the failed run may have created.
 func removeOutDir(dir string) {
-	if !pipelines.IsURL(dir) {
+	if !tensorio.IsURL(dir) {
 		os.RemoveAll(dir)
 	}
 }

@@ -32,6 +32,7 @@ import (
 	"github.com/stirank/stirank/sti"
 
 	"github.com/stirank/stirank/internal/atomicfile"
+	"github.com/stirank/stirank/io/tensorio"
 )
 
 // metaKey is the Parquet key-value metadata entry that describes the state's layout.
@@ -79,13 +80,11 @@ func FileName(id sti.ChainID) string {
 
 // Path is the path of chain id's state file in dir, a local directory or a Beam filesystem URL.
 func Path(dir string, id sti.ChainID) string {
-	if isURL(dir) {
+	if tensorio.IsURL(dir) {
 		return strings.TrimSuffix(dir, "/") + "/" + FileName(id)
 	}
 	return filepath.Join(dir, FileName(id))
 }
-
-func isURL(path string) bool { return strings.Contains(path, "://") }
 
 // Write stores s at path, a local path (written atomically, its directory created if needed) or a
 // Beam filesystem URL.
@@ -111,7 +110,7 @@ func Write(ctx context.Context, path string, s *sti.State) error {
 	if err := parquet.Write(&buf, rows, parquet.KeyValueMetadata(metaKey, string(meta)), parquet.Compression(&parquet.Zstd)); err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
-	if !isURL(path) {
+	if !tensorio.IsURL(path) {
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			return err
 		}
@@ -183,7 +182,7 @@ func Prune(ctx context.Context, dir string, keep ...string) error {
 func Read(ctx context.Context, path string) (*sti.State, error) {
 	var data []byte
 	var err error
-	if isURL(path) {
+	if tensorio.IsURL(path) {
 		data, err = readURL(ctx, path)
 	} else {
 		data, err = os.ReadFile(path)

@@ -61,7 +61,7 @@ var crash = func(step string) {}
 // manifest names, which readers ignore and a retry overwrites. Concurrent appends to a dataset
 // are refused by an advisory lock on dir/.append.lock.
 func Append(ctx context.Context, dir string, add *tensor.Sparse, opts AppendOptions) (*Manifest, error) {
-	if isURL(dir) {
+	if IsURL(dir) {
 		return nil, fmt.Errorf("%s: appends need a local or mounted directory: they publish a version by renaming %s atomically, which object stores cannot do", dir, ManifestName)
 	}
 	st, err := openBeamStore(ctx, dir)

@@ -141,7 +141,7 @@ func openBeamStore(ctx context.Context, url string) (*beamStore, error) {
 }
 
 func (s *beamStore) name(rel string) string {
-	if isURL(s.dir) {
+	if IsURL(s.dir) {
 		return strings.TrimSuffix(s.dir, "/") + "/" + rel
 	}
 	return filepath.Join(s.dir, filepath.FromSlash(rel))

@@ -61,7 +61,7 @@ func Write(ctx context.Context, dir string, t *tensor.Sparse, opts WriteOptions)
 		return nil, err
 	}
 	var s sink
-	if isURL(dir) {
+	if IsURL(dir) {
 		s, err = newBeamSink(ctx, dir)
 	} else {
 		s, err = newLocalSink(dir)
@@ -314,7 +314,8 @@ type sink interface {
 }
 
 // isURL reports whether dir names a Beam filesystem other than the local one.
-func isURL(dir string) bool { return strings.Contains(dir, "://") }
+// IsURL reports whether path names a Beam filesystem URL (gs://…, s3://…) rather than a local path.
+func IsURL(path string) bool { return strings.Contains(path, "://") }
 
 // localSink assembles the dataset in a hidden directory beside dir and renames it into place.
 type localSink struct {
