@@ -62,36 +62,56 @@ func TestRegression(t *testing.T) {
 				args = append(args, "--quiet")
 			}
 			selectOK(t, args...)
-			raw, err := os.ReadFile(filepath.Join(out, "evidence.json"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			var got regressionNumbers
-			if err := json.Unmarshal(raw, &got); err != nil {
-				t.Fatal(err)
-			}
-			gotJSON, err := json.MarshalIndent(got, "", " ")
-			if err != nil {
-				t.Fatal(err)
-			}
-			stored := filepath.Join("testdata", "regression", tc.name+".json")
-			if update {
-				if err := os.MkdirAll(filepath.Dir(stored), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(stored, append(gotJSON, '\n'), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(stored)
-			if err != nil {
-				t.Fatalf("%v (run with -update-regression to store the outputs)", err)
-			}
-			if !bytes.Equal(bytes.TrimSpace(want), gotJSON) {
-				t.Errorf("stirank %s: numbers differ from %s:\n%s", strings.Join(tc.args, " "), stored, firstDifference(string(want), string(gotJSON)))
-			}
+			compareRegression(t, tc.name, strings.Join(tc.args, " "), filepath.Join(out, "evidence.json"), update)
 		})
+	}
+	// Warm starts: a re-analysis of grown data resumes every chain from the states of the run
+	// before (rung mapping, settling of new rows, the basin check).
+	t.Run("reanalyze-warm", func(t *testing.T) {
+		files := growingCP(t, []int{8, 10, 12}, 2, 3)
+		data := filepath.Join(t.TempDir(), "data")
+		state := filepath.Join(t.TempDir(), "state")
+		args := append([]string{"reanalyze", "--data", data, "--state", state, "--rate", "0.5", "--ranks", "2-3"}, cheap...)
+		selectOK(t, "import", "--in", files[0], "--out", data)
+		selectOK(t, args...)
+		selectOK(t, "append", "--data", data, "--in", files[1])
+		selectOK(t, args...)
+		compareRegression(t, "reanalyze-warm", strings.Join(args, " "), filepath.Join(state, "latest", "evidence.json"), update)
+	})
+}
+
+// compareRegression compares the numbers of the evidence.json file with those stored under name,
+// or stores them when update is set.
+func compareRegression(t *testing.T, name, command, file string, update bool) {
+	t.Helper()
+	raw, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got regressionNumbers
+	if err := json.Unmarshal(raw, &got); err != nil {
+		t.Fatal(err)
+	}
+	gotJSON, err := json.MarshalIndent(got, "", " ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored := filepath.Join("testdata", "regression", name+".json")
+	if update {
+		if err := os.MkdirAll(filepath.Dir(stored), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(stored, append(gotJSON, '\n'), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(stored)
+	if err != nil {
+		t.Fatalf("%v (run with -update-regression to store the outputs)", err)
+	}
+	if !bytes.Equal(bytes.TrimSpace(want), gotJSON) {
+		t.Errorf("stirank %s: numbers differ from %s:\n%s", command, stored, firstDifference(string(want), string(gotJSON)))
 	}
 }
 
