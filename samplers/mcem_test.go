@@ -52,12 +52,12 @@ func TestEMConvergesToPosteriorCovariance(t *testing.T) {
 			res := st.Run{Kernel: k, Target: st.WithoutMetric(g), Steps: 20001, Burnin: 20000, Eps: 0.5, Ranges: 3, Parallel: true, Seed: 21}.Do()
 			_, dense := samplers.InverseMass(res.State)
 			if dense == nil {
-				t.Fatalf("%s: the 3-D mass is not dense", k.Name())
+				t.Fatalf("%s: the 3-D mass is not dense", kernelName(k))
 			}
 			e := relErr(dense, g.Sigma)
-			t.Logf("%s %v dense: learnt M⁻¹ %v, relative error %.3f", k.Name(), src, fmtM(dense), e)
+			t.Logf("%s %v dense: learnt M⁻¹ %v, relative error %.3f", kernelName(k), src, fmtM(dense), e)
 			if e > 0.10 {
-				t.Errorf("%s %v: learnt inverse mass %v, want Σ = %v (relative error %.3f)", k.Name(), src, fmtM(dense), g.Sigma, e)
+				t.Errorf("%s %v: learnt inverse mass %v, want Σ = %v (relative error %.3f)", kernelName(k), src, fmtM(dense), g.Sigma, e)
 			}
 			d := diag20()
 			cfg := cfg
@@ -66,15 +66,15 @@ func TestEMConvergesToPosteriorCovariance(t *testing.T) {
 			res = st.Run{Kernel: kd, Target: st.WithoutMetric(d), Steps: 20001, Burnin: 20000, Eps: 0.5, Ranges: 4, Parallel: true, Seed: 22}.Do()
 			diag, dn := samplers.InverseMass(res.State)
 			if dn != nil {
-				t.Fatalf("%s: DenseMax < 0 gave a dense mass", k.Name())
+				t.Fatalf("%s: DenseMax < 0 gave a dense mass", kernelName(k))
 			}
 			worst := 0.0
 			for i, v := range diag {
 				worst = math.Max(worst, math.Abs(v/d.Sigma[i*20+i]-1))
 			}
-			t.Logf("%s %v diagonal: worst relative error of the 20 inverse masses %.3f", k.Name(), src, worst)
+			t.Logf("%s %v diagonal: worst relative error of the 20 inverse masses %.3f", kernelName(k), src, worst)
 			if worst > 0.15 {
-				t.Errorf("%s %v: diagonal inverse mass off by up to %.3f: %v", k.Name(), src, worst, diag)
+				t.Errorf("%s %v: diagonal inverse mass off by up to %.3f: %v", kernelName(k), src, worst, diag)
 			}
 		}
 	}

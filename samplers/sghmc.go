@@ -6,6 +6,40 @@ import (
 	"sync"
 )
 
+func init() {
+	for _, em := range []bool{false, true} {
+		name, summary := "sghmc", "stochastic gradient HMC (Chen et al. 2014), BAOAB splitting, mass from the model's metric"
+		if em {
+			name, summary = "sghmc-em", "SGHMC whose inverse mass is learnt by Monte Carlo EM during burn-in (Roychowdhury & Parthasarathy 2017)"
+		}
+		Register(Registration{
+			Name:    name,
+			Summary: summary,
+			Params: append([]Param{
+				{Name: "friction", Default: 0.5, Help: "friction γ, per unit of ε", Check: positive},
+			}, underdampedParams(em)...),
+			Caps: Capabilities{UsesMetric: true},
+			New: func(p map[string]float64) Kernel {
+				return SGHMC{Friction: p["friction"], NoiseVar: p["noise-var"], BurninCap: p["burnin-cap"], EM: MassEM{On: p["em"] == 1}}
+			},
+		})
+	}
+}
+
+// underdampedParams are the parameters SGHMC and SGNHT share; em is the default of the mass
+// learning switch.
+func underdampedParams(em bool) []Param {
+	on := 0.0
+	if em {
+		on = 1
+	}
+	return []Param{
+		{Name: "noise-var", Default: 0, Help: "variance B̂ of the metric-scaled gradient noise the injected noise is reduced by", Check: nonNegative},
+		{Name: "burnin-cap", Default: 1.5, Help: "cap on the step during burn-in (negative: none)", Check: anyFinite},
+		{Name: "em", Default: on, Help: "1: learn the inverse mass by Monte Carlo EM during burn-in", Check: onOff},
+	}
+}
+
 // SGHMC is stochastic gradient Hamiltonian Monte Carlo (Chen, Fox & Guestrin 2014): the
 // underdamped Langevin dynamics
 //
@@ -66,13 +100,8 @@ func (k SGHMC) dyn() dynamics {
 	return dynamics{friction: f, noiseVar: k.NoiseVar, em: k.EM.withDefaults(), stepCap: stepCap(k.BurninCap)}
 }
 
-func (k SGHMC) Name() string {
-	if k.EM.On {
-		return "sghmc-em"
-	}
-	return "sghmc"
-}
-func (SGHMC) UsesMetric() bool           { return true }
+var _ Kernel = SGHMC{}
+
 func (k SGHMC) NewState(dim int) State   { return k.dyn().newState(dim) }
 func (k SGHMC) Update(s State, in Input) { k.dyn().update(s.(*hmcState), in) }
 func (k SGHMC) EndStep(s State, adapt bool, r *rand.Rand) {
@@ -134,39 +163,6 @@ func (d dynamics) newState(dim int) *hmcState {
 		}
 	}
 	return st
-}
-
-// MarkSeen is called by the chain after the first step (EndStep does the same).
-func (st *hmcState) MarkSeen() { st.seen = true }
-
-// InverseMass returns the diagonal of the inverse mass of an SGHMC/SGNHT state, and the whole
-// of it (row-major) when it is dense: the metric times the learnt correction, for diagnostics and
-// tests.
-func InverseMass(s State) (diag []float64, dense []float64) {
-	st, ok := s.(*hmcState)
-	if !ok {
-		return nil, nil
-	}
-	n := st.dim
-	diag = make([]float64, n)
-	if st.em == nil {
-		copy(diag, st.metric)
-		return diag, nil
-	}
-	if !st.em.dense {
-		for i := range diag {
-			diag[i] = st.metric[i] * st.em.mt[i]
-		}
-		return diag, nil
-	}
-	dense = make([]float64, n*n)
-	for i := range n {
-		for j := range n {
-			dense[i*n+j] = math.Sqrt(st.metric[i]*st.metric[j]) * st.em.mt[i*n+j]
-		}
-		diag[i] = dense[i*n+i]
-	}
-	return diag, dense
 }
 
 func (d dynamics) update(st *hmcState, in Input) {

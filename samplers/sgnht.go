@@ -2,6 +2,27 @@ package samplers
 
 import "math/rand/v2"
 
+func init() {
+	for _, em := range []bool{false, true} {
+		name, summary := "sgnht", "stochastic gradient Nosé–Hoover thermostat (Ding et al. 2014), BADODAB splitting"
+		if em {
+			name, summary = "sgnht-em", "SGNHT whose inverse mass is learnt by Monte Carlo EM during burn-in (Roychowdhury & Parthasarathy 2017)"
+		}
+		Register(Registration{
+			Name:    name,
+			Summary: summary,
+			Params: append([]Param{
+				{Name: "a", Default: 0.5, Help: "diffusion A: the friction the thermostat settles at with exact gradients", Check: positive},
+				{Name: "mu", Default: 0, Help: "thermostat mass μ (0: max(1, 10/D))", Check: nonNegative},
+			}, underdampedParams(em)...),
+			Caps: Capabilities{UsesMetric: true},
+			New: func(p map[string]float64) Kernel {
+				return SGNHT{A: p["a"], Mu: p["mu"], NoiseVar: p["noise-var"], BurninCap: p["burnin-cap"], EM: MassEM{On: p["em"] == 1}}
+			},
+		})
+	}
+}
+
 // SGNHT is the stochastic gradient Nosé–Hoover thermostat (Ding et al. 2014): SGHMC whose friction
 // is a dynamic variable ξ, shared by all coordinates,
 //
@@ -42,23 +63,10 @@ func (k SGNHT) dyn() dynamics {
 	return dynamics{thermostat: true, a: a, mu: k.Mu, noiseVar: k.NoiseVar, em: k.EM.withDefaults(), stepCap: stepCap(k.BurninCap)}
 }
 
-func (k SGNHT) Name() string {
-	if k.EM.On {
-		return "sgnht-em"
-	}
-	return "sgnht"
-}
-func (SGNHT) UsesMetric() bool           { return true }
+var _ Kernel = SGNHT{}
+
 func (k SGNHT) NewState(dim int) State   { return k.dyn().newState(dim) }
 func (k SGNHT) Update(s State, in Input) { k.dyn().update(s.(*hmcState), in) }
 func (k SGNHT) EndStep(s State, adapt bool, r *rand.Rand) {
 	k.dyn().endStep(s.(*hmcState), adapt, r)
-}
-
-// Thermostat returns the current ξ of an SGNHT state (diagnostics and tests).
-func Thermostat(s State) float64 {
-	if st, ok := s.(*hmcState); ok {
-		return st.xi
-	}
-	return 0
 }

@@ -19,9 +19,11 @@ type Config struct {
 	// of ascent steps that carry the rows the saved state did not have to their conditional mode
 	// before that burn-in.
 	WarmBurnin, SettleSteps int
-	// Sampler names the SG-MCMC kernel (see samplers.ByName). Config holds only plain values so
+	// Sampler names the SG-MCMC kernel (see samplers.Register) and SamplerParams sets its
+	// parameters (the kernel's defaults for those not given). Config holds only plain values so
 	// it can cross Beam stages.
-	Sampler string
+	Sampler       string
+	SamplerParams map[string]float64
 	// Step is the step size after burn-in. For kernels that use the model's metric it is
 	// dimensionless (about 1 is the stability limit along the stiffest direction).
 	Step float64
@@ -70,7 +72,7 @@ func (c Config) Validate() error {
 	case c.ControlVariates && c.CVRefresh < 1:
 		return fmt.Errorf("control-variate refresh interval %d must be at least 1", c.CVRefresh)
 	}
-	if _, err := samplers.ByName(c.Sampler); err != nil {
+	if _, err := samplers.New(c.Sampler, c.SamplerParams); err != nil {
 		return err
 	}
 	_, err := c.Schedule()

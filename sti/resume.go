@@ -7,7 +7,6 @@ import (
 	"sync"
 
 	"github.com/stirank/stirank/evidence"
-	"github.com/stirank/stirank/models"
 )
 
 // Resumption resumes the chains of a problem from one set of saved states (those of the previous
@@ -127,11 +126,6 @@ func (r *Resumption) warmBasin(ctx context.Context, rank int) (*rankBasin, error
 			b.err = err
 			return
 		}
-		mod, err := p.model(rank)
-		if err != nil {
-			b.err = err
-			return
-		}
 		best := math.Inf(-1)
 		for ch := range p.Config.Chains {
 			id := ChainID{Rank: rank, TIndex: len(p.Config.Ladder) - 1, Chain: ch}
@@ -143,24 +137,28 @@ func (r *Resumption) warmBasin(ctx context.Context, rank int) (*rankBasin, error
 			if s == nil {
 				continue
 			}
-			c := newChain(p, mod, id)
-			if err := c.warmStart(s); err != nil {
+			w, err := p.NewWalker(id)
+			if err != nil {
+				b.err = err
+				return
+			}
+			newRows, err := p.warmStart(w, s)
+			if err != nil {
 				b.err = fmt.Errorf("rank %d, chain %d: %w", rank, ch, err)
 				return
 			}
-			n, div := c.settleNewRows()
+			n, err := w.settle(newRows, p.Config.SettleSteps)
 			b.steps += n
-			c.burnin = p.Config.StartSteps // as in the mode search: the metric follows every step
-			for k := 1; k <= p.Config.StartSteps && div == ""; k++ {
-				_, div = c.ascend(k)
+			w.SetBurnin(p.Config.StartSteps) // as in the mode search: the metric follows every step
+			for k := 1; k <= p.Config.StartSteps && err == nil; k++ {
+				err = w.Ascend(k)
 				b.steps++
 			}
-			if div != "" {
+			if err != nil {
 				continue
 			}
-			c.e.Prepare(c.theta)
-			best = max(best, c.e.LogPrior(nil)+models.LogLik(c.e, mod))
-			b.cellEvals += c.cellEvals + int64(mod.NumCells())
+			best = max(best, w.LogPosterior())
+			b.cellEvals += w.cellEvals
 		}
 		b.warm = best >= m.score-basinTolerance
 	})

@@ -297,22 +297,25 @@ func TestResumeOnGrownData(t *testing.T) {
 	}
 	id := ChainID{Rank: 2, TIndex: len(cfg.Ladder) - 1}
 	s := states[id]
-	m, _ := pf.model(2)
-	c := newChain(pf, m, id)
-	if err := c.warmStart(s); err != nil {
+	w, err := pf.NewWalker(id)
+	if err != nil {
 		t.Fatal(err)
 	}
-	for k, f := range m.Factors() {
+	newRows, err := pf.warmStart(w, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, f := range w.Model().Factors() {
 		o := s.Factors[k]
-		if !slices.Equal(c.theta[f.Offset:f.Offset+o.Rows*o.Cols], s.Theta[o.Offset:o.Offset+o.Rows*o.Cols]) {
+		if !slices.Equal(w.Theta()[f.Offset:f.Offset+o.Rows*o.Cols], s.Theta[o.Offset:o.Offset+o.Rows*o.Cols]) {
 			t.Errorf("mode %d: the saved rows were not kept", k)
 		}
 	}
-	if len(c.newRows) != 1 || c.newRows[0][1]-c.newRows[0][0] != 4*2 {
-		t.Errorf("new rows %v, want the 4 new slices of mode 2", c.newRows)
+	if len(newRows) != 1 || newRows[0][1]-newRows[0][0] != 4*2 {
+		t.Errorf("new rows %v, want the 4 new slices of mode 2", newRows)
 	}
-	if c.burnin != cfg.WarmBurnin {
-		t.Errorf("warm burn-in %d, want %d", c.burnin, cfg.WarmBurnin)
+	if w.burnin != cfg.WarmBurnin {
+		t.Errorf("warm burn-in %d, want %d", w.burnin, cfg.WarmBurnin)
 	}
 
 	a, _, err := pf.SweepFrom(context.Background(), []int{2}, 1, states)

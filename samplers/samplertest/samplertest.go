@@ -1,8 +1,8 @@
 // Package samplertest holds targets with known moments and a driver that runs a samplers.Kernel
-// on them exactly as the STI chain does: the gradient of the whole θ is computed first, then every
-// coordinate range is updated through Update with a random stream of its own derived from (seed,
-// step, range) — from separate goroutines when asked — then EndStep with a stream of its own,
-// and MarkSeen after the first step.
+// on them by the kernel protocol the STI chain follows (samplers.Kernel): the gradient of the whole
+// θ is computed first, then every coordinate range is updated through Update with a random stream
+// of its own derived from (seed, step, range) — from separate goroutines when asked — then EndStep
+// with a stream of its own.
 package samplertest
 
 import (
@@ -109,12 +109,11 @@ func (r Run) Do() Result {
 	theta := make([]float64, d)
 	t.Init(rng.New(r.Seed, 1), theta)
 	grad := make([]float64, d)
-	var metric, gamma []float64
-	if k.UsesMetric() {
-		metric, gamma = make([]float64, d), make([]float64, d)
-		for i := range metric {
-			metric[i] = 1
-		}
+	// Every kernel gets a metric (ones unless the target has one); those without
+	// Capabilities.UsesMetric ignore it.
+	metric, gamma := make([]float64, d), make([]float64, d)
+	for i := range metric {
+		metric[i] = 1
 	}
 	sched := samplers.StepSchedule{A: r.Eps, B: 1, Burnin: 1}
 	if r.StartRatio > 1 && r.Burnin > 0 {
@@ -145,10 +144,8 @@ func (r Run) Do() Result {
 			t.LogDensity(theta, grad)
 		}
 		adapt := step <= r.Burnin
-		if metric != nil {
-			if m, ok := t.(Metricer); ok {
-				m.Metric(theta, metric)
-			}
+		if m, ok := t.(Metricer); ok {
+			m.Metric(theta, metric)
 		}
 		work := func(i int) {
 			s := streams[i]
@@ -172,15 +169,8 @@ func (r Run) Do() Result {
 				work(i)
 			}
 		}
-		if se, ok := k.(samplers.StepEnder); ok {
-			end.Reset(r.Seed, 4, uint64(step))
-			se.EndStep(st, adapt, end.Rand)
-		}
-		if step == 1 {
-			if s, ok := st.(samplers.Seer); ok {
-				s.MarkSeen()
-			}
-		}
+		end.Reset(r.Seed, 4, uint64(step))
+		k.EndStep(st, adapt, end.Rand)
 		if !adapt {
 			acc.add(theta)
 			if r.Record != nil {

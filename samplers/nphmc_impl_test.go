@@ -1,5 +1,7 @@
 package samplers
 
+// SG-NPHMC is kept for its tests, which show why it is not offered as a kernel.
+
 import (
 	"math"
 	"math/rand/v2"
