@@ -5,9 +5,12 @@ import (
 	"math/rand/v2"
 )
 
+// DefaultKernel is the kernel chains use unless configured otherwise (sti.Default says why).
+const DefaultKernel = "lmsgld"
+
 func init() {
 	Register(Registration{
-		Name:    "lmsgld",
+		Name:    DefaultKernel,
 		Aliases: []string{"lm"},
 		Summary: "metric Langevin with Leimkuhler–Matthews noise, metric frozen after burn-in (the default)",
 		Caps:    Capabilities{UsesMetric: true, FreezesMetric: true},

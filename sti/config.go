@@ -120,7 +120,7 @@ func Default(model string) Config {
 	c := Config{
 		Ladder:          evidence.Power(30, 6),
 		Chains:          2,
-		Sampler:         "lmsgld",
+		Sampler:         samplers.DefaultKernel,
 		StepStart:       1,
 		StepDecay:       0.51,
 		Blocks:          1,

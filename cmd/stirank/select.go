@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -23,6 +24,7 @@ import (
 	"github.com/stirank/stirank/models"
 	"github.com/stirank/stirank/pipelines"
 	"github.com/stirank/stirank/runners"
+	"github.com/stirank/stirank/samplers"
 	"github.com/stirank/stirank/sti"
 	"github.com/stirank/stirank/tensor"
 	"github.com/stirank/stirank/testdata"
@@ -83,6 +85,7 @@ Defaults (sti.Default): a power ladder of %d temperatures above 0 with exponent 
 // selectFlags are the command's own flags (the Beam flags are forwarded by the runners package).
 type selectFlags struct {
 	data, model, ranks, out, ladder, sampler, rates, param string
+	samplerParams                                          map[string]float64
 	temperatures, chains, steps, burnin, subsample, blocks int
 	workers                                                int
 	// warmBurnin is reanalyze's --warm-burnin (sti.Config.WarmBurnin).
@@ -106,7 +109,15 @@ func newSelectFlagSet(name, synopsis, help string, extra func(*flag.FlagSet)) (*
 	fs.IntVar(&f.temperatures, "temperatures", len(p.Ladder)-1, "number of temperatures above 0 on the ladder")
 	fs.StringVar(&f.ladder, "ladder", "power:6", "ladder: power:C (t_i = (i/T)^C), uniform, or list:0,…,1 (ignores --temperatures)")
 	fs.IntVar(&f.chains, "chains", p.Chains, "chains (replicas) per rank and temperature")
-	fs.StringVar(&f.sampler, "sampler", p.Sampler, "SG-MCMC kernel: lmsgld, rsgld, mala, sgld, psgld, sghmc, sgnht, sghmc-em, sgnht-em")
+	fs.StringVar(&f.sampler, "sampler", p.Sampler, "SG-MCMC kernel: "+strings.Join(samplers.Names(), ", ")+" (their parameters are listed below)")
+	fs.Func("sampler-param", "parameters of the sampler as name=value, several separated by commas; repeatable (each sampler's parameters are listed below)", func(s string) error {
+		kv, err := samplers.ParseParams(s)
+		if f.samplerParams == nil {
+			f.samplerParams = map[string]float64{}
+		}
+		maps.Copy(f.samplerParams, kv)
+		return err
+	})
 	fs.IntVar(&f.steps, "steps", 0, fmt.Sprintf("steps per chain, burn-in included (default: gauss %d, nmf/cp %d)", g.Steps, p.Steps))
 	fs.IntVar(&f.burnin, "burnin", 0, fmt.Sprintf("burn-in steps per chain (default: gauss %d, nmf/cp %d; at most a fifth of --steps when only --steps is given)", g.Burnin, p.Burnin))
 	fs.Float64Var(&f.step, "step", 0, fmt.Sprintf("step size after burn-in (default: gauss %g, nmf/cp %g)", g.Step, p.Step))
@@ -134,9 +145,23 @@ func newSelectFlagSet(name, synopsis, help string, extra func(*flag.FlagSet)) (*
 		fmt.Fprintf(w, "usage: stirank %s %s\n\n%s\n\nflags:\n", name, synopsis, help)
 		ours.SetOutput(w)
 		ours.PrintDefaults()
+		fmt.Fprintf(w, "\nsamplers (--sampler NAME --sampler-param name=value,…):\n%s", samplerList())
 		fmt.Fprintf(w, "\nBeam runner flags (docs/runners.md): --runner=prism (default), direct, universal, flink, spark\nor dataflow, and every other Beam flag:\n  %s\n", wrapNames(beamNames, 96))
 	}
 	return fs, f, usage
+}
+
+// samplerList describes every registered kernel and its parameters, for the usage text.
+func samplerList() string {
+	var b strings.Builder
+	for _, name := range samplers.Names() {
+		r, _ := samplers.Lookup(name)
+		fmt.Fprintf(&b, "  %-9s %s\n", name, r.Summary)
+		for _, p := range r.Params {
+			fmt.Fprintf(&b, "            %s (default %g): %s\n", p.Name, p.Default, p.Help)
+		}
+	}
+	return b.String()
 }
 
 func wrapNames(names []string, width int) string {
@@ -465,6 +490,12 @@ func selectConfig(model string, f *selectFlags, set map[string]bool) (sti.Config
 	if set["sampler"] {
 		cfg.Sampler = f.sampler
 	}
+	// Every parameter's value is recorded, so evidence.json says what ran.
+	sampler, err := samplers.New(cfg.Sampler, f.samplerParams)
+	if err != nil {
+		return cfg, "", usageError{err}
+	}
+	cfg.SamplerParams = sampler.Params
 	if set["steps"] {
 		cfg.Steps = f.steps
 		if !set["burnin"] && cfg.Burnin > f.steps/5 {
