@@ -66,7 +66,6 @@ type Walker struct {
 	eprop     models.Eval
 	ll        [2]float64
 	mhEps     float64
-	accept    float64 // the acceptance probability of the last step
 }
 
 // unit is the work one goroutine does in a step: the cells it reads and the parameter ranges it
@@ -449,7 +448,6 @@ func (w *Walker) stepMH(k int) (float64, error) {
 	if !math.IsNaN(w.prop.LogPost) && !math.IsInf(w.prop.LogPost, 0) {
 		acc = math.Min(1, math.Exp(w.sampler.MH.LogAccept(w.cur, w.prop, w.mhEps)))
 	}
-	w.accept = acc
 	if s.Float64() < acc {
 		w.cur, w.prop = w.prop, w.cur
 		w.e, w.eprop = w.eprop, w.e
