@@ -8,6 +8,7 @@ import (
 
 	"gonum.org/v1/gonum/stat/distuv"
 
+	"github.com/stirank/stirank/internal/quad"
 	"github.com/stirank/stirank/tensor"
 )
 
@@ -398,7 +399,7 @@ func GeneratePoisson(r *rand.Rand, shape []int, R int, rates []float64) (*tensor
 // Rank1LogEvidence returns the exact log p(X | R = 1) of Poisson NMF. With λ_ij = w_i h_j the w_i
 // integrate out in closed form, Gamma(S_i + 1)/(λw + H)^{S_i+1} with S_i the row sums and H = Σ_j h_j;
 // writing h = H·p with p on the simplex, the p-integral is a Dirichlet normaliser, and what is left
-// is a one-dimensional integral over H, done here by the trapezoidal rule in log H on a fine grid.
+// is a one-dimensional integral over H, done by quad.LogIntegral in log H.
 // It is the oracle for the rank-1 estimates (the rank whose chains the papers' recipe loses).
 func Rank1LogEvidence(data *tensor.Sparse, rateW, rateH float64) (float64, error) {
 	if data.Order() != 2 {
@@ -430,34 +431,6 @@ func Rank1LogEvidence(data *tensor.Sparse, rateW, rateH float64) (float64, error
 		}
 		return v
 	}
-	// The integrand in u = log H is log-concave; find its peak, then integrate ±40 nats around it.
-	lo, hi := -40.0, 40.0
-	for range 200 {
-		m1, m2 := lo+(hi-lo)/3, hi-(hi-lo)/3
-		if logf(m1) < logf(m2) {
-			lo = m1
-		} else {
-			hi = m2
-		}
-	}
-	peak := (lo + hi) / 2
-	fp := logf(peak)
-	a, b := peak, peak
-	for logf(a) > fp-60 {
-		a -= 0.5
-	}
-	for logf(b) > fp-60 {
-		b += 0.5
-	}
-	const n = 200000
-	du := (b - a) / n
-	s := 0.0
-	for k := 0; k <= n; k++ {
-		w := 1.0
-		if k == 0 || k == n {
-			w = 0.5
-		}
-		s += w * math.Exp(logf(a+float64(k)*du)-fp)
-	}
-	return c + fp + math.Log(s*du), nil
+	// The integrand in u = log H is log-concave.
+	return c + quad.LogIntegral(logf), nil
 }
