@@ -61,8 +61,8 @@ func TestEveryRegisteredModel(t *testing.T) {
 			if err := info.check(); err != nil {
 				t.Fatal(err)
 			}
-			spec, err := NewSpec(info.Name, nil)
-			if err != nil {
+			spec := Spec{Name: info.Name, Params: defaults(info.Hypers, info.Order)}
+			if err := spec.Validate(); err != nil {
 				t.Fatalf("defaults do not validate: %v", err)
 			}
 			b, err := json.Marshal(spec)
@@ -91,8 +91,8 @@ func TestEveryRegisteredModel(t *testing.T) {
 			if info.Order == 1 {
 				shape = []int{200}
 			}
-			gp := WithDefaults(info.Generate.Hypers, nil, info.Order)
-			if err := info.ValidateGenerator(gp); err != nil {
+			gp := defaults(info.Generate.Hypers, info.Order)
+			if err := validateParams(info.Generate.Hypers, gp, info.Order); err != nil {
 				t.Fatalf("generator defaults do not validate: %v", err)
 			}
 			head := Truth{Model: info.Name, Rank: 2, Seed: 9, Shape: shape}
@@ -151,6 +151,15 @@ func TestEveryRegisteredModel(t *testing.T) {
 			}
 		})
 	}
+}
+
+// defaults are the default values of hs for data of the order.
+func defaults(hs []Hyper, order int) Params {
+	p := Params{}
+	for _, h := range hs {
+		p[h.Name] = h.DefaultFor(order)
+	}
+	return p
 }
 
 // oracle is the exact evidence by the function the model's own tests check.

@@ -199,56 +199,11 @@ func hyperNames(hs []Hyper) []string {
 	return names
 }
 
-// WithDefaults returns the given values completed by the defaults of hs for data of the order.
-func WithDefaults(hs []Hyper, given Params, order int) Params {
-	p := maps.Clone(given)
-	if p == nil {
-		p = Params{}
-	}
-	for _, h := range hs {
-		if _, ok := p[h.Name]; !ok {
-			p[h.Name] = h.DefaultFor(order)
-		}
-	}
-	return p
-}
-
-// ValidateGenerator checks the hyper-parameters of the model's generator.
-func (info *Info) ValidateGenerator(p Params) error {
-	if info.Generate == nil {
-		return fmt.Errorf("%s has no generative process", info.Name)
-	}
-	if err := validateParams(info.Generate.Hypers, p, info.Order); err != nil {
-		return fmt.Errorf("%s: %w", info.Name, err)
-	}
-	return nil
-}
-
 // Spec names a registered model and gives its hyper-parameters. It holds plain values only, so
 // it crosses Beam stages as JSON, and its encoding is deterministic.
 type Spec struct {
 	Name   string
 	Params Params
-}
-
-// NewSpec returns the spec of the named model with the given hyper-parameters, the others at
-// their defaults, validated.
-func NewSpec(name string, given Params) (Spec, error) {
-	info, err := Lookup(name)
-	if err != nil {
-		return Spec{}, err
-	}
-	s := Spec{Name: name, Params: WithDefaults(info.Hypers, given, info.Order)}
-	return s, s.Validate()
-}
-
-// MustSpec is NewSpec for values known to be valid (tests, benchmarks); it panics otherwise.
-func MustSpec(name string, given Params) Spec {
-	s, err := NewSpec(name, given)
-	if err != nil {
-		panic(err)
-	}
-	return s
 }
 
 // With returns a copy of the spec with one hyper-parameter changed.
@@ -260,9 +215,6 @@ func (s Spec) With(name string, v Value) Spec {
 	p[name] = v
 	return Spec{Name: s.Name, Params: p}
 }
-
-// Info returns the model's registration.
-func (s Spec) Info() (*Info, error) { return Lookup(s.Name) }
 
 // Order is the tensor order the model expects.
 func (s Spec) Order() (int, error) {
