@@ -85,12 +85,11 @@ func (h Hyper) Validate(v Value, order int) error {
 		}
 		return nil
 	}
-	want := 1
-	if h.Kind == PerMode {
-		want = order
-	}
-	if v.Word != "" || len(v.Nums) != want {
-		return fmt.Errorf("%s wants %d numbers, one per mode, got %s", h.Name, want, v)
+	switch {
+	case h.Kind == Real && (v.Word != "" || len(v.Nums) != 1):
+		return fmt.Errorf("%s wants one number, got %s", h.Name, v)
+	case h.Kind == PerMode && (v.Word != "" || len(v.Nums) != order):
+		return fmt.Errorf("%s wants %d numbers, one per mode, got %s", h.Name, order, v)
 	}
 	for _, x := range v.Nums {
 		if math.IsNaN(x) || math.IsInf(x, 0) {
