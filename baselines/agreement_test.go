@@ -27,7 +27,7 @@ func TestAgreementWithSTI(t *testing.T) {
 		}
 		d := tiny(t, 1, tc.shape, 3, 0.5)
 		ranks := []int{1, 2, 3, 4, 5}
-		sp, err := sti.NewProblem(d, sti.ModelSpec{Name: tc.name, Rates: rates, Param: models.LogScale}, sti.Default(tc.name))
+		sp, err := sti.NewProblem(d, models.PoissonSpec(tc.name, rates, models.LogScale), sti.Default(tc.name))
 		if err != nil {
 			t.Fatal(err)
 		}

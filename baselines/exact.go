@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/stirank/stirank/internal/quad"
 	"github.com/stirank/stirank/tensor"
 )
 
@@ -160,67 +161,16 @@ func rank1Margins(margins [][]int, rates []float64) float64 {
 	a1 := float64(N + len(margins[1]))
 	if len(margins) == 2 {
 		l1 := rates[1]
-		return c + logIntegrate(func(u float64) float64 { return a1*u - l1*math.Exp(u) + tail(u) })
+		return c + quad.LogIntegral(func(u float64) float64 { return a1*u - l1*math.Exp(u) + tail(u) })
 	}
 	// CP: with s = u + v, the integrand is exp(a1·u + a2·v − λ1 e^u − λ2 e^v + tail(u + v)).
 	a2 := float64(N + len(margins[2]))
 	l1, l2 := rates[1], rates[2]
 	outer := func(s float64) float64 {
-		inner := logIntegrate(func(u float64) float64 {
+		inner := quad.LogIntegral(func(u float64) float64 {
 			return (a1-a2)*u - l1*math.Exp(u) - l2*math.Exp(s-u)
 		})
 		return a2*s + tail(s) + inner
 	}
-	return c + logIntegrate(outer)
-}
-
-// logIntegrate returns log ∫ exp(f(u)) du for a unimodal (here log-concave) f: golden-section
-// search for the peak, bounds where f has fallen 60 below it, and the trapezoidal rule with a
-// step of a twelfth of the peak's width (spectrally accurate for smooth integrands that have
-// decayed at the ends).
-func logIntegrate(f func(float64) float64) float64 {
-	lo, hi := -200.0, 200.0
-	const g = 0.6180339887498949
-	x1, x2 := hi-g*(hi-lo), lo+g*(hi-lo)
-	f1, f2 := f(x1), f(x2)
-	for hi-lo > 1e-9 {
-		if f1 < f2 {
-			lo, x1, f1 = x1, x2, f2
-			x2 = lo + g*(hi-lo)
-			f2 = f(x2)
-		} else {
-			hi, x2, f2 = x2, x1, f1
-			x1 = hi - g*(hi-lo)
-			f1 = f(x1)
-		}
-	}
-	peak := (lo + hi) / 2
-	fp := f(peak)
-	// Width from the curvature at the peak.
-	const d = 1e-3
-	curv := -(f(peak+d) - 2*fp + f(peak-d)) / (d * d)
-	width := 1.0
-	if curv > 0 {
-		width = 1 / math.Sqrt(curv)
-	}
-	h := width / 12
-	a, b := peak, peak
-	for f(a) > fp-60 && peak-a < 400 {
-		a -= 4 * width
-	}
-	for f(b) > fp-60 && b-peak < 400 {
-		b += 4 * width
-	}
-	n := int(math.Ceil((b - a) / h))
-	n = min(max(n, 200), 200000)
-	du := (b - a) / float64(n)
-	s := 0.0
-	for k := 0; k <= n; k++ {
-		w := 1.0
-		if k == 0 || k == n {
-			w = 0.5
-		}
-		s += w * math.Exp(f(a+float64(k)*du)-fp)
-	}
-	return fp + math.Log(s*du)
+	return c + quad.LogIntegral(outer)
 }

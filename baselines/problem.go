@@ -114,14 +114,6 @@ func NewProblem(data *tensor.Sparse, rates []float64) (*Problem, error) {
 // Order is the order of the data (2 for NMF, 3 for CP).
 func (p *Problem) Order() int { return p.order }
 
-// Model is nmf or cp.
-func (p *Problem) Model() string {
-	if p.order == 2 {
-		return "nmf"
-	}
-	return "cp"
-}
-
 // NumCells is the number of cells with a positive count.
 func (p *Problem) NumCells() int { return len(p.x) }
 

@@ -4,7 +4,41 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+
+	"github.com/stirank/stirank/tensor"
 )
+
+// gaussName is the Gaussian additive model's registered name.
+const gaussName = "gauss"
+
+// gaussHypers are the Gaussian additive model's hyper-parameters, defaults ICASSPGauss.
+var gaussHypers = []Hyper{
+	{Name: "mu", Kind: Real, Default: Num(ICASSPGauss.Mu), Help: "prior mean of every θ_r"},
+	{Name: "var-theta", Kind: Real, Positive: true, Default: Num(ICASSPGauss.VarTheta), Help: "prior variance of every θ_r"},
+	{Name: "var-x", Kind: Real, Positive: true, Default: Num(ICASSPGauss.VarX), Help: "observation noise variance"},
+}
+
+func init() {
+	Register(Info{
+		Name:            gaussName,
+		Summary:         "Gaussian additive model x_n ~ N(Σ_r θ_r, σx²), θ_r ~ N(μ, σθ²) (exact evidence)",
+		Order:           1,
+		Domain:          AnyReal,
+		DefaultForOrder: true,
+		Hypers:          gaussHypers,
+		Build: func(data *tensor.Sparse, R int, p Params) (Model, error) {
+			return NewGauss(data.Values, R, gaussPriorOf(p))
+		},
+		Generate: &Generator{Hypers: gaussHypers, Draw: drawGauss},
+		Exact: func(data *tensor.Sparse, R int, p Params) (float64, error) {
+			m, err := NewGauss(data.Values, R, gaussPriorOf(p))
+			if err != nil {
+				return 0, err
+			}
+			return m.LogEvidence(), nil
+		},
+	})
+}
 
 // GaussPrior holds the hyper-parameters of the Gaussian additive model
 // θ_r ~ N(Mu, VarTheta), x_n ~ N(Σ_r θ_r, VarX).
@@ -15,16 +49,22 @@ type GaussPrior struct {
 // ICASSPGauss is the setting of the ICASSP 2016 synthetic experiment (§4.1.1).
 var ICASSPGauss = GaussPrior{Mu: 5, VarTheta: 3, VarX: 5}
 
+// Params returns the hyper-parameters by name, as a Spec holds them.
+func (p GaussPrior) Params() Params {
+	return Params{"mu": Num(p.Mu), "var-theta": Num(p.VarTheta), "var-x": Num(p.VarX)}
+}
+
+func gaussPriorOf(p Params) GaussPrior {
+	return GaussPrior{Mu: p.Num("mu"), VarTheta: p.Num("var-theta"), VarX: p.Num("var-x")}
+}
+
+// GaussSpec is the spec of the Gaussian additive model with prior p.
+func GaussSpec(p GaussPrior) Spec { return Spec{Name: gaussName, Params: p.Params()} }
+
 // Validate rejects non-finite or non-positive hyper-parameters.
 func (p GaussPrior) Validate() error {
-	if math.IsNaN(p.Mu) || math.IsInf(p.Mu, 0) {
-		return fmt.Errorf("gauss: mu %v is not finite", p.Mu)
-	}
-	if !(p.VarTheta > 0) || math.IsInf(p.VarTheta, 0) {
-		return fmt.Errorf("gauss: var-theta %v must be positive and finite", p.VarTheta)
-	}
-	if !(p.VarX > 0) || math.IsInf(p.VarX, 0) {
-		return fmt.Errorf("gauss: var-x %v must be positive and finite", p.VarX)
+	if err := validateParams(gaussHypers, p.Params(), 1); err != nil {
+		return fmt.Errorf("%s: %w", gaussName, err)
 	}
 	return nil
 }
@@ -50,7 +90,7 @@ func NewGauss(x []float64, R int, p GaussPrior) (*Gauss, error) {
 	return &Gauss{Prior: p, R: R, X: x}, nil
 }
 
-func (m *Gauss) Name() string        { return "gauss" }
+func (m *Gauss) Name() string        { return gaussName }
 func (m *Gauss) Rank() int           { return m.R }
 func (m *Gauss) Dim() int            { return m.R }
 func (m *Gauss) NumCells() int       { return len(m.X) }
@@ -191,4 +231,35 @@ func GenerateGauss(r *rand.Rand, n, R int, p GaussPrior) (x, theta []float64) {
 		x[i] = s + sx*r.NormFloat64()
 	}
 	return x, theta
+}
+
+// GaussTruth is truth.json for the Gaussian additive model.
+type GaussTruth struct {
+	Truth
+	Mu       float64   `json:"mu"`
+	VarTheta float64   `json:"var_theta"`
+	VarX     float64   `json:"var_x"`
+	Theta    []float64 `json:"theta"`
+	// LogEvidence is the exact log p(x | rank) under the generating priors.
+	LogEvidence float64 `json:"log_evidence"`
+}
+
+// drawGauss is the Gaussian additive model's Generator.Draw.
+func drawGauss(r *rand.Rand, t Truth, p Params) (*tensor.Sparse, any, error) {
+	prior := gaussPriorOf(p)
+	n := t.Shape[0]
+	x, theta := GenerateGauss(r, n, t.Rank, prior)
+	g, err := NewGauss(x, t.Rank, prior)
+	if err != nil {
+		return nil, nil, err
+	}
+	data, err := tensor.New([]int{n}, n)
+	if err != nil {
+		return nil, nil, err
+	}
+	for i, v := range x {
+		data.Append([]int{i}, v)
+	}
+	return data, GaussTruth{Truth: t, Mu: prior.Mu, VarTheta: prior.VarTheta, VarX: prior.VarX,
+		Theta: theta, LogEvidence: g.LogEvidence()}, nil
 }

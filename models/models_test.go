@@ -141,9 +141,9 @@ func TestGradientsMatchFiniteDifferences(t *testing.T) {
 	nmf, _, _ := GeneratePoisson(r, []int{7, 5}, 2, []float64{0.8, 0.6})
 	cp, _, _ := GeneratePoisson(r, []int{4, 5, 3}, 2, []float64{0.7, 0.9, 0.5})
 	for _, p := range []Param{LogScale, Direct} {
-		m, _ := NewPoisson(nmf, 3, []float64{0.8, 0.6}, p)
+		m, _ := NewPoisson("nmf", nmf, 3, []float64{0.8, 0.6}, p)
 		checkGradient(t, "nmf/"+p.String(), m, r)
-		m, _ = NewPoisson(cp, 2, []float64{0.7, 0.9, 0.5}, p)
+		m, _ = NewPoisson("cp", cp, 2, []float64{0.7, 0.9, 0.5}, p)
 		checkGradient(t, "cp/"+p.String(), m, r)
 	}
 }
@@ -199,7 +199,7 @@ func TestRank1LogEvidenceMatchesPriorMonteCarlo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, _ := NewPoisson(d, 1, []float64{0.7, 1.3}, LogScale)
+	m, _ := NewPoisson("nmf", d, 1, []float64{0.7, 1.3}, LogScale)
 	e := m.NewEval()
 	r := rng.New(3)
 	theta := make([]float64, m.Dim())

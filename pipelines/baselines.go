@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"sort"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
@@ -13,6 +15,7 @@ import (
 
 	core "github.com/stirank/stirank/baselines"
 	"github.com/stirank/stirank/evidence"
+	"github.com/stirank/stirank/models"
 	"github.com/stirank/stirank/transforms"
 	tb "github.com/stirank/stirank/transforms/baselines"
 )
@@ -26,8 +29,11 @@ func init() {
 // (rank, replica) instead of (rank, temperature, chain).
 type BaselineOptions struct {
 	Work tb.Work
-	// Model is nmf or cp.
+	// Model names a registered model the baselines estimate (models.Info.ExpPoissonRates).
 	Model string
+	// Prior holds the model's hyper-parameters as evidence.json records them; they give
+	// Work.Rates.
+	Prior models.Params
 	Ranks []int
 	// Replicas is the number of Chib replicas or AIS runs per rank.
 	Replicas int
@@ -47,13 +53,26 @@ func (o BaselineOptions) Validate() error {
 	if o.Replicas < 1 {
 		return fmt.Errorf("replicas %d must be at least 1", o.Replicas)
 	}
-	if o.Model != "nmf" && o.Model != "cp" {
-		return fmt.Errorf("baselines need the nmf or cp model, not %q", o.Model)
+	info, err := models.Lookup(o.Model)
+	if err != nil {
+		return err
 	}
-	if want := map[string]int{"nmf": 2, "cp": 3}[o.Model]; len(o.Work.Rates) != want {
-		return fmt.Errorf("%s needs %d prior rates, got %d", o.Model, want, len(o.Work.Rates))
+	if info.ExpPoissonRates == nil {
+		return fmt.Errorf("baselines need %s, not %s", models.Or(models.NamesOf(BaselineModels())), o.Model)
+	}
+	if len(o.Work.Rates) != info.Order {
+		return fmt.Errorf("%s needs %d prior rates, got %d", o.Model, info.Order, len(o.Work.Rates))
+	}
+	if want := info.ExpPoissonRates(o.Prior); !slices.Equal(o.Work.Rates, want) {
+		return fmt.Errorf("prior rates %v, but the prior %v has %v", o.Work.Rates, o.Prior, want)
 	}
 	return o.Work.Validate()
+}
+
+// BaselineModels are the registered models the baselines estimate: Poisson CP with exponential
+// priors (models.Info.ExpPoissonRates).
+func BaselineModels() []*models.Info {
+	return models.Where(func(i *models.Info) bool { return i.ExpPoissonRates != nil })
 }
 
 // BaselineEvidence adds the estimation to the pipeline and returns its PCollection<KV<int,
@@ -93,7 +112,7 @@ type BaselineMeta struct {
 	Method   string
 	Ranks    []int
 	Replicas int
-	Rates    []float64
+	Prior    models.Params
 	Chib     core.ChibConfig
 	AIS      core.AISConfig
 	Data     DataInfo
@@ -101,7 +120,7 @@ type BaselineMeta struct {
 
 func (o BaselineOptions) meta() BaselineMeta {
 	m := BaselineMeta{Model: o.Model, Method: o.Work.Method, Ranks: append([]int(nil), o.Ranks...), Replicas: o.Replicas,
-		Rates: append([]float64(nil), o.Work.Rates...), Chib: o.Work.Chib, AIS: o.Work.AIS, Data: o.Data}
+		Prior: maps.Clone(o.Prior), Chib: o.Work.Chib, AIS: o.Work.AIS, Data: o.Data}
 	sort.Ints(m.Ranks)
 	return m
 }
@@ -122,7 +141,7 @@ type BaselineResult struct {
 func NewBaselineResult(meta BaselineMeta, ranks []evidence.RankEvidence) (BaselineResult, error) {
 	br := BaselineResult{Method: meta.Method}
 	r := Result{Model: meta.Model, Data: meta.Data, Divergences: []string{},
-		Prior: PriorInfo{Rates: append([]float64(nil), meta.Rates...)}}
+		Prior: maps.Clone(meta.Prior)}
 	r.Config = ConfigInfo{Chains: meta.Replicas, Ladder: []float64{}, Starts: 1}
 	switch meta.Method {
 	case core.MethodChib:

@@ -35,7 +35,7 @@ func baselineOptions(data *tensor.Sparse, rates []float64, method string) Baseli
 	model := map[int]string{2: "nmf", 3: "cp"}[data.Order()]
 	return BaselineOptions{
 		Work:  tb.Work{Source: src, Rates: rates, Method: method, Chib: quickChib(), AIS: quickAIS()},
-		Model: model, Ranks: []int{1, 2, 3}, Replicas: 2,
+		Model: model, Prior: models.Params{"rates": models.Nums(rates...)}, Ranks: []int{1, 2, 3}, Replicas: 2,
 		Data: DataInfo{Source: src.String(), Checksum: src.Checksum, Shape: data.Shape, Cells: data.NNZ()},
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stirank/stirank/models"
 	"github.com/stirank/stirank/runners"
 	"github.com/stirank/stirank/sti"
 )
@@ -28,7 +29,7 @@ func cpuTime() time.Duration {
 //
 //	go test ./pipelines -run '^$' -bench PipelineVsSweep -benchtime 3x
 func BenchmarkPipelineVsSweep(b *testing.B) {
-	spec := sti.ModelSpec{Name: "nmf", Rates: []float64{1, 1}}
+	spec := models.PoissonSpec("nmf", []float64{1, 1}, models.LogScale)
 	o, data := embedded(b, "default", spec, sti.Default("nmf"))
 	o.Ranks = []int{1, 2, 3, 4, 5, 6}
 	prob, err := sti.NewProblem(data, spec, o.Work.Config)

@@ -6,12 +6,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/stirank/stirank/evidence"
+	"github.com/stirank/stirank/models"
 	"github.com/stirank/stirank/sti"
 )
 
@@ -48,9 +50,10 @@ type Result struct {
 	BestRank int          `json:"best_rank"`
 	Ranks    []RankResult `json:"ranks"`
 	Data     DataInfo     `json:"data"`
-	Prior    PriorInfo    `json:"prior"`
-	Config   ConfigInfo   `json:"config"`
-	Seed     uint64       `json:"seed"`
+	// Prior holds the model's hyper-parameters by name (models.Hyper).
+	Prior  models.Params `json:"prior"`
+	Config ConfigInfo    `json:"config"`
+	Seed   uint64        `json:"seed"`
 	// Steps is the number of sampler steps spent on all chains, burn-in included; CellEvals the
 	// per-cell likelihood evaluations they made.
 	Steps     int64 `json:"steps"`
@@ -94,15 +97,6 @@ type DataInfo struct {
 	Cells    int    `json:"stored_cells"`
 }
 
-// PriorInfo holds the model's hyper-parameters.
-type PriorInfo struct {
-	Mu       *float64  `json:"mu,omitempty"`
-	VarTheta *float64  `json:"var_theta,omitempty"`
-	VarX     *float64  `json:"var_x,omitempty"`
-	Rates    []float64 `json:"rates,omitempty"`
-	Param    string    `json:"param,omitempty"`
-}
-
 // ConfigInfo is the STI configuration used (sti.Config with readable names).
 type ConfigInfo struct {
 	Ladder          []float64 `json:"ladder"`
@@ -131,7 +125,7 @@ type ConfigInfo struct {
 // Meta is what a result records besides the evidence: it travels to the step that writes the
 // results, so it holds plain exported values only.
 type Meta struct {
-	Model      sti.ModelSpec
+	Model      models.Spec
 	Config     sti.Config
 	LadderSpec string
 	Data       DataInfo
@@ -166,12 +160,7 @@ func NewResult(meta Meta, ranks []evidence.RankEvidence) (Result, error) {
 			r.Config.WarmBurnin, r.Config.SettleSteps = cfg.WarmBurnin, cfg.SettleSteps
 		}
 	}
-	if meta.Model.Name == "gauss" {
-		g := meta.Model.Gauss
-		r.Prior = PriorInfo{Mu: &g.Mu, VarTheta: &g.VarTheta, VarX: &g.VarX}
-	} else {
-		r.Prior = PriorInfo{Rates: append([]float64(nil), meta.Model.Rates...), Param: meta.Model.Param.String()}
-	}
+	r.Prior = maps.Clone(meta.Model.Params)
 	if err := r.addRanks(meta.Ranks, ranks, func(re evidence.RankEvidence) RankResult {
 		rr := RankResult{Trapezoid: Float(re.Trapezoid), Ladder: []Rung{}}
 		for _, g := range re.Rungs {

@@ -15,7 +15,7 @@ import (
 
 func testMeta() Meta {
 	return Meta{
-		Model:  sti.ModelSpec{Name: "nmf", Rates: []float64{0.3, 0.3}, Param: models.LogScale},
+		Model:  models.PoissonSpec("nmf", []float64{0.3, 0.3}, models.LogScale),
 		Config: sti.Default("nmf"),
 		Data:   DataInfo{Source: "x", Checksum: "abc", Shape: []int{3, 4}, Cells: 5},
 		Ranks:  []int{1, 2, 3},

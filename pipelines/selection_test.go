@@ -19,7 +19,7 @@ import (
 )
 
 // embedded returns the options for an embedded dataset, with the checksum filled in.
-func embedded(t testing.TB, name string, spec sti.ModelSpec, cfg sti.Config) (Options, *tensor.Sparse) {
+func embedded(t testing.TB, name string, spec models.Spec, cfg sti.Config) (Options, *tensor.Sparse) {
 	t.Helper()
 	ds, err := tensorio.ReadFS(testdata.FS, name, tensorio.ReadOptions{})
 	if err != nil {
@@ -33,7 +33,7 @@ func embedded(t testing.TB, name string, spec sti.ModelSpec, cfg sti.Config) (Op
 }
 
 // inline returns the options for in-memory data.
-func inline(t testing.TB, data *tensor.Sparse, spec sti.ModelSpec, cfg sti.Config) Options {
+func inline(t testing.TB, data *tensor.Sparse, spec models.Spec, cfg sti.Config) Options {
 	src := transforms.Source{Inline: data, Checksum: transforms.InlineChecksum(data)}
 	return Options{
 		Work: transforms.Work{Source: src, Model: spec, Config: cfg},
@@ -90,7 +90,7 @@ func sweep(t testing.TB, o Options, data *tensor.Sparse) Result {
 }
 
 func TestGaussMatchesSweep(t *testing.T) {
-	spec := sti.ModelSpec{Name: "gauss", Gauss: models.ICASSPGauss}
+	spec := models.GaussSpec(models.ICASSPGauss)
 	o, data := embedded(t, "gauss5000r5", spec, sti.Default("gauss"))
 	o.Ranks = []int{1, 2, 3, 4, 5, 6, 7}
 	got, run := runPipeline(t, o)
@@ -105,7 +105,7 @@ func TestGaussMatchesSweep(t *testing.T) {
 	// The estimates are close to the exact evidence (a sanity check of the plumbing: the accuracy
 	// itself is sti's business and tested there).
 	for _, r := range got.Ranks {
-		m, err := models.NewGauss(data.Values, r.Rank, spec.Gauss)
+		m, err := models.NewGauss(data.Values, r.Rank, models.ICASSPGauss)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -141,7 +141,7 @@ func TestInlinePoissonMatchesSweep(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	spec := sti.ModelSpec{Name: "nmf", Rates: []float64{0.5, 0.5}}
+	spec := models.PoissonSpec("nmf", []float64{0.5, 0.5}, models.LogScale)
 	o := inline(t, data, spec, tiny("nmf"))
 	o.Ranks = []int{3, 1, 2}
 	got, _ := runPipeline(t, o)

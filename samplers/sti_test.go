@@ -26,7 +26,7 @@ func TestSTIGaussianEvidence(t *testing.T) {
 	for i, v := range x {
 		d.Append([]int{i}, v)
 	}
-	spec := sti.ModelSpec{Name: "gauss", Gauss: models.ICASSPGauss}
+	spec := models.GaussSpec(models.ICASSPGauss)
 	for _, name := range stiSamplers {
 		cfg := sti.Default("gauss")
 		cfg.Sampler = name
@@ -68,7 +68,7 @@ func TestSTIPoissonRank1(t *testing.T) {
 	for _, name := range stiSamplers {
 		cfg := sti.Default("nmf")
 		cfg.Sampler = name
-		p, err := sti.NewProblem(d, sti.ModelSpec{Name: "nmf", Rates: rates}, cfg)
+		p, err := sti.NewProblem(d, models.PoissonSpec("nmf", rates, models.LogScale), cfg)
 		if err != nil {
 			t.Fatal(err)
 		}

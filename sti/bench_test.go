@@ -13,7 +13,7 @@ import (
 )
 
 // benchChain runs one chain of steps steps at t = 1 and reports steps per second.
-func benchChain(b *testing.B, d *tensor.Sparse, spec ModelSpec, sampler string, blocks int, cv bool) {
+func benchChain(b *testing.B, d *tensor.Sparse, spec models.Spec, sampler string, blocks int, cv bool) {
 	cfg := Default(spec.Name)
 	cfg.Sampler = sampler
 	cfg.Blocks = blocks
@@ -23,7 +23,7 @@ func benchChain(b *testing.B, d *tensor.Sparse, spec ModelSpec, sampler string, 
 	if sampler == "sgld" || sampler == "psgld" {
 		// The papers' schedule (a/k)^b with a scaled so steps are stable on these data.
 		cfg.StepA, cfg.StepDecay = 1e-9, 0.51
-		spec.Param = models.Direct
+		spec = spec.With("param", models.Word(models.Direct.String()))
 	}
 	p, err := NewProblem(d, spec, cfg)
 	if err != nil {
@@ -51,7 +51,7 @@ var (
 // BenchmarkStepNMF100x75 is the ICASSP NMF workload: 100×75, λ = 5, R = 10, B = 5.
 func BenchmarkStepNMF100x75(b *testing.B) {
 	nmfOnce.Do(func() { nmf100x75, _ = poissonData(b, []int{100, 75}, 6, 5, 1) })
-	spec := ModelSpec{Name: "nmf", Rates: []float64{5, 5}}
+	spec := models.PoissonSpec("nmf", []float64{5, 5}, models.LogScale)
 	for _, c := range []struct {
 		name    string
 		sampler string
@@ -69,7 +69,7 @@ func BenchmarkStepCP1e6(b *testing.B) {
 	rate := math.Cbrt(10 * 40000 * 40000 * 1500 / 1e6)
 	cpOnce.Do(func() { cp1e6, _ = poissonData(b, []int{40000, 40000, 1500}, 10, rate, 1) })
 	b.Logf("%d non-zeros", cp1e6.NNZ())
-	spec := ModelSpec{Name: "cp", Rates: []float64{rate, rate, rate}}
+	spec := models.PoissonSpec("cp", []float64{rate, rate, rate}, models.LogScale)
 	for _, c := range []struct {
 		name    string
 		sampler string
@@ -82,7 +82,7 @@ func BenchmarkStepCP1e6(b *testing.B) {
 // BenchmarkGaussSweep is the whole ICASSP Gaussian sweep: R = 1…20 with the defaults.
 func BenchmarkGaussSweep(b *testing.B) {
 	d := gaussData(b, 10, 10)
-	p, err := NewProblem(d, ModelSpec{Name: "gauss", Gauss: models.ICASSPGauss}, Default("gauss"))
+	p, err := NewProblem(d, models.GaussSpec(models.ICASSPGauss), Default("gauss"))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -17,7 +17,7 @@ import (
 // Problem is a dataset prepared for one model and configuration (its cells ordered by block when
 // the parts schedule needs it). It is read-only and shared by every chain that runs on it.
 type Problem struct {
-	Spec   ModelSpec
+	Spec   models.Spec
 	Config Config
 	// Data holds the cells in the order the schedules address them.
 	Data    *tensor.Sparse
@@ -47,7 +47,7 @@ func (p *Problem) model(R int) (models.Model, error) {
 }
 
 // NewProblem validates the data against the model and prepares them for the configuration.
-func NewProblem(data *tensor.Sparse, spec ModelSpec, cfg Config) (*Problem, error) {
+func NewProblem(data *tensor.Sparse, spec models.Spec, cfg Config) (*Problem, error) {
 	if err := spec.Validate(); err != nil {
 		return nil, err
 	}
@@ -73,8 +73,8 @@ func NewProblem(data *tensor.Sparse, spec ModelSpec, cfg Config) (*Problem, erro
 		p.size = data.Sum()
 	}
 	if cfg.Blocks > 1 {
-		if spec.Name == "gauss" {
-			return nil, fmt.Errorf("the gauss model has no factor blocks; use a subsample instead of blocks")
+		if !spec.Factored() {
+			return nil, fmt.Errorf("the %s model has no factor blocks; use a subsample instead of blocks", spec.Name)
 		}
 		b, err := tensor.Block(data, cfg.Blocks)
 		if err != nil {

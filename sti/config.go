@@ -1,9 +1,14 @@
+// Package sti is the Stochastic Thermodynamic Integration engine: it runs one SG-MCMC chain for a
+// (rank, temperature, replica) and summarises its log-likelihood records, and it runs whole sweeps
+// over ranks × ladder × replicas in-process on all cores. The Beam layer calls RunChain; tests and
+// benchmarks call Sweep. Nothing here imports Beam.
 package sti
 
 import (
 	"fmt"
 
 	"github.com/stirank/stirank/evidence"
+	"github.com/stirank/stirank/models"
 	"github.com/stirank/stirank/samplers"
 )
 
@@ -102,7 +107,9 @@ func (c Config) schedule(burn int) (samplers.StepSchedule, error) {
 	return samplers.DecayTo(c.Step, c.StepStart, c.StepDecay, burn)
 }
 
-// Default returns the defaults for a model. They were chosen on the ICASSP 2016 Gaussian setting
+// Default returns the defaults for the registered model of that name, by its properties
+// (models.Info.Factored), so a new model gets the settings of its kind; it panics on a name not
+// registered (callers look the name up first: models.Lookup). They were chosen on the ICASSP 2016 Gaussian setting
 // (where the exact evidence is known) and on small Poisson NMF/CP problems against long runs; the
 // README gives what they cost.
 //
@@ -112,11 +119,15 @@ func (c Config) schedule(burn int) (samplers.StepSchedule, error) {
 //   - The Leimkuhler–Matthews kernel preconditioned by the model's metric: exact for Gaussian
 //     targets at any stable step, O(ε²) bias otherwise.
 //   - Control variates whenever a step reads a subsample, refreshed every 10 steps.
-//   - Poisson models: factors sampled in log space; every chain of a rank starts from the best of 16
-//     prior draws carried to a mode by 100 steps of ascent.
-//   - Chains resumed from saved states (stirank reanalyze) burn in for 100 steps (20 for gauss),
-//     after 50 steps that settle the rows the data gained.
+//   - Factor models (Poisson NMF/CP): factors sampled in log space; every chain of a rank starts
+//     from the best of 16 prior draws carried to a mode by 100 steps of ascent.
+//   - Chains resumed from saved states (stirank reanalyze) burn in for 100 steps (20 for the
+//     Gaussian), after 50 steps that settle the rows the data gained.
 func Default(model string) Config {
+	info, err := models.Lookup(model)
+	if err != nil {
+		panic(fmt.Sprintf("sti: %v", err))
+	}
 	c := Config{
 		Ladder:          evidence.Power(30, 6),
 		Chains:          2,
@@ -129,8 +140,8 @@ func Default(model string) Config {
 		Starts:          0,
 		Seed:            1,
 	}
-	if model == "gauss" {
-		// 30 rungs × 2 chains × 480 steps + 2 × 400 prior draws at t = 0 = 29 600 steps per rank,
+	if !info.Factored {
+		// The Gaussian additive model: 30 rungs × 2 chains × 480 steps + 2 × 400 prior draws at t = 0 = 29 600 steps per rank,
 		// within the ICASSP budget of 10 temperatures × 3000 steps.
 		c.Steps, c.Burnin = 480, 80
 		// A resumed chain has no new parameters (θ does not grow with the data).

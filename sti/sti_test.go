@@ -49,7 +49,7 @@ func ranks(lo, hi int) []int {
 	return r
 }
 
-func sweep(t testing.TB, d *tensor.Sparse, spec ModelSpec, cfg Config, rs []int) []evidence.RankEvidence {
+func sweep(t testing.TB, d *tensor.Sparse, spec models.Spec, cfg Config, rs []int) []evidence.RankEvidence {
 	t.Helper()
 	p, err := NewProblem(d, spec, cfg)
 	if err != nil {
@@ -99,7 +99,7 @@ func TestLadderBiasWithExactExpectations(t *testing.T) {
 // 0.5 nat of it), and near the mode every estimate is within 1 nat and 3 standard errors of exact.
 func TestGaussianICASSP(t *testing.T) {
 	cfg := Default("gauss")
-	spec := ModelSpec{Name: "gauss", Gauss: models.ICASSPGauss}
+	spec := models.GaussSpec(models.ICASSPGauss)
 	for _, trueR := range []int{5, 10, 15, 20} {
 		d := gaussData(t, trueR, uint64(trueR))
 		res := sweep(t, d, spec, cfg, ranks(1, 20))
@@ -155,7 +155,7 @@ func TestPoissonRank1MatchesExact(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r := sweep(t, d, ModelSpec{Name: "nmf", Rates: rates}, cfg, []int{1})[0]
+		r := sweep(t, d, models.PoissonSpec("nmf", rates, models.LogScale), cfg, []int{1})[0]
 		t.Logf("%v rate %v: exact %.3f estimate %.3f ± %.3f", c.shape, c.rate, exact, r.LogEvidence, r.StdErr)
 		if e := math.Abs(r.LogEvidence - exact); e > 3*r.StdErr+0.5 {
 			t.Errorf("%v rate %v: rank-1 estimate %.3f ± %.3f, exact %.3f", c.shape, c.rate, r.LogEvidence, r.StdErr, exact)
@@ -179,7 +179,7 @@ func TestPoissonRankRecovery(t *testing.T) {
 	} {
 		for _, seed := range c.seeds {
 			d, rates := poissonData(t, c.shape, 3, c.rate, seed)
-			res := sweep(t, d, ModelSpec{Name: c.model, Rates: rates}, Default(c.model), ranks(1, 6))
+			res := sweep(t, d, models.PoissonSpec(c.model, rates, models.LogScale), Default(c.model), ranks(1, 6))
 			best := res[0]
 			var line []string
 			for _, r := range res {
@@ -207,7 +207,7 @@ func TestDeterminism(t *testing.T) {
 	cfg.Ladder = evidence.Power(6, 4)
 	cfg.Steps, cfg.Burnin, cfg.StartSteps = 80, 30, 10
 	cfg.Blocks = 3
-	spec := ModelSpec{Name: "cp", Rates: rates}
+	spec := models.PoissonSpec("cp", rates, models.LogScale)
 	p, err := NewProblem(d, spec, cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -238,7 +238,7 @@ func TestDeterminism(t *testing.T) {
 // The parts schedule with control variates estimates the same evidence as full-data steps.
 func TestPartsAgreeWithFullData(t *testing.T) {
 	d, rates := poissonData(t, []int{30, 20}, 3, 0.3, 1)
-	spec := ModelSpec{Name: "nmf", Rates: rates}
+	spec := models.PoissonSpec("nmf", rates, models.LogScale)
 	full := sweep(t, d, spec, Default("nmf"), []int{1, 3})
 	cfg := Default("nmf")
 	cfg.Blocks = 2
@@ -262,7 +262,7 @@ func TestDivergenceIsReported(t *testing.T) {
 	cfg.StepA, cfg.StepDecay = 1e6, 1
 	cfg.Ladder = evidence.Power(4, 3)
 	cfg.Steps, cfg.Burnin, cfg.Starts, cfg.StartSteps = 60, 20, 0, 0
-	r := sweep(t, d, ModelSpec{Name: "nmf", Rates: rates, Param: models.Direct}, cfg, []int{2})[0]
+	r := sweep(t, d, models.PoissonSpec("nmf", rates, models.Direct), cfg, []int{2})[0]
 	if len(r.Diverged) == 0 || !math.IsNaN(r.LogEvidence) {
 		t.Fatalf("no divergence reported: %+v", r)
 	}
@@ -276,7 +276,7 @@ func TestDivergenceIsReported(t *testing.T) {
 func TestResumeOnGrownData(t *testing.T) {
 	full, rates := poissonData(t, []int{8, 6, 10}, 2, 0.5, 3)
 	old := full.Slab(2, 0, 6)
-	spec := ModelSpec{Name: "cp", Rates: rates}
+	spec := models.PoissonSpec("cp", rates, models.LogScale)
 	cfg := Default("cp")
 	cfg.Ladder = evidence.Power(10, 4)
 	cfg.Steps, cfg.Burnin, cfg.WarmBurnin, cfg.SettleSteps, cfg.Starts, cfg.StartSteps = 60, 30, 10, 7, 2, 15

@@ -15,7 +15,7 @@ func TestWalkerSamplesItsTemperature(t *testing.T) {
 	d, rates := poissonData(t, []int{12, 9}, 2, 2, 5)
 	cfg := Default("nmf")
 	cfg.Starts = 0
-	p, err := NewProblem(d, ModelSpec{Name: "nmf", Rates: rates}, cfg)
+	p, err := NewProblem(d, models.PoissonSpec("nmf", rates, models.LogScale), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

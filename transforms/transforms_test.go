@@ -24,7 +24,7 @@ func smallWork(t *testing.T) Work {
 	cfg := sti.Default("nmf")
 	cfg.Ladder = evidence.Power(3, 4)
 	cfg.Steps, cfg.Burnin, cfg.Starts = 30, 10, 1
-	return Work{Source: Source{Inline: data}, Model: sti.ModelSpec{Name: "nmf", Rates: []float64{1, 1}}, Config: cfg}
+	return Work{Source: Source{Inline: data}, Model: models.PoissonSpec("nmf", []float64{1, 1}, models.LogScale), Config: cfg}
 }
 
 // TestRankEvidenceFnOrder: the combined evidence is bit-identical whatever order the summaries

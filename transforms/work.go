@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/stirank/stirank/io/chainstate"
+	"github.com/stirank/stirank/models"
 	"github.com/stirank/stirank/sti"
 )
 
@@ -16,7 +17,7 @@ import (
 // It holds plain exported values only, so it survives the JSON encoding Beam gives DoFn fields.
 type Work struct {
 	Source Source
-	Model  sti.ModelSpec
+	Model  models.Spec
 	Config sti.Config
 }
 
@@ -31,7 +32,7 @@ func (w Work) key() string {
 		}
 	}
 	mc, err := json.Marshal(struct {
-		Model  sti.ModelSpec
+		Model  models.Spec
 		Config sti.Config
 	}{w.Model, w.Config})
 	if err != nil {

@@ -116,7 +116,7 @@ func main() {
 		}
 		fmt.Printf("\ndataset: true rank %d, %d non-zero cells, total count %.0f (mean %.3f per cell)\n",
 			truth, data.NNZ(), data.Sum(), data.Sum()/data.Cells())
-		sp, err := sti.NewProblem(data, sti.ModelSpec{Name: "nmf", Rates: rates, Param: models.LogScale}, stiCfg)
+		sp, err := sti.NewProblem(data, models.PoissonSpec("nmf", rates, models.LogScale), stiCfg)
 		if err != nil {
 			fail(err)
 		}

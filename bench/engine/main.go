@@ -69,7 +69,7 @@ func gauss(seed uint64) error {
 		for i, v := range x {
 			d.Append([]int{i}, v)
 		}
-		p, err := sti.NewProblem(d, sti.ModelSpec{Name: "gauss", Gauss: models.ICASSPGauss}, cfg)
+		p, err := sti.NewProblem(d, models.GaussSpec(models.ICASSPGauss), cfg)
 		if err != nil {
 			return err
 		}
@@ -127,7 +127,7 @@ func nmf(seed uint64) error {
 		}
 		cfg := sti.Default("nmf")
 		cfg.Seed = seed
-		p, err := sti.NewProblem(d, sti.ModelSpec{Name: "nmf", Rates: []float64{5, 5}}, cfg)
+		p, err := sti.NewProblem(d, models.PoissonSpec("nmf", []float64{5, 5}, models.LogScale), cfg)
 		if err != nil {
 			return err
 		}
@@ -168,7 +168,7 @@ func rank1(seed uint64) error {
 		exact, _ := models.Rank1LogEvidence(d, c.rate, c.rate)
 		cfg := sti.Default("nmf")
 		cfg.Seed = seed
-		p, err := sti.NewProblem(d, sti.ModelSpec{Name: "nmf", Rates: []float64{c.rate, c.rate}}, cfg)
+		p, err := sti.NewProblem(d, models.PoissonSpec("nmf", []float64{c.rate, c.rate}, models.LogScale), cfg)
 		if err != nil {
 			return err
 		}

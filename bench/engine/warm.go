@@ -33,7 +33,7 @@ func warm(seed uint64) error {
 	if err != nil {
 		return err
 	}
-	spec := sti.ModelSpec{Name: "cp", Rates: rates}
+	spec := models.PoissonSpec("cp", rates, models.LogScale)
 	fmt.Printf("== Warm start on a growing CP tensor %v, true rank %d, %d increments along mode 2, R=%v\n", shape, trueR, increments, ranks)
 	run := func(inc int, cfg sti.Config, from sti.States) ([]evidence.RankEvidence, sti.States, int, time.Duration, error) {
 		d := full.Slab(2, 0, shape[2]*inc/increments)

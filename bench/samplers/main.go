@@ -43,7 +43,7 @@ import (
 type problem struct {
 	name  string
 	data  *tensor.Sparse
-	spec  sti.ModelSpec
+	spec  models.Spec
 	ranks []int
 	exact map[int]float64
 }
@@ -57,7 +57,7 @@ func gaussProblems(reps int, trueR int, lo, hi int) []problem {
 		for i, v := range x {
 			d.Append([]int{i}, v)
 		}
-		p := problem{name: fmt.Sprintf("gauss seed %d", seed), data: d, spec: sti.ModelSpec{Name: "gauss", Gauss: models.ICASSPGauss}, exact: map[int]float64{}}
+		p := problem{name: fmt.Sprintf("gauss seed %d", seed), data: d, spec: models.GaussSpec(models.ICASSPGauss), exact: map[int]float64{}}
 		for r := lo; r <= hi; r++ {
 			m, _ := models.NewGauss(x, r, models.ICASSPGauss)
 			p.ranks = append(p.ranks, r)
@@ -89,7 +89,7 @@ func nmfProblems(reps int) []problem {
 			panic(err)
 		}
 		ps = append(ps, problem{name: fmt.Sprintf("nmf %v rate %v", c.shape, c.rate), data: d,
-			spec: sti.ModelSpec{Name: "nmf", Rates: rates}, ranks: []int{1}, exact: map[int]float64{1: ex}})
+			spec: models.PoissonSpec("nmf", rates, models.LogScale), ranks: []int{1}, exact: map[int]float64{1: ex}})
 	}
 	return ps
 }
@@ -160,7 +160,7 @@ func main() {
 					cfg.Seed = uint64(1 + cs)
 					spec := p.spec
 					if pm, ok := paramOf[k]; ok {
-						spec.Param = pm
+						spec = spec.With("param", models.Word(pm.String()))
 					}
 					pr, err := sti.NewProblem(p.data, spec, cfg)
 					if err != nil {

@@ -8,10 +8,12 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 
 	core "github.com/stirank/stirank/baselines"
 	"github.com/stirank/stirank/io/tensorio"
+	"github.com/stirank/stirank/models"
 	"github.com/stirank/stirank/pipelines"
 	"github.com/stirank/stirank/runners"
 	"github.com/stirank/stirank/testdata"
@@ -28,23 +30,29 @@ func init() {
 
 // baselineFlags are the flags stirank chib and stirank ais share with stirank select.
 type baselineFlags struct {
-	data, model, ranks, out, rates string
-	rate                           float64
-	seed                           uint64
-	replicas, workers              int
-	verbose                        bool
+	data, model, ranks, out string
+	seed                    uint64
+	replicas, workers       int
+	verbose                 bool
+	// hypers are the flags of the models' prior hyper-parameters.
+	hypers *modelFlags
 }
 
-const baselineSynopsis = `[--data DIR] [--model nmf|cp] [--ranks 1-10] --out OUTDIR [flags] [Beam runner flags]`
+var baselineSynopsis = `[--data DIR] [--model ` + strings.Join(models.NamesOf(pipelines.BaselineModels()), "|") + `] [--ranks 1-10] --out OUTDIR [flags] [Beam runner flags]`
+
+// priorHypers are a model's hyper-parameters of its distribution, without the STI engine's
+// sampling settings, which the baselines do not take.
+func priorHypers(info *models.Info) []models.Hyper {
+	return slices.DeleteFunc(slices.Clone(info.Hypers), func(h models.Hyper) bool { return h.Sampling })
+}
 
 // addBaselineFlags adds the shared flags; replicas is the default number of replicas per rank.
 func addBaselineFlags(fs *flag.FlagSet, f *baselineFlags, replicas int, replicaHelp string) {
 	fs.StringVar(&f.data, "data", "", "dataset directory or URL (gs://…), or embedded:NAME for a dataset compiled in ("+strings.Join(testdata.Names, ", ")+"); default: embedded:"+testdata.Default)
-	fs.StringVar(&f.model, "model", "", "nmf or cp (default: from the data's order: 2 nmf, 3 cp)")
+	fs.StringVar(&f.model, "model", "", modelHelp(pipelines.BaselineModels()))
 	fs.StringVar(&f.ranks, "ranks", "1-10", "candidate ranks: 1-10, 1,3,5 or 2-4,8")
 	fs.StringVar(&f.out, "out", "", "output directory for evidence.json and evidence.csv (must not exist, or be empty)")
-	fs.Float64Var(&f.rate, "rate", defaultRate, "rate of the exponential prior of every factor (as stirank select)")
-	fs.StringVar(&f.rates, "rates", "", "per-factor rates a,b[,c] (instead of --rate)")
+	f.hypers = addModelFlags(fs, pipelines.BaselineModels(), priorHypers)
 	fs.Uint64Var(&f.seed, "seed", 1, "random seed; every replica's stream derives from it and the replica's (rank, index)")
 	fs.IntVar(&f.replicas, "replicas", replicas, replicaHelp)
 	fs.IntVar(&f.workers, "workers", 0, "replicas run at once per worker process (default: one per core)")
@@ -88,24 +96,23 @@ func baselineCommand(ctx context.Context, name, help string, args []string, stdo
 		return err
 	}
 	order := len(meta.Shape)
-	model := f.model
-	if model == "" {
-		model = map[int]string{2: "nmf", 3: "cp"}[order]
-		if model == "" {
-			return fmt.Errorf("%s: a %d-way tensor fits neither nmf nor cp; %s needs count data of order 2 or 3", src, order, name)
-		}
+	supported := models.NamesOf(pipelines.BaselineModels())
+	info, err := lookupModel(f.model, src.String(), order)
+	switch {
+	case f.model == "" && (err != nil || info.ExpPoissonRates == nil):
+		return fmt.Errorf("%s: a %d-way tensor fits none of the models %s supports (%s)", src, order, name, strings.Join(supported, ", "))
+	case err != nil:
+		return err
+	case info.ExpPoissonRates == nil:
+		return usagef("--model %q: %s supports %s", f.model, name, models.And(supported))
+	case info.Order != order:
+		return fmt.Errorf("model %s needs a %d-way tensor; %s is %d-way", info.Name, info.Order, src, order)
 	}
-	want := map[string]int{"nmf": 2, "cp": 3}[model]
-	if want == 0 {
-		return usagef("--model %q: %s supports nmf and cp", model, name)
-	}
-	if want != order {
-		return fmt.Errorf("model %s needs a %d-way tensor; %s is %d-way", model, want, src, order)
-	}
-	rates, err := factorRates(order, f.rate, f.rates, set)
+	prior, err := f.hypers.params(info, set)
 	if err != nil {
 		return err
 	}
+	rates := info.ExpPoissonRates(prior)
 	work := tb.Work{Source: src, Rates: rates}
 	if err := configure(set, &work); err != nil {
 		return err
@@ -122,7 +129,7 @@ func baselineCommand(ctx context.Context, name, help string, args []string, stdo
 			tb.Preload(work, p)
 		}
 	}
-	o := pipelines.BaselineOptions{Work: work, Model: model, Ranks: ranks, Replicas: f.replicas, OutDir: f.out,
+	o := pipelines.BaselineOptions{Work: work, Model: info.Name, Prior: prior, Ranks: ranks, Replicas: f.replicas, OutDir: f.out,
 		Workers: f.workers, Data: meta}
 	p, err := pipelines.NewBaseline(o)
 	if err != nil {

@@ -68,7 +68,7 @@ func TestGenerate(t *testing.T) {
 	if d.Manifest.Kind != tensorio.Count || d.Manifest.Blocks == nil || d.Manifest.Blocks.B != 2 {
 		t.Errorf("manifest %+v", d.Manifest)
 	}
-	var pt poissonTruth
+	var pt models.PoissonTruth
 	readJSON(t, filepath.Join(nmf, "truth.json"), &pt)
 	if pt.Model != "nmf" || pt.Rank != 2 || pt.Seed != 3 || !slices.Equal(pt.Rates, []float64{0.5, 2}) ||
 		len(pt.Factors) != 2 || len(pt.Factors[0]) != 12 || len(pt.Factors[1]) != 8 || len(pt.Factors[1][7]) != 2 {
@@ -84,7 +84,7 @@ func TestGenerate(t *testing.T) {
 	gauss := filepath.Join(dir, "gauss")
 	mustExec(t, "generate", "--model", "gauss", "--shape", "300", "--rank", "4", "--mu", "1", "--var-theta", "2", "--var-x", "0.5", "--out", gauss)
 	g := readDataset(t, gauss)
-	var gt gaussTruth
+	var gt models.GaussTruth
 	readJSON(t, filepath.Join(gauss, "truth.json"), &gt)
 	if g.Manifest.Kind != tensorio.Real || g.Manifest.Cells != 300 || len(gt.Theta) != 4 || gt.Mu != 1 || gt.VarTheta != 2 || gt.VarX != 0.5 {
 		t.Errorf("gauss manifest %+v, truth %+v", g.Manifest, gt)

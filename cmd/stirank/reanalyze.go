@@ -16,6 +16,7 @@ import (
 
 	"github.com/stirank/stirank/io/chainstate"
 	"github.com/stirank/stirank/io/tensorio"
+	"github.com/stirank/stirank/models"
 	"github.com/stirank/stirank/pipelines"
 	"github.com/stirank/stirank/rng"
 	"github.com/stirank/stirank/runners"
@@ -34,7 +35,11 @@ func init() {
 const reanalyzeSynopsis = `--data DIR --state STATEDIR [--window K] [--warm-burnin N] [select flags] [Beam runner flags]`
 
 func reanalyzeHelp() string {
-	g, p := sti.Default("gauss"), sti.Default("nmf")
+	// Only models whose parameters grow with the data settle new rows; the others have none.
+	settle := 0
+	for _, g := range configGroups() {
+		settle = max(settle, g.cfg.SettleSteps)
+	}
 	return fmt.Sprintf(`Re-runs the rank selection of select on a dataset that grows (stirank append), for scheduled
 runs (cron, Airflow, Kubernetes CronJobs). STATEDIR (created if needed) keeps the last committed
 run: its manifest checksum, its final chain states and its evidence, and the history of every run.
@@ -42,7 +47,7 @@ run: its manifest checksum, its final chain states and its evidence, and the his
   - When the dataset and the settings are those of the last run, it says so and exits 0 at once.
   - Otherwise every (rank, temperature, chain) resumes from the chain's saved final state: factor
     rows of new indices are carried from prior draws to their conditional mode by %d steps of
-    ascent, then a burn-in of --warm-burnin steps (default: gauss %d, nmf/cp %d) replaces the mode
+    ascent, then a burn-in of --warm-burnin steps (default: %s) replaces the mode
     search and the cold burn-in. A chain resumes from its replica's state at the rung whose
     temperature, scaled by the data's growth, is nearest its own. Ranks without saved states
     start cold, and so does a rank whose saved t = 1 states, carried to their modes, fall more
@@ -56,7 +61,7 @@ run: its manifest checksum, its final chain states and its evidence, and the his
   - One run at a time per STATEDIR: a second one is refused while the first holds the lock.
 
 Every chain's random streams derive from the seed, the dataset version and the chain's (rank,
-temperature, replica), so a rerun after a crash gives the same numbers.`, p.SettleSteps, g.WarmBurnin, p.WarmBurnin)
+temperature, replica), so a rerun after a crash gives the same numbers.`, settle, perModelDefault(func(c sti.Config) any { return c.WarmBurnin }))
 }
 
 // reanalyzeFlags are reanalyze's own flags, besides select's.
@@ -77,7 +82,7 @@ func runReanalyze(ctx context.Context, args []string, stdout io.Writer) error {
 		fs.StringVar(&rf.state, "state", "", "state directory: the last run's chain states and evidence, the history, a lock")
 		fs.StringVar(&rf.stateURL, "state-url", "", "keep the chain states under this URL (gs://bucket/prefix) instead of in STATEDIR, for workers that cannot reach STATEDIR (Dataflow)")
 		fs.IntVar(&rf.window, "window", 0, "analyse only the ranks within K of the last best rank (0: all of --ranks)")
-		fs.IntVar(&rf.warmBurnin, "warm-burnin", 0, fmt.Sprintf("burn-in steps of a chain resumed from its saved state (default: gauss %d, nmf/cp %d)", sti.Default("gauss").WarmBurnin, sti.Default("nmf").WarmBurnin))
+		fs.IntVar(&rf.warmBurnin, "warm-burnin", 0, fmt.Sprintf("burn-in steps of a chain resumed from its saved state (default: %s)", perModelDefault(func(c sti.Config) any { return c.WarmBurnin })))
 	})
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -265,7 +270,7 @@ func prevWarmKey(r runstate.Run) string {
 
 // reanalysisSettings returns the settings of a run of model spec with configuration cfg (whose
 // seed is the run's) over the ranks of rankSpec.
-func reanalysisSettings(spec sti.ModelSpec, cfg sti.Config, rf *reanalyzeFlags, rankSpec string) analysisSettings {
+func reanalysisSettings(spec models.Spec, cfg sti.Config, rf *reanalyzeFlags, rankSpec string) analysisSettings {
 	hash := func(v any) string {
 		b, err := json.Marshal(v)
 		if err != nil {

@@ -39,23 +39,16 @@ func init() {
 	})
 }
 
-// defaultRate is the exponential-prior rate of every factor when neither --rate nor --rates is
-// given: the rate the embedded default dataset was drawn with (factor entries of prior mean
-// 1/0.3 ≈ 3.3), so that the command run with no flags at all answers for the model that made its
-// data. Real data need a rate matched to their scale; docs/runners.md says how to choose one.
-const defaultRate = 0.3
-
 // embeddedPrefix selects an embedded dataset with --data.
 const embeddedPrefix = "embedded:"
 
 // maxRank bounds the ranks --ranks accepts.
 const maxRank = 10000
 
-const selectSynopsis = `[--data DIR] [--model gauss|nmf|cp] [--ranks 1-10] --out OUTDIR [flags] [Beam runner flags]`
+var selectSynopsis = `[--data DIR] [--model ` + strings.Join(models.Names(), "|") + `] [--ranks 1-10] --out OUTDIR [flags] [Beam runner flags]`
 
 // selectHelp is the text between the synopsis and the flags; the defaults are sti.Default's.
 func selectHelp() string {
-	g, p := sti.Default("gauss"), sti.Default("nmf")
 	start := func(c sti.Config) string {
 		if c.Starts > 0 {
 			return fmt.Sprintf(",\n          every chain of a rank starts from the best of %d prior draws carried %d ascent steps (one search per rank)", c.Starts, c.StartSteps)
@@ -68,31 +61,42 @@ func selectHelp() string {
 		}
 		return "all cells every step"
 	}
+	groups := configGroups()
+	c := groups[0].cfg
+	var perModel strings.Builder
+	for _, g := range groups {
+		fmt.Fprintf(&perModel, "\n  %-7s %d steps of which %d burn-in, step %g, %s%s", g.label+":", g.cfg.Steps, g.cfg.Burnin, g.cfg.Step, sub(g.cfg), start(g.cfg))
+	}
+	var list strings.Builder
+	for _, info := range models.All() {
+		fmt.Fprintf(&list, "\n  %-7s %d-way: %s", info.Name, info.Order, info.Summary)
+	}
 	return fmt.Sprintf(`Estimates the log marginal likelihood log p(X | R) of every candidate rank R by Stochastic
 Thermodynamic Integration, one chain per (rank, temperature, replica), as an Apache Beam pipeline
 (prism in this process by default), and writes OUTDIR/evidence.json and OUTDIR/evidence.csv.
 Without --data it runs on the embedded default dataset (Poisson NMF, 30x20, true rank 3).
 
+Models (--model):%s
+
 Defaults (sti.Default): a power ladder of %d temperatures above 0 with exponent 6 (power:6),
-%d chains per temperature, the %s sampler%s;
-  gauss:  %d steps of which %d burn-in, step %g, %s%s
-  nmf/cp: %d steps of which %d burn-in, step %g, %s%s`,
-		len(g.Ladder)-1, g.Chains, g.Sampler, map[bool]string{true: " with control variates"}[g.ControlVariates],
-		g.Steps, g.Burnin, g.Step, sub(g), start(g),
-		p.Steps, p.Burnin, p.Step, sub(p), start(p))
+%d chains per temperature, the %s sampler%s;%s`,
+		list.String(), len(c.Ladder)-1, c.Chains, c.Sampler, map[bool]string{true: " with control variates"}[c.ControlVariates],
+		perModel.String())
 }
 
 // selectFlags are the command's own flags (the Beam flags are forwarded by the runners package).
 type selectFlags struct {
-	data, model, ranks, out, ladder, sampler, rates, param string
+	data, model, ranks, out, ladder, sampler               string
 	samplerParams                                          map[string]float64
 	temperatures, chains, steps, burnin, subsample, blocks int
 	workers                                                int
 	// warmBurnin is reanalyze's --warm-burnin (sti.Config.WarmBurnin).
-	warmBurnin                     int
-	seed                           uint64
-	step, mu, varTheta, varX, rate float64
-	quiet, verbose                 bool
+	warmBurnin     int
+	seed           uint64
+	step           float64
+	quiet, verbose bool
+	// hypers are the models' hyper-parameter flags.
+	hypers *modelFlags
 }
 
 // newSelectFlagSet returns the flags of select, for command name (select, or a command that
@@ -101,9 +105,9 @@ type selectFlags struct {
 func newSelectFlagSet(name, synopsis, help string, extra func(*flag.FlagSet)) (*flag.FlagSet, *selectFlags, func(io.Writer)) {
 	f := &selectFlags{}
 	fs := newFlagSet(name, synopsis)
-	g, p := sti.Default("gauss"), sti.Default("nmf")
+	p := configGroups()[0].cfg
 	fs.StringVar(&f.data, "data", "", "dataset directory or URL (gs://…), or embedded:NAME for a dataset compiled in ("+strings.Join(testdata.Names, ", ")+"); default: embedded:"+testdata.Default)
-	fs.StringVar(&f.model, "model", "", "gauss, nmf or cp (default: from the data's order: 1 gauss, 2 nmf, 3 cp)")
+	fs.StringVar(&f.model, "model", "", modelHelp(models.All()))
 	fs.StringVar(&f.ranks, "ranks", "1-10", "candidate ranks: 1-10, 1,3,5 or 2-4,8")
 	fs.StringVar(&f.out, "out", "", "output directory for evidence.json and evidence.csv (must not exist, or be empty)")
 	fs.IntVar(&f.temperatures, "temperatures", len(p.Ladder)-1, "number of temperatures above 0 on the ladder")
@@ -118,18 +122,13 @@ func newSelectFlagSet(name, synopsis, help string, extra func(*flag.FlagSet)) (*
 		maps.Copy(f.samplerParams, kv)
 		return err
 	})
-	fs.IntVar(&f.steps, "steps", 0, fmt.Sprintf("steps per chain, burn-in included (default: gauss %d, nmf/cp %d)", g.Steps, p.Steps))
-	fs.IntVar(&f.burnin, "burnin", 0, fmt.Sprintf("burn-in steps per chain (default: gauss %d, nmf/cp %d; at most a fifth of --steps when only --steps is given)", g.Burnin, p.Burnin))
-	fs.Float64Var(&f.step, "step", 0, fmt.Sprintf("step size after burn-in (default: gauss %g, nmf/cp %g)", g.Step, p.Step))
-	fs.IntVar(&f.subsample, "subsample", 0, fmt.Sprintf("cells per step, drawn at random (default: gauss %d, nmf/cp %d; 0 is all cells)", g.Subsample, p.Subsample))
-	fs.IntVar(&f.blocks, "blocks", 0, "nmf/cp: cut every mode into B ranges and step over B (nmf) or B² (cp) parts (default 1: all cells)")
+	fs.IntVar(&f.steps, "steps", 0, fmt.Sprintf("steps per chain, burn-in included (default: %s)", perModelDefault(func(c sti.Config) any { return c.Steps })))
+	fs.IntVar(&f.burnin, "burnin", 0, fmt.Sprintf("burn-in steps per chain (default: %s; at most a fifth of --steps when only --steps is given)", perModelDefault(func(c sti.Config) any { return c.Burnin })))
+	fs.Float64Var(&f.step, "step", 0, fmt.Sprintf("step size after burn-in (default: %s)", perModelDefault(func(c sti.Config) any { return c.Step })))
+	fs.IntVar(&f.subsample, "subsample", 0, fmt.Sprintf("cells per step, drawn at random (default: %s; 0 is all cells)", perModelDefault(func(c sti.Config) any { return c.Subsample })))
+	fs.IntVar(&f.blocks, "blocks", 0, strings.Join(factoredNames(), ", ")+": cut every mode into B ranges and step over B^(order−1) parts (B for a matrix, B² for a 3-way tensor) (default 1: all cells)")
 	fs.Uint64Var(&f.seed, "seed", p.Seed, "random seed; every chain's streams derive from it and the chain's (rank, temperature, replica)")
-	fs.Float64Var(&f.mu, "mu", models.ICASSPGauss.Mu, "gauss: prior mean of every θ_r")
-	fs.Float64Var(&f.varTheta, "var-theta", models.ICASSPGauss.VarTheta, "gauss: prior variance of every θ_r")
-	fs.Float64Var(&f.varX, "var-x", models.ICASSPGauss.VarX, "gauss: observation noise variance")
-	fs.Float64Var(&f.rate, "rate", defaultRate, "nmf, cp: rate of the exponential prior of every factor: prior mean 1/rate, so match it to the scale of the data, e.g. (R/mean cell value)^(1/order); the default is the rate the embedded default data were drawn with")
-	fs.StringVar(&f.rates, "rates", "", "nmf, cp: per-factor rates a,b[,c] (instead of --rate)")
-	fs.StringVar(&f.param, "param", "log", "nmf, cp: space the factors are sampled in: log or direct")
+	f.hypers = addModelFlags(fs, models.All(), func(info *models.Info) []models.Hyper { return info.Hypers })
 	fs.IntVar(&f.workers, "workers", 0, "chains run at once per worker process (default: one per core)")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress on stderr")
 	fs.BoolVar(&f.verbose, "verbose", false, "show Beam's and prism's logs on stderr")
@@ -345,19 +344,20 @@ func (j *selection) run(ctx context.Context, f *selectFlags, o pipelines.Options
 
 // modelAndConfig builds the model (by default the one of the data's order) and the STI
 // configuration from the flags, for data named src of the given order.
-func modelAndConfig(f *selectFlags, set map[string]bool, src string, order int) (sti.ModelSpec, sti.Config, string, error) {
-	model := f.model
-	if model == "" {
-		model = map[int]string{1: "gauss", 2: "nmf", 3: "cp"}[order]
-		if model == "" {
-			return sti.ModelSpec{}, sti.Config{}, "", fmt.Errorf("%s: a %d-way tensor fits no model", src, order)
-		}
-	}
-	spec, err := modelSpec(model, f, set, order)
+func modelAndConfig(f *selectFlags, set map[string]bool, src string, order int) (models.Spec, sti.Config, string, error) {
+	info, err := lookupModel(f.model, src, order)
 	if err != nil {
-		return spec, sti.Config{}, "", err
+		return models.Spec{}, sti.Config{}, "", err
 	}
-	cfg, ladderSpec, err := selectConfig(model, f, set)
+	if set["blocks"] && !info.Factored {
+		return models.Spec{}, sti.Config{}, "", usagef("--blocks applies to %s, not %s", models.And(factoredNames()), info.Name)
+	}
+	params, err := f.hypers.params(info, set)
+	if err != nil {
+		return models.Spec{}, sti.Config{}, "", err
+	}
+	spec := models.Spec{Name: info.Name, Params: params}
+	cfg, ladderSpec, err := selectConfig(info.Name, f, set)
 	if err != nil {
 		return spec, cfg, "", err
 	}
@@ -367,8 +367,8 @@ func modelAndConfig(f *selectFlags, set map[string]bool, src string, order int) 
 	if err := cfg.Validate(); err != nil {
 		return spec, cfg, "", usageError{err}
 	}
-	if want, _ := spec.Order(); want != order {
-		return spec, cfg, "", fmt.Errorf("model %s needs a %d-way tensor; %s is %d-way", model, want, src, order)
+	if info.Order != order {
+		return spec, cfg, "", fmt.Errorf("model %s needs a %d-way tensor; %s is %d-way", info.Name, info.Order, src, order)
 	}
 	return spec, cfg, ladderSpec, nil
 }
@@ -433,37 +433,6 @@ func openData(ctx context.Context, f *selectFlags, full bool) (transforms.Source
 		info.Source = f.data
 	}
 	return src, info, m, t, nil
-}
-
-func modelSpec(model string, f *selectFlags, set map[string]bool, order int) (sti.ModelSpec, error) {
-	spec := sti.ModelSpec{Name: model}
-	switch model {
-	case "gauss":
-		for _, name := range []string{"rate", "rates", "param", "blocks"} {
-			if set[name] {
-				return spec, usagef("--%s applies to nmf and cp, not gauss", name)
-			}
-		}
-		spec.Gauss = models.GaussPrior{Mu: f.mu, VarTheta: f.varTheta, VarX: f.varX}
-	case "nmf", "cp":
-		for _, name := range []string{"mu", "var-theta", "var-x"} {
-			if set[name] {
-				return spec, usagef("--%s applies to gauss, not %s", name, model)
-			}
-		}
-		want := map[string]int{"nmf": 2, "cp": 3}[model]
-		rates, err := factorRates(want, f.rate, f.rates, set)
-		if err != nil {
-			return spec, err
-		}
-		spec.Rates = rates
-		if spec.Param, err = models.ParseParam(f.param); err != nil {
-			return spec, usageError{err}
-		}
-	default:
-		return spec, usagef("unknown --model %q (gauss, nmf or cp)", model)
-	}
-	return spec, nil
 }
 
 // selectConfig is sti.Default(model) with the flags given applied.

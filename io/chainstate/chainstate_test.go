@@ -26,7 +26,7 @@ func finalState(t *testing.T) *sti.State {
 	}
 	cfg := sti.Default("cp")
 	cfg.Steps, cfg.Burnin, cfg.Starts = 20, 5, 0
-	p, err := sti.NewProblem(d, sti.ModelSpec{Name: "cp", Rates: []float64{1, 1, 1}}, cfg)
+	p, err := sti.NewProblem(d, models.PoissonSpec("cp", []float64{1, 1, 1}, models.LogScale), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

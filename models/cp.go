@@ -1,0 +1,7 @@
+package models
+
+func init() {
+	info := poissonInfo("cp", 3, "Poisson CP/PARAFAC x_ijk ~ Poisson(Σ_r a_ir b_jr c_kr), factors ~ Exp(rates) (SPL 2018)")
+	info.DefaultForOrder = true
+	Register(info)
+}

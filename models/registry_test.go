@@ -1,0 +1,224 @@
+package models
+
+import (
+	"encoding/json"
+	"errors"
+	"math"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/stirank/stirank/rng"
+	"github.com/stirank/stirank/tensor"
+)
+
+func TestLookupUnknownListsRegistered(t *testing.T) {
+	_, err := Lookup("pca")
+	if err == nil {
+		t.Fatal("no error for an unknown model")
+	}
+	want := `unknown model "pca" (` + Or(Names()) + ")"
+	if err.Error() != want {
+		t.Errorf("error %q, want %q", err, want)
+	}
+	for _, name := range []string{"gauss", "nmf", "cp"} {
+		if !strings.Contains(err.Error(), name) {
+			t.Errorf("error %q does not list %s", err, name)
+		}
+	}
+	if err := (Spec{Name: "pca"}).Validate(); err == nil || err.Error() != want {
+		t.Errorf("Spec.Validate: %v, want %q", err, want)
+	}
+}
+
+// Names lists by order, then name; ForOrder picks the model flagged as its order's default.
+func TestNamesAndForOrder(t *testing.T) {
+	names := Names()
+	for i := 1; i < len(names); i++ {
+		a, _ := Lookup(names[i-1])
+		b, _ := Lookup(names[i])
+		if a.Order > b.Order || (a.Order == b.Order && a.Name >= b.Name) {
+			t.Errorf("names not sorted by order, then name: %v", names)
+		}
+	}
+	for order, want := range map[int]string{1: "gauss", 2: "nmf", 3: "cp"} {
+		info, err := ForOrder(order)
+		if err != nil || info.Name != want {
+			t.Errorf("ForOrder(%d) = %v, %v; want %s", order, info, err, want)
+		}
+	}
+	if _, err := ForOrder(4); err == nil || !strings.Contains(err.Error(), "1 gauss, 2 nmf, 3 cp") {
+		t.Errorf("ForOrder(4): %v", err)
+	}
+}
+
+// Every registered model: a sane declaration, valid defaults, a spec that survives JSON, a
+// generator whose data have the declared order and domain and that the model binds to, and an
+// exact evidence that agrees with the model's own oracle where one is declared.
+func TestEveryRegisteredModel(t *testing.T) {
+	for _, info := range All() {
+		t.Run(info.Name, func(t *testing.T) {
+			if err := info.check(); err != nil {
+				t.Fatal(err)
+			}
+			spec := Spec{Name: info.Name, Params: defaults(info.Hypers, info.Order)}
+			if err := spec.Validate(); err != nil {
+				t.Fatalf("defaults do not validate: %v", err)
+			}
+			b, err := json.Marshal(spec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var back Spec
+			if err := json.Unmarshal(b, &back); err != nil || !reflect.DeepEqual(back, spec) {
+				t.Errorf("spec %s does not round-trip through JSON: %+v, %v", b, back, err)
+			}
+			if again, _ := json.Marshal(back); string(again) != string(b) {
+				t.Errorf("spec encodes as %s, then %s", b, again)
+			}
+			for _, h := range info.Hypers {
+				if err := spec.With(h.Name, Value{}).Validate(); err == nil {
+					t.Errorf("an empty %s validates", h.Name)
+				}
+			}
+			if err := spec.With("no-such-hyper", Num(1)).Validate(); err == nil {
+				t.Error("an unknown hyper-parameter validates")
+			}
+			if info.Generate == nil {
+				return
+			}
+			shape := []int{40, 30, 20, 10}[:info.Order]
+			if info.Order == 1 {
+				shape = []int{200}
+			}
+			gp := defaults(info.Generate.Hypers, info.Order)
+			if err := validateParams(info.Generate.Hypers, gp, info.Order); err != nil {
+				t.Fatalf("generator defaults do not validate: %v", err)
+			}
+			head := Truth{Model: info.Name, Rank: 2, Seed: 9, Shape: shape}
+			data, truth, err := info.Generate.Draw(rng.New(9), head, gp)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if data.Order() != info.Order || !reflect.DeepEqual(data.Shape, shape) {
+				t.Errorf("generated shape %v, want %v", data.Shape, shape)
+			}
+			if err := data.Validate(info.Domain == Counts); err != nil {
+				t.Errorf("generated data outside the domain: %v", err)
+			}
+			for _, v := range data.Values {
+				if info.Domain != AnyReal && v < 0 {
+					t.Fatalf("generated value %v outside %s", v, info.Domain)
+				}
+			}
+			tb, err := json.Marshal(truth)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var th Truth
+			if err := json.Unmarshal(tb, &th); err != nil || !reflect.DeepEqual(th, head) {
+				t.Errorf("truth %s does not record %+v", tb, head)
+			}
+			m, err := spec.Build(data, 2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m.Name() != info.Name || m.Rank() != 2 || (m.Factors() != nil) != info.Factored {
+				t.Errorf("built %s rank %d, factors %v; registered Factored %v", m.Name(), m.Rank(), m.Factors(), info.Factored)
+			}
+			if info.ExpPoissonRates != nil && len(info.ExpPoissonRates(spec.Params)) != info.Order {
+				t.Errorf("ExpPoissonRates gives %v for order %d", info.ExpPoissonRates(spec.Params), info.Order)
+			}
+			if info.Exact == nil {
+				return
+			}
+			exact := 0
+			for R := 1; R <= 3; R++ {
+				v, err := info.Exact(data, R, spec.Params)
+				if errors.Is(err, ErrNoExact) {
+					continue
+				}
+				if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+					t.Fatalf("rank %d: exact evidence %v, %v", R, v, err)
+				}
+				if want := oracle(t, info.Name, data, R, spec.Params); math.Abs(v-want) > 1e-9*math.Abs(want) {
+					t.Errorf("rank %d: exact evidence %v, oracle %v", R, v, want)
+				}
+				exact++
+			}
+			if exact == 0 {
+				t.Error("Exact declared, but no exact evidence at ranks 1–3")
+			}
+		})
+	}
+}
+
+// defaults are the default values of hs for data of the order.
+func defaults(hs []Hyper, order int) Params {
+	p := Params{}
+	for _, h := range hs {
+		p[h.Name] = h.DefaultFor(order)
+	}
+	return p
+}
+
+// oracle is the exact evidence by the function the model's own tests check.
+func oracle(t *testing.T, name string, data *tensor.Sparse, R int, p Params) float64 {
+	switch name {
+	case "gauss":
+		m, err := NewGauss(data.Values, R, gaussPriorOf(p))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m.LogEvidence()
+	case "nmf":
+		rates := p.Nums("rates")
+		v, err := Rank1LogEvidence(data, rates[0], rates[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	t.Fatalf("no oracle for the exact evidence of %s: add one", name)
+	return 0
+}
+
+// A Value encodes as a number, a list or a string, and back.
+func TestValueJSON(t *testing.T) {
+	p := Params{"mu": Num(-1.5), "rates": Nums(0.3, 2), "param": Word("log"), "one": Nums(4)}
+	b, err := json.Marshal(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"mu":-1.5,"one":4,"param":"log","rates":[0.3,2]}`; string(b) != want {
+		t.Errorf("%s, want %s", b, want)
+	}
+	var back Params
+	if err := json.Unmarshal(b, &back); err != nil || !reflect.DeepEqual(back, p) {
+		t.Errorf("%+v, %v; want %+v", back, err, p)
+	}
+}
+
+func TestRegisterRejectsBadRegistrations(t *testing.T) {
+	build := func(*tensor.Sparse, int, Params) (Model, error) { return nil, nil }
+	for _, info := range []Info{
+		{Name: "gauss", Order: 1, Build: build},                           // taken
+		{Name: "x y", Order: 1, Build: build},                             // not a word
+		{Name: "order0", Order: 0, Build: build},                          // no order
+		{Name: "nobuild", Order: 2},                                       // no Build
+		{Name: "default2", Order: 2, DefaultForOrder: true, Build: build}, // nmf is the default
+		{Name: "baddefault", Order: 1, Build: build, Hypers: []Hyper{{Name: "v", Kind: Real, Positive: true, Default: Num(0)}}},
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("%s: registered", info.Name)
+				}
+			}()
+			Register(info)
+		}()
+	}
+	if _, err := Lookup("baddefault"); err == nil {
+		t.Error("a rejected registration is registered")
+	}
+}

@@ -1,0 +1,262 @@
+package models
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/stirank/stirank/tensor"
+)
+
+// Kind is the type of a hyper-parameter's value.
+type Kind int
+
+const (
+	// Real is one real number.
+	Real Kind = iota
+	// PerMode is one real number per data mode (the prior rate of every factor).
+	PerMode
+	// Choice is one word of a list.
+	Choice
+)
+
+// Hyper declares a hyper-parameter: the command line makes its flags from it, specs carry its
+// value under its name, and evidence.json records it.
+type Hyper struct {
+	// Name is the flag (--var-theta), the key in Params and in evidence.json's prior.
+	Name string
+	Kind Kind
+	// Help is the flag's usage text, without the models it applies to or its default.
+	Help string
+	// Default is the value when none is given; a PerMode default of one number applies to
+	// every mode.
+	Default Value
+	// Positive requires numbers > 0; numbers are always finite.
+	Positive bool
+	// Choices are the words a Choice takes.
+	Choices []string
+	// Each, for PerMode, names the flag that gives every mode the same number (--rate beside
+	// --rates), with its usage text EachHelp; it also names one number in errors.
+	Each, EachHelp string
+	// Sampling marks a setting of how the STI engine samples the model rather than of the
+	// model's distribution: the baselines and the generators do not take it.
+	Sampling bool
+}
+
+// DefaultFor is the default value for data of the given order.
+func (h Hyper) DefaultFor(order int) Value {
+	if h.Kind == PerMode && len(h.Default.Nums) == 1 {
+		return Nums(slices.Repeat(h.Default.Nums, order)...)
+	}
+	return h.Default.clone()
+}
+
+// check validates the declaration.
+func (h Hyper) check() error {
+	switch {
+	case h.Name == "" || strings.ContainsAny(h.Name, " ,="):
+		return fmt.Errorf("hyper-parameter name %q must be a non-empty word", h.Name)
+	case h.Kind == Choice && len(h.Choices) == 0:
+		return fmt.Errorf("%s: a choice with no choices", h.Name)
+	case h.Kind != PerMode && h.Each != "":
+		return fmt.Errorf("%s: Each applies to PerMode hyper-parameters", h.Name)
+	}
+	return nil
+}
+
+// label names one number of the hyper-parameter in errors.
+func (h Hyper) label() string {
+	if h.Each != "" {
+		return h.Each
+	}
+	return h.Name
+}
+
+// Validate checks a value for data of the given order.
+func (h Hyper) Validate(v Value, order int) error {
+	if h.Kind == Choice {
+		if v.Nums != nil || !slices.Contains(h.Choices, v.Word) {
+			return fmt.Errorf("%s %q must be %s", h.Name, v.Word, Or(h.Choices))
+		}
+		return nil
+	}
+	switch {
+	case h.Kind == Real && (v.Word != "" || len(v.Nums) != 1):
+		return fmt.Errorf("%s wants one number, got %s", h.Name, v)
+	case h.Kind == PerMode && (v.Word != "" || len(v.Nums) != order):
+		return fmt.Errorf("%s wants %d numbers, one per mode, got %s", h.Name, order, v)
+	}
+	for _, x := range v.Nums {
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return fmt.Errorf("%s %v is not finite", h.label(), x)
+		}
+		if h.Positive && !(x > 0) {
+			return fmt.Errorf("%s %v must be positive and finite", h.label(), x)
+		}
+	}
+	return nil
+}
+
+// Value is the value of one hyper-parameter: Nums for a Real (one number) or a PerMode, Word for
+// a Choice. It encodes to JSON as a number, a list of numbers or a string.
+type Value struct {
+	Nums []float64
+	Word string
+}
+
+// Num is a Real value.
+func Num(x float64) Value { return Value{Nums: []float64{x}} }
+
+// Nums is a PerMode value.
+func Nums(xs ...float64) Value { return Value{Nums: append([]float64{}, xs...)} }
+
+// Word is a Choice value.
+func Word(w string) Value { return Value{Word: w} }
+
+func (v Value) clone() Value { return Value{Nums: slices.Clone(v.Nums), Word: v.Word} }
+
+func (v Value) String() string {
+	if v.Nums == nil {
+		return strconv.Quote(v.Word)
+	}
+	parts := make([]string, len(v.Nums))
+	for i, x := range v.Nums {
+		parts[i] = strconv.FormatFloat(x, 'g', -1, 64)
+	}
+	return strings.Join(parts, ",")
+}
+
+func (v Value) MarshalJSON() ([]byte, error) {
+	switch {
+	case v.Nums == nil:
+		return json.Marshal(v.Word)
+	case len(v.Nums) == 1:
+		return json.Marshal(v.Nums[0])
+	}
+	return json.Marshal(v.Nums)
+}
+
+func (v *Value) UnmarshalJSON(b []byte) error {
+	*v = Value{}
+	switch b = bytes.TrimSpace(b); {
+	case len(b) > 0 && b[0] == '"':
+		return json.Unmarshal(b, &v.Word)
+	case len(b) > 0 && b[0] == '[':
+		v.Nums = []float64{}
+		return json.Unmarshal(b, &v.Nums)
+	}
+	var x float64
+	if err := json.Unmarshal(b, &x); err != nil {
+		return err
+	}
+	v.Nums = []float64{x}
+	return nil
+}
+
+// Params holds the value of every hyper-parameter of a model, by name. encoding/json writes map
+// keys sorted, so equal params encode to equal bytes (specs are part of cache keys).
+type Params map[string]Value
+
+// Num returns a Real hyper-parameter.
+func (p Params) Num(name string) float64 { return p[name].Nums[0] }
+
+// Nums returns a PerMode hyper-parameter.
+func (p Params) Nums(name string) []float64 { return slices.Clone(p[name].Nums) }
+
+// Word returns a Choice hyper-parameter.
+func (p Params) Word(name string) string { return p[name].Word }
+
+// validateParams checks that p holds exactly the hyper-parameters hs, valid for data of the order.
+func validateParams(hs []Hyper, p Params, order int) error {
+	for _, h := range hs {
+		v, ok := p[h.Name]
+		if !ok {
+			return fmt.Errorf("no value for %s", h.Name)
+		}
+		if err := h.Validate(v, order); err != nil {
+			return err
+		}
+	}
+	for name := range p {
+		if !slices.ContainsFunc(hs, func(h Hyper) bool { return h.Name == name }) {
+			return fmt.Errorf("no hyper-parameter %s (%s)", name, And(hyperNames(hs)))
+		}
+	}
+	return nil
+}
+
+func hyperNames(hs []Hyper) []string {
+	names := make([]string, len(hs))
+	for i, h := range hs {
+		names[i] = h.Name
+	}
+	return names
+}
+
+// Spec names a registered model and gives its hyper-parameters. It holds plain values only, so
+// it crosses Beam stages as JSON, and its encoding is deterministic.
+type Spec struct {
+	Name   string
+	Params Params
+}
+
+// With returns a copy of the spec with one hyper-parameter changed.
+func (s Spec) With(name string, v Value) Spec {
+	p := maps.Clone(s.Params)
+	if p == nil {
+		p = Params{}
+	}
+	p[name] = v
+	return Spec{Name: s.Name, Params: p}
+}
+
+// Order is the tensor order the model expects.
+func (s Spec) Order() (int, error) {
+	info, err := Lookup(s.Name)
+	if err != nil {
+		return 0, err
+	}
+	return info.Order, nil
+}
+
+// Counts reports whether the model needs non-negative integer data (false for an unknown model,
+// which Validate rejects).
+func (s Spec) Counts() bool {
+	info, err := Lookup(s.Name)
+	return err == nil && info.Domain == Counts
+}
+
+// Factored reports whether the model's parameters are factors of the data modes (Info.Factored).
+func (s Spec) Factored() bool {
+	info, err := Lookup(s.Name)
+	return err == nil && info.Factored
+}
+
+// Validate checks the name and that Params holds exactly the model's hyper-parameters, valid.
+func (s Spec) Validate() error {
+	info, err := Lookup(s.Name)
+	if err != nil {
+		return err
+	}
+	if err := validateParams(info.Hypers, s.Params, info.Order); err != nil {
+		return fmt.Errorf("%s: %w", s.Name, err)
+	}
+	return nil
+}
+
+// Build binds the model to data (cells in the order the sampler will address them) at rank R.
+func (s Spec) Build(data *tensor.Sparse, R int) (Model, error) {
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	info, _ := Lookup(s.Name)
+	if data.Order() != info.Order {
+		return nil, fmt.Errorf("model %s needs a %d-way tensor, the data are %d-way", s.Name, info.Order, data.Order())
+	}
+	return info.Build(data, R, s.Params)
+}
