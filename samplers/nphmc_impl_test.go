@@ -1,11 +1,13 @@
 package samplers
 
-// SG-NPHMC is kept for its tests, which show why it is not offered as a kernel.
-
 import (
 	"math"
 	"math/rand/v2"
+
+	"github.com/stirank/stirank/internal/quad"
 )
+
+// SG-NPHMC lives with the tests, which show why it is not offered as a kernel.
 
 // NPHMC is the stochastic-gradient Nosé–Poincaré sampler SG-NPHMC of Roychowdhury & Parthasarathy
 // (2017, eq. 7; after Bond, Leimkuhler & Laird 1999 and Roychowdhury et al. 2016): the generalised
@@ -145,8 +147,7 @@ func (k NPHMC) Sample(target func(theta, grad []float64, r *rand.Rand) float64, 
 }
 
 // NPMarginal returns the unnormalised θ-marginal density that exp(−H_NP) implies at potential
-// value U(θ) = u: f(u − H₀) = ∫₀^∞ s^{(D−1)/2} exp(−s(u − H₀) − D·s·log s) ds (by the trapezoidal
-// rule in log s). It is what SG-NPHMC with A, B > 0 samples in place of exp(−u).
+// value U(θ) = u: f(u − H₀) = ∫₀^∞ s^{(D−1)/2} exp(−s(u − H₀) − D·s·log s) ds (integrated in log s). It is what SG-NPHMC with A, B > 0 samples in place of exp(−u).
 func NPMarginal(u, h0 float64, dim int) float64 {
 	D := float64(dim)
 	c := u - h0
@@ -154,19 +155,5 @@ func NPMarginal(u, h0 float64, dim int) float64 {
 		s := math.Exp(ls)
 		return (D+1)/2*ls - s*c - D*s*ls
 	}
-	const lo, hi, m = -40.0, 6.0, 20000
-	h := (hi - lo) / m
-	peak := math.Inf(-1)
-	for i := 0; i <= m; i++ {
-		peak = math.Max(peak, logf(lo+float64(i)*h))
-	}
-	sum := 0.0
-	for i := 0; i <= m; i++ {
-		w := 1.0
-		if i == 0 || i == m {
-			w = 0.5
-		}
-		sum += w * math.Exp(logf(lo+float64(i)*h)-peak)
-	}
-	return math.Exp(peak) * sum * h
+	return math.Exp(quad.LogIntegral(logf))
 }

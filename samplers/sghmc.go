@@ -2,27 +2,35 @@ package samplers
 
 import (
 	"math"
+	"slices"
 	"math/rand/v2"
 	"sync"
 )
 
 func init() {
+	registerUnderdamped("sghmc", "stochastic gradient HMC (Chen et al. 2014), BAOAB splitting, mass from the model's metric",
+		[]Param{{Name: "friction", Default: 0.5, Help: "friction γ, per unit of ε", Check: positive}},
+		func(p map[string]float64, em MassEM) Kernel {
+			return SGHMC{Friction: p["friction"], NoiseVar: p["noise-var"], BurninCap: p["burnin-cap"], EM: em}
+		})
+}
+
+// registerUnderdamped registers an underdamped kernel as name, and as name-em with its inverse
+// mass learnt by Monte Carlo EM during burn-in (Roychowdhury & Parthasarathy 2017): own are its own
+// parameters, build makes it from every parameter's value.
+func registerUnderdamped(name, summary string, own []Param, build func(p map[string]float64, em MassEM) Kernel) {
 	for _, em := range []bool{false, true} {
-		name, summary := "sghmc", "stochastic gradient HMC (Chen et al. 2014), BAOAB splitting, mass from the model's metric"
-		if em {
-			name, summary = "sghmc-em", "SGHMC whose inverse mass is learnt by Monte Carlo EM during burn-in (Roychowdhury & Parthasarathy 2017)"
-		}
-		Register(Registration{
+		r := Registration{
 			Name:    name,
 			Summary: summary,
-			Params: append([]Param{
-				{Name: "friction", Default: 0.5, Help: "friction γ, per unit of ε", Check: positive},
-			}, underdampedParams(em)...),
-			Caps: Capabilities{UsesMetric: true},
-			New: func(p map[string]float64) Kernel {
-				return SGHMC{Friction: p["friction"], NoiseVar: p["noise-var"], BurninCap: p["burnin-cap"], EM: MassEM{On: p["em"] == 1}}
-			},
-		})
+			Params:  append(slices.Clone(own), underdampedParams(em)...),
+			Caps:    Capabilities{UsesMetric: true},
+			New:     func(p map[string]float64) Kernel { return build(p, MassEM{On: p["em"] == 1}) },
+		}
+		if em {
+			r.Name, r.Summary = name+"-em", summary+"; inverse mass learnt by Monte Carlo EM"
+		}
+		Register(r)
 	}
 }
 

@@ -3,24 +3,14 @@ package samplers
 import "math/rand/v2"
 
 func init() {
-	for _, em := range []bool{false, true} {
-		name, summary := "sgnht", "stochastic gradient Nosé–Hoover thermostat (Ding et al. 2014), BADODAB splitting"
-		if em {
-			name, summary = "sgnht-em", "SGNHT whose inverse mass is learnt by Monte Carlo EM during burn-in (Roychowdhury & Parthasarathy 2017)"
-		}
-		Register(Registration{
-			Name:    name,
-			Summary: summary,
-			Params: append([]Param{
-				{Name: "a", Default: 0.5, Help: "diffusion A: the friction the thermostat settles at with exact gradients", Check: positive},
-				{Name: "mu", Default: 0, Help: "thermostat mass μ (0: max(1, 10/D))", Check: nonNegative},
-			}, underdampedParams(em)...),
-			Caps: Capabilities{UsesMetric: true},
-			New: func(p map[string]float64) Kernel {
-				return SGNHT{A: p["a"], Mu: p["mu"], NoiseVar: p["noise-var"], BurninCap: p["burnin-cap"], EM: MassEM{On: p["em"] == 1}}
-			},
+	registerUnderdamped("sgnht", "stochastic gradient Nosé–Hoover thermostat (Ding et al. 2014), BADODAB splitting",
+		[]Param{
+			{Name: "a", Default: 0.5, Help: "diffusion A: the friction the thermostat settles at with exact gradients", Check: positive},
+			{Name: "mu", Default: 0, Help: "thermostat mass μ (0: max(1, 10/D))", Check: nonNegative},
+		},
+		func(p map[string]float64, em MassEM) Kernel {
+			return SGNHT{A: p["a"], Mu: p["mu"], NoiseVar: p["noise-var"], BurninCap: p["burnin-cap"], EM: em}
 		})
-	}
 }
 
 // SGNHT is the stochastic gradient Nosé–Hoover thermostat (Ding et al. 2014): SGHMC whose friction
