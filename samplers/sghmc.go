@@ -2,8 +2,8 @@ package samplers
 
 import (
 	"math"
-	"slices"
 	"math/rand/v2"
+	"slices"
 	"sync"
 )
 
