@@ -1,7 +1,7 @@
 // Package sti is the Stochastic Thermodynamic Integration engine: it runs one SG-MCMC chain for a
 // (rank, temperature, replica) and summarises its log-likelihood records, and it runs whole sweeps
-// over ranks × ladder × replicas in-process on all cores. The Beam layer calls RunChain; tests and
-// benchmarks call Sweep. Nothing here imports Beam.
+// over ranks × ladder × replicas in-process on all cores. The Beam layer calls Resume (through
+// package estimators); tests and benchmarks call Sweep. Nothing here imports Beam.
 package sti
 
 import (

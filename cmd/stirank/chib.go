@@ -11,11 +11,13 @@ import (
 	"strings"
 
 	core "github.com/stirank/stirank/baselines"
+	"github.com/stirank/stirank/estimators"
 	"github.com/stirank/stirank/io/tensorio"
 	"github.com/stirank/stirank/pipelines"
 	"github.com/stirank/stirank/runners"
+	"github.com/stirank/stirank/sti"
 	"github.com/stirank/stirank/testdata"
-	tb "github.com/stirank/stirank/transforms/baselines"
+	"github.com/stirank/stirank/transforms"
 )
 
 func init() {
@@ -51,10 +53,11 @@ func addBaselineFlags(fs *flag.FlagSet, f *baselineFlags, replicas int, replicaH
 	fs.BoolVar(&f.verbose, "verbose", false, "show Beam's and prism's logs on stderr")
 }
 
-// baselineCommand parses the command line of a baseline command and runs its pipeline. configure
-// fills the method's configuration from the flags that were set.
+// baselineCommand parses the command line of a baseline command and runs its pipeline with the
+// estimator registered under the command's name. configure returns the estimator's configuration
+// from the flags that were set.
 func baselineCommand(ctx context.Context, name, help string, args []string, stdout io.Writer,
-	fs *flag.FlagSet, f *baselineFlags, configure func(set map[string]bool, w *tb.Work) error) error {
+	fs *flag.FlagSet, f *baselineFlags, configure func(set map[string]bool) (any, error)) error {
 	runners.ResetFlags()
 	defer runners.ResetFlags()
 	ours := flag.NewFlagSet(name, flag.ContinueOnError)
@@ -106,25 +109,30 @@ func baselineCommand(ctx context.Context, name, help string, args []string, stdo
 	if err != nil {
 		return err
 	}
-	work := tb.Work{Source: src, Rates: rates}
-	if err := configure(set, &work); err != nil {
+	config, err := configure(set)
+	if err != nil {
 		return err
 	}
-	if err := work.Validate(); err != nil {
+	es, err := estimators.NewSpec(name, config)
+	if err != nil {
+		return err
+	}
+	work := transforms.Work{Source: src, Model: sti.ModelSpec{Name: model, Rates: rates}, Estimator: es}
+	est, err := work.New()
+	if err != nil {
 		return usageError{err}
 	}
 	if data != nil {
-		p, err := core.NewProblem(data, rates)
+		p, err := est.Prepare(data)
 		if err != nil {
 			return fmt.Errorf("%s: %w", src, err)
 		}
 		if local {
-			tb.Preload(work, p)
+			transforms.Preload(work, p)
 		}
 	}
-	o := pipelines.BaselineOptions{Work: work, Model: model, Ranks: ranks, Replicas: f.replicas, OutDir: f.out,
-		Workers: f.workers, Data: meta}
-	p, err := pipelines.NewBaseline(o)
+	o := pipelines.Options{Work: work, Ranks: ranks, OutDir: f.out, Workers: f.workers, Meta: pipelines.Meta{Data: meta}}
+	p, err := pipelines.New(o)
 	if err != nil {
 		return err
 	}
@@ -185,13 +193,13 @@ taken block by block (about --block-size entries per block, one reduced Gibbs ru
 Rao-Blackwellised, and symmetrised exactly over the R! relabelings of the components. A replica
 costs one Gibbs run per block: about (rows of the smaller factor) x R / --block-size runs of
 --reduced-burnin + --reduced-samples sweeps, more for blocks extended to reach a small error.`
-	return baselineCommand(ctx, "chib", help, args, stdout, fs, f, func(set map[string]bool, w *tb.Work) error {
+	return baselineCommand(ctx, core.MethodChib, help, args, stdout, fs, f, func(set map[string]bool) (any, error) {
 		cfg := d
 		if c.paper {
 			cfg = core.PaperChib()
 			for _, n := range []string{"burnin", "samples", "reduced-burnin", "reduced-samples", "block-size", "starts", "start-sweeps", "target-se", "max-extend"} {
 				if set[n] {
-					return usagef("--%s does not combine with --paper", n)
+					return nil, usagef("--%s does not combine with --paper", n)
 				}
 			}
 		} else {
@@ -201,7 +209,6 @@ costs one Gibbs run per block: about (rows of the smaller factor) x R / --block-
 		}
 		cfg.MaxPermRank = c.maxPerm
 		cfg.Seed = f.seed
-		w.Method, w.Chib = core.MethodChib, cfg
-		return nil
+		return estimators.ChibConfig{Replicas: f.replicas, ChibConfig: cfg}, nil
 	})
 }

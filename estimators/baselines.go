@@ -1,0 +1,149 @@
+package estimators
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/stirank/stirank/baselines"
+	"github.com/stirank/stirank/evidence"
+	"github.com/stirank/stirank/sti"
+	"github.com/stirank/stirank/tensor"
+)
+
+func init() {
+	Register(baselines.MethodChib, func(model sti.ModelSpec, config []byte) (Estimator, error) {
+		cfg, err := decodeConfig[ChibConfig](config)
+		return Chib{Model: model, Config: cfg}, err
+	})
+	Register(baselines.MethodAIS, func(model sti.ModelSpec, config []byte) (Estimator, error) {
+		cfg, err := decodeConfig[AISConfig](config)
+		return AIS{Model: model, Config: cfg}, err
+	})
+}
+
+// ChibConfig is the configuration of the chib estimator: Replicas independent replicas of
+// Chib's method per rank, each configured by baselines.ChibConfig.
+type ChibConfig struct {
+	Replicas int `json:"replicas"`
+	baselines.ChibConfig
+}
+
+// AISConfig is the configuration of the ais estimator: Replicas annealing runs per rank, each
+// configured by baselines.AISConfig.
+type AISConfig struct {
+	Replicas int `json:"replicas"`
+	baselines.AISConfig
+}
+
+// Chib is Chib's method on a Gibbs sampler (baselines.Problem.Chib): one task per (rank,
+// replica), combined by baselines.CombineRank.
+type Chib struct {
+	Model  sti.ModelSpec
+	Config ChibConfig
+}
+
+// AIS is annealed importance sampling (baselines.Problem.AIS): one task per (rank, run),
+// combined by baselines.CombineRank.
+type AIS struct {
+	Model  sti.ModelSpec
+	Config AISConfig
+}
+
+var (
+	_ Estimator = Chib{}
+	_ Estimator = AIS{}
+)
+
+func (e Chib) Validate() error {
+	if err := validateBaseline(e.Model, e.Config.Replicas); err != nil {
+		return err
+	}
+	return e.Config.ChibConfig.Validate()
+}
+
+func (e AIS) Validate() error {
+	if err := validateBaseline(e.Model, e.Config.Replicas); err != nil {
+		return err
+	}
+	return e.Config.AISConfig.Validate()
+}
+
+// validateBaseline checks what the baselines need of the model: Poisson NMF or CP with their
+// prior rates.
+func validateBaseline(model sti.ModelSpec, replicas int) error {
+	if model.Name != "nmf" && model.Name != "cp" {
+		return fmt.Errorf("baselines need the nmf or cp model, not %q", model.Name)
+	}
+	if err := model.Validate(); err != nil {
+		return err
+	}
+	if replicas < 1 {
+		return fmt.Errorf("replicas %d must be at least 1", replicas)
+	}
+	return nil
+}
+
+func (e Chib) Tasks(rank int) []Task { return replicaTasks(rank, e.Config.Replicas) }
+func (e AIS) Tasks(rank int) []Task  { return replicaTasks(rank, e.Config.Replicas) }
+
+func replicaTasks(rank, replicas int) []Task {
+	ts := make([]Task, replicas)
+	for k := range ts {
+		ts[k] = Task{Rank: rank, Replica: k}
+	}
+	return ts
+}
+
+func (e Chib) Prepare(data *tensor.Sparse) (Problem, error) {
+	p, err := baselines.NewProblem(data, e.Model.Rates)
+	return chibProblem{p, e.Config.ChibConfig}, err
+}
+
+func (e AIS) Prepare(data *tensor.Sparse) (Problem, error) {
+	p, err := baselines.NewProblem(data, e.Model.Rates)
+	return aisProblem{p, e.Config.AISConfig}, err
+}
+
+func (e Chib) Combine(rank int, results []Result) (evidence.RankEvidence, error) {
+	return combineReplicas(baselines.MethodChib, results)
+}
+
+func (e AIS) Combine(rank int, results []Result) (evidence.RankEvidence, error) {
+	return combineReplicas(baselines.MethodAIS, results)
+}
+
+func combineReplicas(method string, results []Result) (evidence.RankEvidence, error) {
+	sums, err := unpackAll[baselines.Summary](results)
+	if err != nil {
+		return evidence.RankEvidence{}, err
+	}
+	return baselines.CombineRank(method, sums)
+}
+
+type chibProblem struct {
+	p   *baselines.Problem
+	cfg baselines.ChibConfig
+}
+
+func (p chibProblem) Run(ctx context.Context, t Task) (Result, error) {
+	r, err := p.p.Chib(ctx, t.Rank, t.Replica, p.cfg)
+	return replicaResult(baselines.MethodChib, t, r.Summary(), err)
+}
+
+type aisProblem struct {
+	p   *baselines.Problem
+	cfg baselines.AISConfig
+}
+
+func (p aisProblem) Run(ctx context.Context, t Task) (Result, error) {
+	r, err := p.p.AIS(ctx, t.Rank, t.Replica, p.cfg)
+	return replicaResult(baselines.MethodAIS, t, r.Summary(), err)
+}
+
+// replicaResult is the result of the replica of task t.
+func replicaResult(method string, t Task, sum baselines.Summary, err error) (Result, error) {
+	if err != nil {
+		return Result{}, fmt.Errorf("%s rank %d, replica %d: %w", method, t.Rank, t.Replica, err)
+	}
+	return Result{Task: t, Steps: sum.Sweeps, CellEvals: sum.CellEvals, Divergence: sum.Divergence, Summary: Pack(sum)}, nil
+}
