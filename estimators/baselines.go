@@ -96,12 +96,12 @@ func replicaTasks(rank, replicas int) []Task {
 
 func (e Chib) Prepare(data *tensor.Sparse) (Problem, error) {
 	p, err := baselines.NewProblem(data, e.Model.Rates)
-	return chibProblem{p, e.Config.ChibConfig}, err
+	return replicaProblem{p: p, method: baselines.MethodChib, chib: e.Config.ChibConfig}, err
 }
 
 func (e AIS) Prepare(data *tensor.Sparse) (Problem, error) {
 	p, err := baselines.NewProblem(data, e.Model.Rates)
-	return aisProblem{p, e.Config.AISConfig}, err
+	return replicaProblem{p: p, method: baselines.MethodAIS, ais: e.Config.AISConfig}, err
 }
 
 func (e Chib) Combine(rank int, results []Result) (evidence.RankEvidence, error) {
@@ -120,30 +120,18 @@ func combineReplicas(method string, results []Result) (evidence.RankEvidence, er
 	return baselines.CombineRank(method, sums)
 }
 
-type chibProblem struct {
-	p   *baselines.Problem
-	cfg baselines.ChibConfig
+// replicaProblem runs the replicas of a baseline method.
+type replicaProblem struct {
+	p      *baselines.Problem
+	method string
+	chib   baselines.ChibConfig
+	ais    baselines.AISConfig
 }
 
-func (p chibProblem) Run(ctx context.Context, t Task) (Result, error) {
-	r, err := p.p.Chib(ctx, t.Rank, t.Replica, p.cfg)
-	return replicaResult(baselines.MethodChib, t, r.Summary(), err)
-}
-
-type aisProblem struct {
-	p   *baselines.Problem
-	cfg baselines.AISConfig
-}
-
-func (p aisProblem) Run(ctx context.Context, t Task) (Result, error) {
-	r, err := p.p.AIS(ctx, t.Rank, t.Replica, p.cfg)
-	return replicaResult(baselines.MethodAIS, t, r.Summary(), err)
-}
-
-// replicaResult is the result of the replica of task t.
-func replicaResult(method string, t Task, sum baselines.Summary, err error) (Result, error) {
+func (p replicaProblem) Run(ctx context.Context, t Task) (Result, error) {
+	sum, err := p.p.Run(ctx, p.method, t.Rank, t.Replica, p.chib, p.ais)
 	if err != nil {
-		return Result{}, fmt.Errorf("%s rank %d, replica %d: %w", method, t.Rank, t.Replica, err)
+		return Result{}, fmt.Errorf("%s rank %d, replica %d: %w", p.method, t.Rank, t.Replica, err)
 	}
 	return Result{Task: t, Steps: sum.Sweeps, CellEvals: sum.CellEvals, Divergence: sum.Divergence, Summary: Pack(sum)}, nil
 }

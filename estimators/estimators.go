@@ -157,7 +157,8 @@ func decodeConfig[C any](config []byte) (C, error) {
 }
 
 // Pack encodes an estimator's summary of a task for Result.Summary. gob keeps every float64
-// bit for bit, NaN and infinities included, which JSON cannot.
+// bit for bit, NaN and infinities included, which JSON cannot; only a negative zero reads back
+// as zero (gob leaves zero fields out), which no summary of sti or baselines holds.
 func Pack(v any) []byte {
 	var b bytes.Buffer
 	if err := gob.NewEncoder(&b).Encode(v); err != nil {
