@@ -2,8 +2,9 @@
 // pipelines) runs every estimator of log p(X | R): an Estimator fans a rank out into Tasks, a
 // worker binds it to the data once (Prepare) and runs the tasks it receives (Problem.Run), and a
 // rank's Results combine into its evidence (Combine). Estimators register by name, so that the
-// command line and the pipelines ask the registry instead of switching on methods. This package
-// and the engines it adapts (sti, baselines) never import the Beam pipeline packages.
+// command line and the pipelines ask the registry instead of switching on methods. Nothing here
+// or in the engines it adapts (sti, baselines) builds or runs a pipeline: the only Beam package
+// linked in is its filesystem, through io/chainstate, which reads and writes STI's saved states.
 //
 // Adding an estimator is one file here (see docs/extending.md): its configuration type, its
 // tasks, how one runs and how a rank's results combine, and a Register call in init.
@@ -84,7 +85,8 @@ type Resumable interface {
 }
 
 // Spec names a registered estimator and holds its configuration as JSON: a plain value, so it
-// crosses Beam stages, and what evidence.json records as the run's configuration.
+// crosses Beam stages, and what evidence.json records as the run's configuration. Every
+// configuration keeps its seed under "seed", which evidence.json repeats at the top level.
 type Spec struct {
 	Name   string
 	Config json.RawMessage
