@@ -86,16 +86,6 @@ type AISRun struct {
 	Divergence string
 }
 
-// CombineAIS returns log((1/S) Σ_s w_s) over the runs and its delta-method standard error
-// sd(w) / (√S · mean(w)) (NaN with a single run).
-func CombineAIS(runs []AISRun) (float64, float64) {
-	lw := make([]float64, len(runs))
-	for i, r := range runs {
-		lw[i] = r.LogWeight
-	}
-	return logMeanExp(lw)
-}
-
 // AIS runs one annealing run at rank R. Runs differ only by their random streams, derived from
 // (cfg.Seed, rank, run).
 //

@@ -88,17 +88,6 @@ func (c ChibConfig) Validate() error {
 	return nil
 }
 
-// ChibSweeps is the number of Gibbs sweeps one replica of Chib's method runs at rank R before any
-// block is extended (see ChibConfig.TargetSE).
-func (p *Problem) ChibSweeps(R int, cfg ChibConfig) int {
-	blocks, _ := p.chibBlocks(R, cfg)
-	n := cfg.Burnin + cfg.Samples + (len(blocks)-1)*(cfg.ReducedBurnin+cfg.ReducedSamples)
-	if cfg.Starts > 1 {
-		n += cfg.Starts * cfg.StartSweeps
-	}
-	return n
-}
-
 // ChibResult is one replica's estimate of log p(X | R) by Chib's method:
 //
 //	log p(X) = log p(X | θ*) + log p(θ*) − Σ_b log p(θ_b* | θ_1*, …, θ_{b−1}*, X),

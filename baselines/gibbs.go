@@ -70,9 +70,6 @@ func (g *Gibbs) SetState(f Factors) {
 	}
 }
 
-// ColSums returns the column sums of the factor of mode m (read-only).
-func (g *Gibbs) ColSums(m int) []float64 { return g.cs[m] }
-
 // CellEvals is the number of cell allocations made so far.
 func (g *Gibbs) CellEvals() int64 { return g.cells }
 

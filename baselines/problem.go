@@ -14,10 +14,11 @@
 //
 // Both are sparse-aware: cells not stored are zeros, which allocate nothing, and every Σ over all
 // cells of the Poisson means factorises into products of factor column sums. Every random stream
-// is derived from (seed, method, rank, replica), so a rerun is bit-identical. Problem.Run and
-// CombineRank are what the Beam layer (transforms/baselines) calls. ExactLogEvidence computes the
-// evidence of tiny datasets exactly, by summing over allocations; with models.Rank1LogEvidence it
-// is the oracle of the tests. Nothing here imports Beam.
+// is derived from (seed, method, rank, replica), so a rerun is bit-identical. Problem.Chib,
+// Problem.AIS and CombineRank are what the chib and ais estimators (package estimators) call for
+// the Beam layer. ExactLogEvidence computes the evidence of tiny datasets exactly, by summing over
+// allocations; with models.Rank1LogEvidence it is the oracle of the tests. Nothing here imports
+// Beam.
 package baselines
 
 import (

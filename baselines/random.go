@@ -76,22 +76,6 @@ func multinomial(r *rand.Rand, x int, a []float64, total float64, out []int) {
 	out[R-1] += left
 }
 
-// logSumExp returns log Σ exp(v).
-func logSumExp(v []float64) float64 {
-	m := math.Inf(-1)
-	for _, x := range v {
-		m = max(m, x)
-	}
-	if math.IsInf(m, 0) {
-		return m
-	}
-	s := 0.0
-	for _, x := range v {
-		s += math.Exp(x - m)
-	}
-	return m + math.Log(s)
-}
-
 // logMeanExp returns log((1/n) Σ exp(v)) and the delta-method standard error of that log from
 // the sample variance of exp(v): se = sd(e^v) / (√n · mean(e^v)).
 func logMeanExp(v []float64) (float64, float64) {

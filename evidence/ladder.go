@@ -103,8 +103,9 @@ func ParseLadder(spec string, T int) (Ladder, error) {
 	return l, nil
 }
 
-// DefaultPower is the exponent of the default power ladder.
-const DefaultPower = 5
+// DefaultPower is the exponent of the default power ladder: of "power" without one, of
+// sti.Default (which says why) and of stirank select's --ladder.
+const DefaultPower = 6
 
 // Weights returns the trapezoidal weights w_i with Σ w_i f_i the trapezoidal rule.
 func (l Ladder) Weights() []float64 {

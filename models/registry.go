@@ -69,6 +69,12 @@ type Info struct {
 	ExpPoissonRates func(p Params) []float64
 }
 
+// PriorHypers are the hyper-parameters of the model's distribution, without the STI engine's
+// sampling settings (Hyper.Sampling).
+func (info *Info) PriorHypers() []Hyper {
+	return slices.DeleteFunc(slices.Clone(info.Hypers), func(h Hyper) bool { return h.Sampling })
+}
+
 // ErrNoExact is returned by Info.Exact at a rank without an exact evidence.
 var ErrNoExact = errors.New("no exact evidence at this rank")
 

@@ -249,6 +249,20 @@ func (s Spec) Validate() error {
 	return nil
 }
 
+// ValidatePrior checks the hyper-parameters of the model's distribution only, without the STI
+// engine's sampling settings (Hyper.Sampling): the spec of an estimator that does not sample with
+// the engine (Chib's method, AIS) carries those alone.
+func (s Spec) ValidatePrior() error {
+	info, err := Lookup(s.Name)
+	if err != nil {
+		return err
+	}
+	if err := validateParams(info.PriorHypers(), s.Params, info.Order); err != nil {
+		return fmt.Errorf("%s: %w", s.Name, err)
+	}
+	return nil
+}
+
 // Build binds the model to data (cells in the order the sampler will address them) at rank R.
 func (s Spec) Build(data *tensor.Sparse, R int) (Model, error) {
 	if err := s.Validate(); err != nil {

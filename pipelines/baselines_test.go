@@ -8,62 +8,71 @@ import (
 	"testing"
 
 	core "github.com/stirank/stirank/baselines"
+	"github.com/stirank/stirank/estimators"
 	"github.com/stirank/stirank/evidence"
 	"github.com/stirank/stirank/models"
 	"github.com/stirank/stirank/rng"
 	"github.com/stirank/stirank/runners"
 	"github.com/stirank/stirank/tensor"
 	"github.com/stirank/stirank/transforms"
-	tb "github.com/stirank/stirank/transforms/baselines"
 )
 
 // quickChib and quickAIS are short configurations for pipeline tests.
-func quickChib() core.ChibConfig {
+func quickChib() estimators.ChibConfig {
 	c := core.DefaultChib()
 	c.Starts, c.Burnin, c.Samples, c.ReducedBurnin, c.ReducedSamples = 1, 100, 200, 10, 100
-	return c
+	return estimators.ChibConfig{Replicas: 2, ChibConfig: c}
 }
 
-func quickAIS() core.AISConfig {
+func quickAIS() estimators.AISConfig {
 	a := core.DefaultAIS()
 	a.Temperatures = 100
-	return a
+	return estimators.AISConfig{Replicas: 2, AISConfig: a}
 }
 
-func baselineOptions(data *tensor.Sparse, rates []float64, method string) BaselineOptions {
+func baselineOptions(t testing.TB, data *tensor.Sparse, rates []float64, method string, config any) Options {
 	src := transforms.Source{Inline: data, Checksum: transforms.InlineChecksum(data)}
 	model := map[int]string{2: "nmf", 3: "cp"}[data.Order()]
-	return BaselineOptions{
-		Work:  tb.Work{Source: src, Rates: rates, Method: method, Chib: quickChib(), AIS: quickAIS()},
-		Model: model, Prior: models.Params{"rates": models.Nums(rates...)}, Ranks: []int{1, 2, 3}, Replicas: 2,
-		Data: DataInfo{Source: src.String(), Checksum: src.Checksum, Shape: data.Shape, Cells: data.NNZ()},
+	es, err := estimators.NewSpec(method, config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Options{
+		Work:  transforms.Work{Source: src, Model: models.Spec{Name: model, Params: models.Params{"rates": models.Nums(rates...)}}, Estimator: es},
+		Ranks: []int{1, 2, 3},
+		Meta:  Meta{Data: DataInfo{Source: src.String(), Checksum: src.Checksum, Shape: data.Shape, Cells: data.NNZ()}},
 	}
 }
 
 // inProcess computes what the pipeline should write, without Beam.
-func inProcess(t *testing.T, o BaselineOptions, data *tensor.Sparse) BaselineResult {
+func inProcess(t *testing.T, o Options, data *tensor.Sparse) BaselineResult {
 	t.Helper()
-	p, err := core.NewProblem(data, o.Work.Rates)
+	p, err := core.NewProblem(data, o.Work.Model.Params.Nums("rates"))
 	if err != nil {
 		t.Fatal(err)
 	}
+	var chib estimators.ChibConfig
+	var ais estimators.AISConfig
+	json.Unmarshal(o.Work.Estimator.Config, &chib)
+	json.Unmarshal(o.Work.Estimator.Config, &ais)
+	method := o.Work.Estimator.Name
 	var res []evidence.RankEvidence
 	for _, R := range o.Ranks {
 		var sums []core.Summary
-		for k := o.Replicas - 1; k >= 0; k-- { // any order
-			s, err := p.Run(context.Background(), o.Work.Method, R, k, o.Work.Chib, o.Work.AIS)
+		for k := chib.Replicas - 1; k >= 0; k-- { // any order
+			s, err := p.Run(context.Background(), method, R, k, chib.ChibConfig, ais.AISConfig)
 			if err != nil {
 				t.Fatal(err)
 			}
 			sums = append(sums, s)
 		}
-		re, err := core.CombineRank(o.Work.Method, sums)
+		re, err := core.CombineRank(method, sums)
 		if err != nil {
 			t.Fatal(err)
 		}
 		res = append(res, re)
 	}
-	r, err := NewBaselineResult(o.meta(), res)
+	r, err := NewResult(o.meta(), res)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,11 +96,11 @@ func TestBaselinePipelinesMatchInProcess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, method := range []string{core.MethodChib, core.MethodAIS} {
+	for method, config := range map[string]any{core.MethodChib: quickChib(), core.MethodAIS: quickAIS()} {
 		t.Run(method, func(t *testing.T) {
-			o := baselineOptions(data, rates, method)
+			o := baselineOptions(t, data, rates, method, config)
 			o.OutDir = filepath.Join(t.TempDir(), "out")
-			p, err := NewBaseline(o)
+			p, err := New(o)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -113,8 +122,8 @@ func TestBaselinePipelinesMatchInProcess(t *testing.T) {
 			if err != nil {
 				t.Fatalf("evidence.json not readable as a selection result: %v", err)
 			}
-			if plain.BestRank != got.BestRank || len(plain.Ranks) != 3 || got.Method != method {
-				t.Fatalf("plain read: best %d, %d ranks, method %q", plain.BestRank, len(plain.Ranks), got.Method)
+			if plain.BestRank != got.BestRank || len(plain.Ranks) != 3 || got.Method != method || (got.Chib == nil) == (got.AIS == nil) {
+				t.Fatalf("plain read: best %d, %d ranks, method %q, chib %v, ais %v", plain.BestRank, len(plain.Ranks), got.Method, got.Chib, got.AIS)
 			}
 			for _, rr := range got.Ranks {
 				if !(float64(rr.StdErr) > 0) || rr.Steps == 0 {
@@ -129,24 +138,30 @@ func TestBaselinePipelinesMatchInProcess(t *testing.T) {
 func TestBaselineOptionsValidate(t *testing.T) {
 	rates := []float64{1, 1}
 	data, _, _ := models.GeneratePoisson(rng.New(7), []int{6, 5}, 2, rates)
-	bad := []func(*BaselineOptions){
-		func(o *BaselineOptions) { o.Ranks = nil },
-		func(o *BaselineOptions) { o.Ranks = []int{0} },
-		func(o *BaselineOptions) { o.Ranks = []int{2, 2} },
-		func(o *BaselineOptions) { o.Replicas = 0 },
-		func(o *BaselineOptions) { o.Model = "gauss" },
-		func(o *BaselineOptions) { o.Work.Rates = []float64{1} },
-		func(o *BaselineOptions) { o.Work.Method = "sti" },
-		func(o *BaselineOptions) { o.Work.Chib.Samples = 1 },
+	noReplicas, fewSamples := quickChib(), quickChib()
+	noReplicas.Replicas, fewSamples.Samples = 0, 1
+	bad := []func(*Options){
+		func(o *Options) { o.Ranks = nil },
+		func(o *Options) { o.Ranks = []int{0} },
+		func(o *Options) { o.Ranks = []int{2, 2} },
+		func(o *Options) { o.Work.Model.Name = "gauss" },
+		func(o *Options) { o.Work.Model.Params = models.Params{"rates": models.Nums(1)} },
+		func(o *Options) { o.Work.Estimator.Name = "nope" },
+		func(o *Options) {
+			o.Work.Estimator = baselineOptions(t, data, rates, core.MethodChib, noReplicas).Work.Estimator
+		},
+		func(o *Options) {
+			o.Work.Estimator = baselineOptions(t, data, rates, core.MethodChib, fewSamples).Work.Estimator
+		},
 	}
 	for i, f := range bad {
-		o := baselineOptions(data, rates, core.MethodChib)
+		o := baselineOptions(t, data, rates, core.MethodChib, quickChib())
 		f(&o)
 		if err := o.Validate(); err == nil {
 			t.Errorf("case %d: no error", i)
 		}
 	}
-	if err := baselineOptions(data, rates, core.MethodAIS).Validate(); err != nil {
+	if err := baselineOptions(t, data, rates, core.MethodAIS, quickAIS()).Validate(); err != nil {
 		t.Fatal(err)
 	}
 }

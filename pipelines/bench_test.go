@@ -32,7 +32,7 @@ func BenchmarkPipelineVsSweep(b *testing.B) {
 	spec := models.PoissonSpec("nmf", []float64{1, 1}, models.LogScale)
 	o, data := embedded(b, "default", spec, sti.Default("nmf"))
 	o.Ranks = []int{1, 2, 3, 4, 5, 6}
-	prob, err := sti.NewProblem(data, spec, o.Work.Config)
+	prob, err := sti.NewProblem(data, spec, sti.Default("nmf"))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -62,18 +62,12 @@ func CheckOutDir(ctx context.Context, dir string) error {
 
 func joinURL(dir, name string) string { return strings.TrimSuffix(dir, "/") + "/" + name }
 
-// Document is a result as evidence.json and evidence.csv: a rank selection or a baseline's.
-type Document interface {
-	JSON() ([]byte, error)
-	CSV() []byte
-}
-
 // WriteResult writes evidence.json and evidence.csv into dir. A local dir appears complete or
 // not at all: the files are written into a temporary directory beside it, which is then renamed
 // to dir (replacing an empty directory). On a Beam filesystem each file is written under a
 // temporary name and renamed. Writing the same result again succeeds, so a retried bundle does
 // no harm.
-func WriteResult(ctx context.Context, dir string, r Document) error {
+func WriteResult(ctx context.Context, dir string, r Result) error {
 	js, err := r.JSON()
 	if err != nil {
 		return err

@@ -12,9 +12,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/stirank/stirank/estimators"
 	"github.com/stirank/stirank/evidence"
 	"github.com/stirank/stirank/models"
-	"github.com/stirank/stirank/sti"
 )
 
 // Float is a float64 that encodes NaN and ±Inf as JSON null (a diverged rank has no evidence)
@@ -46,14 +46,21 @@ func (f *Float) UnmarshalJSON(b []byte) error {
 // probabilities under a uniform prior over the ranks tried, the best rank, and what produced them.
 type Result struct {
 	Model string `json:"model"`
+	// Method names the estimator (see estimators.Names).
+	Method string `json:"method"`
 	// BestRank is the rank of highest posterior probability; 0 when no rank has an estimate.
 	BestRank int          `json:"best_rank"`
 	Ranks    []RankResult `json:"ranks"`
 	Data     DataInfo     `json:"data"`
 	// Prior holds the model's hyper-parameters by name (models.Hyper).
-	Prior  models.Params `json:"prior"`
-	Config ConfigInfo    `json:"config"`
-	Seed   uint64        `json:"seed"`
+	Prior models.Params `json:"prior"`
+	// Config is the estimator's configuration, as its tasks ran with it (estimators.Spec.Config):
+	// sti.Config for STI.
+	Config json.RawMessage `json:"config"`
+	// LadderSpec says how an STI ladder (config.ladder) was given.
+	LadderSpec string `json:"ladder_spec,omitempty"`
+	// Seed repeats the configuration's seed.
+	Seed uint64 `json:"seed"`
 	// Steps is the number of sampler steps spent on all chains, burn-in included; CellEvals the
 	// per-cell likelihood evaluations they made.
 	Steps     int64 `json:"steps"`
@@ -97,87 +104,45 @@ type DataInfo struct {
 	Cells    int    `json:"stored_cells"`
 }
 
-// ConfigInfo is the STI configuration used (sti.Config with readable names).
-type ConfigInfo struct {
-	Ladder          []float64 `json:"ladder"`
-	LadderSpec      string    `json:"ladder_spec,omitempty"`
-	Temperatures    int       `json:"temperatures"`
-	Chains          int       `json:"chains"`
-	Steps           int       `json:"steps"`
-	Burnin          int       `json:"burnin"`
-	Sampler         string    `json:"sampler"`
-	Step            float64   `json:"step"`
-	StepStart       float64   `json:"step_start"`
-	StepDecay       float64   `json:"step_decay"`
-	StepA           float64   `json:"step_a,omitempty"`
-	Subsample       int       `json:"subsample"`
-	Blocks          int       `json:"blocks"`
-	Stratified      bool      `json:"stratified"`
-	ControlVariates bool      `json:"control_variates"`
-	CVRefresh       int       `json:"cv_refresh,omitempty"`
-	Starts          int       `json:"starts"`
-	StartSteps      int       `json:"start_steps,omitempty"`
-	// WarmBurnin and SettleSteps apply to chains resumed from saved states (warm_chains of a rank).
-	WarmBurnin  int `json:"warm_burnin,omitempty"`
-	SettleSteps int `json:"settle_steps,omitempty"`
-}
-
 // Meta is what a result records besides the evidence: it travels to the step that writes the
 // results, so it holds plain exported values only.
 type Meta struct {
-	Model      models.Spec
-	Config     sti.Config
+	Model     models.Spec
+	Estimator estimators.Spec
+	// LadderSpec says how an STI ladder was given (e.g. "power:6 with 30 temperatures").
 	LadderSpec string
 	Data       DataInfo
 	Ranks      []int
 }
 
-// NewResult assembles the result of a sweep from the evidence of every rank of meta.Ranks.
+// NewResult assembles the result of an estimation from the evidence of every rank of meta.Ranks.
 func NewResult(meta Meta, ranks []evidence.RankEvidence) (Result, error) {
-	cfg := meta.Config
 	r := Result{
-		Model: meta.Model.Name,
-		Data:  meta.Data,
-		Seed:  cfg.Seed,
-		Config: ConfigInfo{
-			Ladder: append([]float64(nil), cfg.Ladder...), LadderSpec: meta.LadderSpec,
-			Temperatures: len(cfg.Ladder) - 1, Chains: cfg.Chains,
-			Steps: cfg.Steps, Burnin: cfg.Burnin, Sampler: cfg.Sampler,
-			Step: cfg.Step, StepStart: cfg.StepStart, StepDecay: cfg.StepDecay, StepA: cfg.StepA,
-			Subsample: cfg.Subsample, Blocks: cfg.Blocks, Stratified: cfg.Stratified,
-			ControlVariates: cfg.ControlVariates, Starts: cfg.Starts,
-		},
+		Model:       meta.Model.Name,
+		Method:      meta.Estimator.Name,
+		Data:        meta.Data,
+		Config:      meta.Estimator.Config,
+		LadderSpec:  meta.LadderSpec,
 		Divergences: []string{},
 	}
-	if cfg.ControlVariates {
-		r.Config.CVRefresh = cfg.CVRefresh
+	// Every estimator's configuration keeps its seed under "seed".
+	var seed struct {
+		Seed uint64 `json:"seed"`
 	}
-	if cfg.Starts > 0 {
-		r.Config.StartSteps = cfg.StartSteps
+	if err := json.Unmarshal(meta.Estimator.Config, &seed); err != nil {
+		return r, fmt.Errorf("%s configuration: %w", meta.Estimator.Name, err)
 	}
-	for _, re := range ranks {
-		if re.WarmChains > 0 {
-			r.Config.WarmBurnin, r.Config.SettleSteps = cfg.WarmBurnin, cfg.SettleSteps
-		}
-	}
+	r.Seed = seed.Seed
 	r.Prior = maps.Clone(meta.Model.Params)
-	if err := r.addRanks(meta.Ranks, ranks, func(re evidence.RankEvidence) RankResult {
-		rr := RankResult{Trapezoid: Float(re.Trapezoid), Ladder: []Rung{}}
-		for _, g := range re.Rungs {
-			rr.Ladder = append(rr.Ladder, Rung{T: g.T, MeanLogLik: Float(g.MeanLogLik), StdErr: Float(g.StdErr),
-				VarLogLik: Float(g.VarLogLik), ESS: Float(g.ESS), Chains: g.Chains})
-		}
-		return rr
-	}); err != nil {
+	if err := r.addRanks(meta.Ranks, ranks); err != nil {
 		return r, err
 	}
 	return r, nil
 }
 
 // addRanks fills r.Ranks in the order of want from the estimates, one per rank, with the totals,
-// the posterior rank probabilities and the best rank. method supplies a rank's method-specific
-// fields (trapezoid, ladder); the common ones are set here.
-func (r *Result) addRanks(want []int, ests []evidence.RankEvidence, method func(evidence.RankEvidence) RankResult) error {
+// the posterior rank probabilities and the best rank.
+func (r *Result) addRanks(want []int, ests []evidence.RankEvidence) error {
 	byRank := map[int]evidence.RankEvidence{}
 	for _, re := range ests {
 		if _, dup := byRank[re.Rank]; dup {
@@ -193,7 +158,12 @@ func (r *Result) addRanks(want []int, ests []evidence.RankEvidence, method func(
 		if !ok {
 			return fmt.Errorf("no estimate for rank %d", rank)
 		}
-		rr := method(re)
+		// Estimators without a ladder leave Rungs empty and Trapezoid NaN.
+		rr := RankResult{Trapezoid: Float(re.Trapezoid), Ladder: []Rung{}}
+		for _, g := range re.Rungs {
+			rr.Ladder = append(rr.Ladder, Rung{T: g.T, MeanLogLik: Float(g.MeanLogLik), StdErr: Float(g.StdErr),
+				VarLogLik: Float(g.VarLogLik), ESS: Float(g.ESS), Chains: g.Chains})
+		}
 		rr.Rank, rr.LogEvidence, rr.StdErr, rr.StdErrWithin = rank, Float(re.LogEvidence), Float(re.StdErr), Float(re.StdErrWithin)
 		rr.Steps, rr.CellEvals, rr.Diverged, rr.WarmChains = int64(re.Steps), re.CellEvals, re.Diverged, re.WarmChains
 		r.Ranks = append(r.Ranks, rr)
@@ -249,6 +219,9 @@ func (r Result) Merge(more Result) (Result, error) {
 	out.summarise()
 	return out, nil
 }
+
+// DecodeConfig decodes the estimator's configuration (Config) into v, such as an sti.Config.
+func (r Result) DecodeConfig(v any) error { return json.Unmarshal(r.Config, v) }
 
 // JSON encodes the result as evidence.json.
 func (r Result) JSON() ([]byte, error) {

@@ -8,17 +8,22 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stirank/stirank/estimators"
 	"github.com/stirank/stirank/evidence"
 	"github.com/stirank/stirank/models"
 	"github.com/stirank/stirank/sti"
 )
 
 func testMeta() Meta {
+	es, err := estimators.NewSpec(estimators.STIName, sti.Default("nmf"))
+	if err != nil {
+		panic(err)
+	}
 	return Meta{
-		Model:  models.PoissonSpec("nmf", []float64{0.3, 0.3}, models.LogScale),
-		Config: sti.Default("nmf"),
-		Data:   DataInfo{Source: "x", Checksum: "abc", Shape: []int{3, 4}, Cells: 5},
-		Ranks:  []int{1, 2, 3},
+		Model:     models.PoissonSpec("nmf", []float64{0.3, 0.3}, models.LogScale),
+		Estimator: es,
+		Data:      DataInfo{Source: "x", Checksum: "abc", Shape: []int{3, 4}, Cells: 5},
+		Ranks:     []int{1, 2, 3},
 	}
 }
 

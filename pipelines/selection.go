@@ -1,9 +1,11 @@
 // Package pipelines builds stirank's Beam pipelines. RankSelection estimates the log evidence
-// of every candidate rank by STI and writes evidence.json and evidence.csv: it fans out one
-// element per (rank, temperature, chain), reshuffles them so the runner can spread the chains,
-// runs each chain through sti on the workers (transforms.RunChainFn), combines the chains of
-// each rank into its evidence (transforms.RankEvidenceFn), and gathers the ranks into the result.
-// This package only builds graphs; the numbers come from the Beam-free packages sti and evidence.
+// of every candidate rank with one of the registered estimators (package estimators: STI, Chib,
+// AIS) and writes evidence.json and evidence.csv: it fans out one element per task of the
+// estimator (for STI a (rank, temperature, chain), for the baselines a (rank, replica)),
+// reshuffles them so the runner can spread them, runs each task on the workers
+// (transforms.RunFn), combines the tasks of each rank into its evidence
+// (transforms.RankEvidenceFn), and gathers the ranks into the result. This package only builds
+// graphs; the numbers come from the Beam-free packages behind the estimators.
 package pipelines
 
 import (
@@ -25,21 +27,22 @@ func init() {
 
 // Options configures a rank selection.
 type Options struct {
-	// Work is the data, model and STI configuration every chain shares.
+	// Work is the data, model and estimator every task shares.
 	Work transforms.Work
 	// Ranks are the candidate ranks, each at least 1.
 	Ranks []int
 	// OutDir receives evidence.json and evidence.csv: a local directory or a Beam filesystem URL
 	// that the worker running the last step can write.
 	OutDir string
-	// RunID names the in-process progress tracker (transforms.Track) chains report to.
+	// RunID names the in-process progress tracker (transforms.Track) tasks report to.
 	RunID string
-	// Workers bounds the chains that run at once per worker process; 0 means GOMAXPROCS.
+	// Workers bounds the tasks that run at once per worker process; 0 means GOMAXPROCS.
 	Workers int
-	// StartDir and StateDir are where chains resume from and where they leave their final states
-	// (see transforms.RunChainFn); empty for neither.
+	// StartDir and StateDir are where tasks resume from and where they leave their final states
+	// (see transforms.RunFn; STI only); empty for neither.
 	StartDir, StateDir string
-	// Meta is recorded in the result; its Model, Config and Ranks are filled from Work and Ranks.
+	// Meta is recorded in the result; its Model, Estimator and Ranks are filled from Work and
+	// Ranks.
 	Meta Meta
 }
 
@@ -69,25 +72,26 @@ func (o Options) Validate() error {
 	if err := o.Work.Source.Validate(); err != nil {
 		return err
 	}
-	if err := o.Work.Model.Validate(); err != nil {
-		return err
-	}
-	return o.Work.Config.Validate()
+	_, err := o.Work.New()
+	return err
 }
 
-// Evidence adds the sweep to the pipeline and returns its PCollection<KV<int,
-// evidence.RankEvidence>>, one element per rank.
+// Evidence adds the estimation to the pipeline and returns its PCollection<KV<int,
+// evidence.RankEvidence>>, one element per rank. The options must be valid (see Validate).
 func Evidence(s beam.Scope, o Options) beam.PCollection {
 	s = s.Scope("Evidence")
-	cfg := o.Work.Config
-	ids := transforms.FanOut(s, o.Ranks, len(cfg.Ladder), cfg.Chains)
-	sums := transforms.RunChains(s, &transforms.RunChainFn{
+	e, err := o.Work.New()
+	if err != nil {
+		panic(fmt.Sprintf("pipelines: invalid options: %v", err))
+	}
+	tasks := transforms.FanOut(s, e, o.Ranks)
+	results := transforms.Run(s, &transforms.RunFn{
 		Work: o.Work, RunID: o.RunID, Workers: o.Workers, StartDir: o.StartDir, StateDir: o.StateDir,
-	}, ids)
-	return transforms.CombinePerRank(s, cfg.Ladder, sums)
+	}, tasks)
+	return transforms.CombinePerRank(s, o.Work, results)
 }
 
-// RankSelection adds the whole rank selection to the pipeline: the sweep, then a last step that
+// RankSelection adds the whole rank selection to the pipeline: the estimation, then a last step that
 // gathers every rank, computes the posterior rank probabilities and the best rank, and writes
 // the results to o.OutDir.
 func RankSelection(s beam.Scope, o Options) {
@@ -99,7 +103,7 @@ func RankSelection(s beam.Scope, o Options) {
 
 func (o Options) meta() Meta {
 	m := o.Meta
-	m.Model, m.Config = o.Work.Model, o.Work.Config
+	m.Model, m.Estimator = o.Work.Model, o.Work.Estimator
 	m.Ranks = append([]int(nil), o.Ranks...)
 	sort.Ints(m.Ranks)
 	return m

@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/stirank/stirank/estimators"
 	"github.com/stirank/stirank/evidence"
 	"github.com/stirank/stirank/io/tensorio"
 	"github.com/stirank/stirank/models"
@@ -27,16 +28,25 @@ func embedded(t testing.TB, name string, spec models.Spec, cfg sti.Config) (Opti
 	}
 	src := transforms.Source{Embedded: name, Checksum: ds.Manifest.Checksum()}
 	return Options{
-		Work: transforms.Work{Source: src, Model: spec, Config: cfg},
+		Work: transforms.Work{Source: src, Model: spec, Estimator: stiSpec(t, cfg)},
 		Meta: Meta{Data: DataInfo{Source: src.String(), Checksum: src.Checksum, Shape: ds.Tensor.Shape, Cells: ds.Tensor.NNZ()}},
 	}, ds.Tensor
+}
+
+// stiSpec is the sti estimator with configuration cfg.
+func stiSpec(t testing.TB, cfg sti.Config) estimators.Spec {
+	s, err := estimators.NewSpec(estimators.STIName, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }
 
 // inline returns the options for in-memory data.
 func inline(t testing.TB, data *tensor.Sparse, spec models.Spec, cfg sti.Config) Options {
 	src := transforms.Source{Inline: data, Checksum: transforms.InlineChecksum(data)}
 	return Options{
-		Work: transforms.Work{Source: src, Model: spec, Config: cfg},
+		Work: transforms.Work{Source: src, Model: spec, Estimator: stiSpec(t, cfg)},
 		Meta: Meta{Data: DataInfo{Source: src.String(), Checksum: src.Checksum, Shape: data.Shape, Cells: data.NNZ()}},
 	}
 }
@@ -65,7 +75,11 @@ func runPipeline(t testing.TB, o Options) (Result, runners.Result) {
 // sweep runs the same sweep in-process and returns its result as the pipeline would write it.
 func sweep(t testing.TB, o Options, data *tensor.Sparse) Result {
 	t.Helper()
-	p, err := sti.NewProblem(data, o.Work.Model, o.Work.Config)
+	e, err := o.Work.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := sti.NewProblem(data, o.Work.Model, e.(estimators.STI).Config)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +135,8 @@ func TestGaussMatchesSweep(t *testing.T) {
 			t.Errorf("rank %d: Beam counter %d (reported %v), result says %d steps", r.Rank, n, ok, r.Steps)
 		}
 	}
-	if n, ok := run.Counter(transforms.MetricsNamespace, transforms.ChainsMetric); !ok || n != int64(len(o.Ranks)*len(o.Work.Config.Ladder)*o.Work.Config.Chains) {
+	cfg := sti.Default("gauss")
+	if n, ok := run.Counter(transforms.MetricsNamespace, transforms.TasksMetric); !ok || n != int64(len(o.Ranks)*len(cfg.Ladder)*cfg.Chains) {
 		t.Errorf("chains counter %d (%v)", n, ok)
 	}
 }

@@ -1,7 +1,8 @@
 // Package sti is the Stochastic Thermodynamic Integration engine: it runs one SG-MCMC chain for a
 // (rank, temperature, replica) and summarises its log-likelihood records, and it runs whole sweeps
-// over ranks × ladder × replicas in-process on all cores. The Beam layer calls RunChain; tests and
-// benchmarks call Sweep. Nothing here imports Beam.
+// over ranks × ladder × replicas in-process on all cores. A chain is a Walker driven by RunChain or
+// Resume; the Beam layer (package estimators, the sti estimator) calls Resume, tests and benchmarks
+// call Sweep. Nothing here imports Beam.
 package sti
 
 import (
@@ -13,45 +14,52 @@ import (
 )
 
 // Config is everything that decides the numbers a sweep produces, besides the data and the model.
+// It is the configuration of the sti estimator that evidence.json records (package estimators),
+// hence the JSON names.
 type Config struct {
-	Ladder evidence.Ladder
+	Ladder evidence.Ladder `json:"ladder"`
 	// Chains is the number of independent replicas per (rank, temperature).
-	Chains int
+	Chains int `json:"chains"`
 	// Steps counts all steps of a chain, burn-in included; Burnin of them are discarded.
-	Steps, Burnin int
+	Steps  int `json:"steps"`
+	Burnin int `json:"burnin"`
 	// WarmBurnin is the burn-in of a chain that resumes from a saved state (Problem.Resume), 0 for
 	// Burnin; it records Steps−Burnin steps after it, like a cold chain. SettleSteps is the number
 	// of ascent steps that carry the rows the saved state did not have to their conditional mode
 	// before that burn-in.
-	WarmBurnin, SettleSteps int
+	WarmBurnin  int `json:"warm_burnin,omitempty"`
+	SettleSteps int `json:"settle_steps,omitempty"`
 	// Sampler names the SG-MCMC kernel (see samplers.Register) and SamplerParams sets its
 	// parameters (the kernel's defaults for those not given). Config holds only plain values so
 	// it can cross Beam stages.
-	Sampler       string
-	SamplerParams map[string]float64
+	Sampler       string             `json:"sampler"`
+	SamplerParams map[string]float64 `json:"sampler_params,omitempty"`
 	// Step is the step size after burn-in. For kernels that use the model's metric it is
 	// dimensionless (about 1 is the stability limit along the stiffest direction).
-	Step float64
+	Step float64 `json:"step"`
 	// StepStart is the ratio of the first step to Step; StepDecay the exponent b of the (a/k)^b
 	// burn-in schedule. StepA, when positive, gives the papers' a directly (and StepStart is ignored).
-	StepStart, StepDecay, StepA float64
+	StepStart float64 `json:"step_start"`
+	StepDecay float64 `json:"step_decay"`
+	StepA     float64 `json:"step_a,omitempty"`
 	// Subsample is |S| for random subsamples (models without factor blocks, or Blocks = 1);
 	// zero uses all cells at every step.
-	Subsample int
+	Subsample int `json:"subsample"`
 	// Blocks is B of the parts schedule for factor models; 1 uses the whole tensor at every step.
-	Blocks int
+	Blocks int `json:"blocks"`
 	// Stratified visits the parts (or batches) of a round in a random order, each once per round,
 	// instead of drawing each step's part independently.
-	Stratified bool
+	Stratified bool `json:"stratified"`
 	// ControlVariates centres the subsampled gradient and log-likelihood on a reference point
 	// refreshed every CVRefresh steps (a full pass over the data each time).
-	ControlVariates bool
-	CVRefresh       int
+	ControlVariates bool `json:"control_variates"`
+	CVRefresh       int  `json:"cv_refresh,omitempty"`
 	// Starts is the number of prior draws that compete, StartSteps steps of ascent each, for the
 	// start shared by a rank's chains (see Problem.mode); 0 starts every chain from its own prior draw.
-	Starts, StartSteps int
+	Starts     int `json:"starts"`
+	StartSteps int `json:"start_steps,omitempty"`
 	// Seed roots every random stream.
-	Seed uint64
+	Seed uint64 `json:"seed"`
 }
 
 // Validate checks the configuration against itself.
@@ -129,7 +137,7 @@ func Default(model string) Config {
 		panic(fmt.Sprintf("sti: %v", err))
 	}
 	c := Config{
-		Ladder:          evidence.Power(30, 6),
+		Ladder:          evidence.Power(30, evidence.DefaultPower),
 		Chains:          2,
 		Sampler:         samplers.DefaultKernel,
 		StepStart:       1,

@@ -7,68 +7,68 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 
+	"github.com/stirank/stirank/estimators"
 	"github.com/stirank/stirank/evidence"
+	"github.com/stirank/stirank/models"
 )
 
 func init() {
-	register.Combiner3[summaries, evidence.ChainSummary, evidence.RankEvidence](&RankEvidenceFn{})
+	register.Combiner3[results, estimators.Result, evidence.RankEvidence](&RankEvidenceFn{})
 	register.Combiner3[rankList, evidence.RankEvidence, []evidence.RankEvidence](&gatherFn{})
 }
 
-// CombinePerRank reduces a PCollection<KV<int, evidence.ChainSummary>> keyed by rank into a
-// PCollection<KV<int, evidence.RankEvidence>>, one element per rank, with evidence.Combine.
-func CombinePerRank(s beam.Scope, ladder evidence.Ladder, summaries beam.PCollection) beam.PCollection {
+// CombinePerRank reduces a PCollection<KV<int, estimators.Result>> keyed by rank into a
+// PCollection<KV<int, evidence.RankEvidence>>, one element per rank, with the work's estimator.
+func CombinePerRank(s beam.Scope, w Work, results beam.PCollection) beam.PCollection {
 	s = s.Scope("CombinePerRank")
-	return beam.CombinePerKey(s, &RankEvidenceFn{Ladder: ladder}, summaries)
+	return beam.CombinePerKey(s, &RankEvidenceFn{Model: w.Model, Estimator: w.Estimator}, results)
 }
 
-// summaries is the accumulator of RankEvidenceFn: the chain summaries seen so far.
-type summaries struct {
-	Chains []evidence.ChainSummary
+// results is the accumulator of RankEvidenceFn: the task results seen so far.
+type results struct {
+	Results []estimators.Result
 }
 
-// RankEvidenceFn is a CombineFn from the chain summaries of one rank to its evidence. It keeps
-// every summary (a few hundred small records per rank) and sorts them by temperature and replica
-// before evidence.Combine, so the result is bit-identical whatever order the bundles arrive in.
+// RankEvidenceFn is a CombineFn from the task results of one rank to its evidence. It keeps
+// every result (a few hundred small records per rank) and sorts them by task before the
+// estimator's Combine, so the evidence is bit-identical whatever order the bundles arrive in.
 type RankEvidenceFn struct {
-	Ladder evidence.Ladder
+	Model     models.Spec
+	Estimator estimators.Spec
 }
 
-func (f *RankEvidenceFn) CreateAccumulator() summaries { return summaries{} }
+func (f *RankEvidenceFn) CreateAccumulator() results { return results{} }
 
-func (f *RankEvidenceFn) AddInput(a summaries, s evidence.ChainSummary) summaries {
-	a.Chains = append(a.Chains, s)
+func (f *RankEvidenceFn) AddInput(a results, r estimators.Result) results {
+	a.Results = append(a.Results, r)
 	return a
 }
 
-func (f *RankEvidenceFn) MergeAccumulators(a, b summaries) summaries {
-	a.Chains = append(a.Chains, b.Chains...)
+func (f *RankEvidenceFn) MergeAccumulators(a, b results) results {
+	a.Results = append(a.Results, b.Results...)
 	return a
 }
 
-func (f *RankEvidenceFn) ExtractOutput(a summaries) (evidence.RankEvidence, error) {
-	cs := append([]evidence.ChainSummary(nil), a.Chains...)
-	SortSummaries(cs)
-	for i := 1; i < len(cs); i++ {
-		if cs[i].Rank == cs[i-1].Rank && cs[i].TIndex == cs[i-1].TIndex && cs[i].Chain == cs[i-1].Chain {
-			return evidence.RankEvidence{}, fmt.Errorf("rank %d: chain %d at temperature %d reported twice", cs[i].Rank, cs[i].Chain, cs[i].TIndex)
+func (f *RankEvidenceFn) ExtractOutput(a results) (evidence.RankEvidence, error) {
+	if len(a.Results) == 0 {
+		return evidence.RankEvidence{}, fmt.Errorf("no task results")
+	}
+	rs := append([]estimators.Result(nil), a.Results...)
+	sort.Slice(rs, func(i, j int) bool { return rs[i].Task.Less(rs[j].Task) })
+	rank := rs[0].Task.Rank
+	for i, r := range rs {
+		if r.Task.Rank != rank {
+			return evidence.RankEvidence{}, fmt.Errorf("results of ranks %d and %d mixed", rank, r.Task.Rank)
+		}
+		if i > 0 && r.Task == rs[i-1].Task {
+			return evidence.RankEvidence{}, fmt.Errorf("rank %d: task %+v reported twice", rank, r.Task)
 		}
 	}
-	return evidence.Combine(f.Ladder, cs)
-}
-
-// SortSummaries orders chain summaries by rank, temperature index and replica.
-func SortSummaries(cs []evidence.ChainSummary) {
-	sort.Slice(cs, func(i, j int) bool {
-		a, b := cs[i], cs[j]
-		if a.Rank != b.Rank {
-			return a.Rank < b.Rank
-		}
-		if a.TIndex != b.TIndex {
-			return a.TIndex < b.TIndex
-		}
-		return a.Chain < b.Chain
-	})
+	e, err := estimators.New(f.Model, f.Estimator)
+	if err != nil {
+		return evidence.RankEvidence{}, err
+	}
+	return e.Combine(rank, rs)
 }
 
 // Gather collects a PCollection<evidence.RankEvidence> into a single []evidence.RankEvidence

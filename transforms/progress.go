@@ -5,14 +5,13 @@ import (
 	"sync"
 	"time"
 
-	"github.com/stirank/stirank/evidence"
-	"github.com/stirank/stirank/sti"
+	"github.com/stirank/stirank/estimators"
 )
 
-// Progress follows a sweep from the launching process. Beam metrics reach the launcher only when
-// the job ends (and not at all on some runners), so chains that run in the launching process —
+// Progress follows a job from the launching process. Beam metrics reach the launcher only when
+// the job ends (and not at all on some runners), so tasks that run in the launching process —
 // prism, direct and loopback workers — also report here, through a tracker registered under the
-// job's run ID. Chains on remote workers report through Beam metrics only.
+// job's run ID. Tasks on remote workers report through Beam metrics only.
 type Progress struct {
 	mu    sync.Mutex
 	start time.Time
@@ -20,22 +19,22 @@ type Progress struct {
 }
 
 type rankProgress struct {
-	chains, chainsDone int
-	steps, stepsDone   int64
-	work, workDone     float64
+	tasks, tasksDone int
+	steps, stepsDone int64
+	work, workDone   float64
 }
 
-// ProgressSnapshot is the state of a sweep at one moment.
+// ProgressSnapshot is the state of a job at one moment.
 type ProgressSnapshot struct {
 	Elapsed time.Duration
 	// Steps counts sampler steps, burn-in and start tournaments included.
-	Steps, StepsDone   int64
-	Chains, ChainsDone int
-	// RanksDone lists the ranks whose chains have all finished, in increasing order.
+	Steps, StepsDone int64
+	Tasks, TasksDone int
+	// RanksDone lists the ranks whose tasks have all finished, in increasing order.
 	RanksDone []int
-	// Ranks is the number of ranks of the sweep.
+	// Ranks is the number of ranks of the job.
 	Ranks int
-	// ETA is the estimated time to the end, or zero before any chain has finished.
+	// ETA is the estimated time to the end, or zero before any task has finished.
 	ETA time.Duration
 }
 
@@ -52,24 +51,22 @@ var trackers = struct {
 	m map[string]*Progress
 }{m: map[string]*Progress{}}
 
-// chainWork weights a chain's steps by a rough cost per step (the number of factor columns) so the
+// taskWork weights a task's steps by a rough cost per step (the number of factor columns) so the
 // ETA does not assume that a rank-10 step costs what a rank-1 step does.
-func chainWork(rank int, steps int64) float64 { return float64(steps) * float64(1+rank) }
+func taskWork(rank int, steps int64) float64 { return float64(steps) * float64(1+rank) }
 
-// Track registers a progress tracker for the sweep of ranks under runID; chains that run in this
-// process with that run ID report to it. warm names the ranks whose chains resume from saved
-// states (they run fewer steps). Call Untrack when the job ends.
-func Track(runID string, ranks []int, cfg sti.Config, warm map[int]bool) *Progress {
+// Track registers a progress tracker for the estimator's tasks of ranks under runID; tasks that
+// run in this process with that run ID report to it. steps is the number of steps a task is
+// expected to report. Call Untrack when the job ends.
+func Track(runID string, e estimators.Estimator, ranks []int, steps func(estimators.Task) int) *Progress {
 	p := &Progress{start: time.Now(), ranks: map[int]*rankProgress{}}
 	for _, r := range ranks {
 		rp := &rankProgress{}
-		for ti := range cfg.Ladder {
-			for c := range cfg.Chains {
-				n := int64(cfg.ChainSteps(sti.ChainID{Rank: r, TIndex: ti, Chain: c}, warm[r]))
-				rp.chains++
-				rp.steps += n
-				rp.work += chainWork(r, n)
-			}
+		for _, t := range e.Tasks(r) {
+			n := int64(steps(t))
+			rp.tasks++
+			rp.steps += n
+			rp.work += taskWork(r, n)
 		}
 		p.ranks[r] = rp
 	}
@@ -86,8 +83,8 @@ func Untrack(runID string) {
 	trackers.Unlock()
 }
 
-// report records a finished chain with the tracker of runID, if this process has one.
-func report(runID string, s evidence.ChainSummary) {
+// report records a finished task with the tracker of runID, if this process has one.
+func report(runID string, r estimators.Result) {
 	if runID == "" {
 		return
 	}
@@ -99,13 +96,13 @@ func report(runID string, s evidence.ChainSummary) {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	rp := p.ranks[s.Rank]
+	rp := p.ranks[r.Task.Rank]
 	if rp == nil {
 		return
 	}
-	rp.chainsDone++
-	rp.stepsDone += int64(s.Steps)
-	rp.workDone += chainWork(s.Rank, int64(s.Steps))
+	rp.tasksDone++
+	rp.stepsDone += int64(r.Steps)
+	rp.workDone += taskWork(r.Task.Rank, int64(r.Steps))
 }
 
 // Snapshot returns the current state.
@@ -117,11 +114,11 @@ func (p *Progress) Snapshot() ProgressSnapshot {
 	for r, rp := range p.ranks {
 		s.Steps += rp.steps
 		s.StepsDone += rp.stepsDone
-		s.Chains += rp.chains
-		s.ChainsDone += rp.chainsDone
+		s.Tasks += rp.tasks
+		s.TasksDone += rp.tasksDone
 		work += rp.work
 		workDone += rp.workDone
-		if rp.chainsDone >= rp.chains {
+		if rp.tasksDone >= rp.tasks {
 			s.RanksDone = append(s.RanksDone, r)
 		}
 	}

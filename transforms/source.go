@@ -1,7 +1,8 @@
 // Package transforms holds stirank's Beam DoFns and CombineFns and the composite transforms built
-// from them: the fan-out of (rank, temperature, chain) triples, the DoFn that runs one chain per
-// triple through sti, and the CombineFn that reduces a rank's chain summaries into its evidence.
-// It is a thin layer: every number comes from the Beam-free packages sti and evidence.
+// from them, one set for every estimator (package estimators: STI, Chib, AIS): the fan-out of an
+// estimator's tasks, the DoFn that runs one task per element on the worker's prepared problem,
+// and the CombineFn that reduces a rank's task results into its evidence. It is a thin layer:
+// every number comes from the Beam-free packages behind the estimators.
 package transforms
 
 import (

@@ -2,11 +2,14 @@ package transforms
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"path/filepath"
 	"reflect"
 	"testing"
 
+	"github.com/stirank/stirank/baselines"
+	"github.com/stirank/stirank/estimators"
 	"github.com/stirank/stirank/evidence"
 	"github.com/stirank/stirank/io/tensorio"
 	"github.com/stirank/stirank/models"
@@ -15,7 +18,8 @@ import (
 	"github.com/stirank/stirank/testdata"
 )
 
-func smallWork(t *testing.T) Work {
+// smallWork is STI on small inline NMF data, with its configuration.
+func smallWork(t *testing.T) (Work, sti.Config) {
 	t.Helper()
 	data, _, err := models.GeneratePoisson(rand.New(rand.NewPCG(1, 2)), []int{8, 6}, 2, []float64{1, 1})
 	if err != nil {
@@ -24,80 +28,121 @@ func smallWork(t *testing.T) Work {
 	cfg := sti.Default("nmf")
 	cfg.Ladder = evidence.Power(3, 4)
 	cfg.Steps, cfg.Burnin, cfg.Starts = 30, 10, 1
-	return Work{Source: Source{Inline: data}, Model: models.PoissonSpec("nmf", []float64{1, 1}, models.LogScale), Config: cfg}
+	return Work{Source: Source{Inline: data}, Model: models.PoissonSpec("nmf", []float64{1, 1}, models.LogScale), Estimator: spec(t, estimators.STIName, cfg)}, cfg
 }
 
-// TestRankEvidenceFnOrder: the combined evidence is bit-identical whatever order the summaries
-// arrive in and however they are split between accumulators.
-func TestRankEvidenceFnOrder(t *testing.T) {
-	w := smallWork(t)
-	p, err := LoadProblem(context.Background(), w)
+func spec(t *testing.T, name string, config any) estimators.Spec {
+	t.Helper()
+	s, err := estimators.NewSpec(name, config)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var sums []evidence.ChainSummary
-	for ti := range w.Config.Ladder {
-		for c := range w.Config.Chains {
-			s, err := p.RunChain(context.Background(), sti.ChainID{Rank: 2, TIndex: ti, Chain: c})
+	return s
+}
+
+// TestRankEvidenceFnOrder: the combined evidence is bit-identical whatever order the results
+// arrive in and however they are split between accumulators, for STI and for AIS.
+func TestRankEvidenceFnOrder(t *testing.T) {
+	ctx := context.Background()
+	sw, cfg := smallWork(t)
+	ais := estimators.AISConfig{Replicas: 3, AISConfig: baselines.DefaultAIS()}
+	ais.Temperatures = 20
+	for _, w := range []Work{sw, {Source: sw.Source, Model: sw.Model, Estimator: spec(t, baselines.MethodAIS, ais)}} {
+		t.Run(w.Estimator.Name, func(t *testing.T) {
+			e, err := w.New()
 			if err != nil {
 				t.Fatal(err)
 			}
-			sums = append(sums, s)
-		}
-	}
-	want, err := evidence.Combine(w.Config.Ladder, sums)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fn := &RankEvidenceFn{Ladder: w.Config.Ladder}
-	r := rand.New(rand.NewPCG(3, 4))
-	for trial := range 20 {
-		perm := r.Perm(len(sums))
-		cut := r.IntN(len(sums) + 1)
-		a, b := fn.CreateAccumulator(), fn.CreateAccumulator()
-		for i, j := range perm {
-			if i < cut {
-				a = fn.AddInput(a, sums[j])
-			} else {
-				b = fn.AddInput(b, sums[j])
+			p, err := LoadProblem(ctx, w)
+			if err != nil {
+				t.Fatal(err)
 			}
-		}
-		got, err := fn.ExtractOutput(fn.MergeAccumulators(b, a))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !reflect.DeepEqual(got, want) {
-			t.Fatalf("trial %d: combined evidence depends on order:\n%+v\n%+v", trial, got, want)
-		}
-	}
-	// A summary seen twice (a bug upstream) is an error, not a silently biased estimate.
-	dup := fn.AddInput(fn.AddInput(fn.CreateAccumulator(), sums[0]), sums[0])
-	if _, err := fn.ExtractOutput(dup); err == nil {
-		t.Error("duplicate summary accepted")
+			var rs []estimators.Result
+			for _, task := range e.Tasks(2) {
+				r, err := p.Run(ctx, task)
+				if err != nil {
+					t.Fatal(err)
+				}
+				rs = append(rs, r)
+			}
+			want, err := e.Combine(2, rs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if w.Estimator.Name == estimators.STIName {
+				// STI's combine is evidence.Combine over the chain summaries.
+				var sums []evidence.ChainSummary
+				for _, r := range rs {
+					s, err := estimators.Unpack[evidence.ChainSummary](r.Summary)
+					if err != nil {
+						t.Fatal(err)
+					}
+					sums = append(sums, s)
+				}
+				if direct, err := evidence.Combine(cfg.Ladder, sums); err != nil || !reflect.DeepEqual(direct, want) {
+					t.Fatalf("STI combine %+v, evidence.Combine %+v (%v)", want, direct, err)
+				}
+			}
+			fn := &RankEvidenceFn{Model: w.Model, Estimator: w.Estimator}
+			r := rand.New(rand.NewPCG(3, 4))
+			for trial := range 20 {
+				perm := r.Perm(len(rs))
+				cut := r.IntN(len(rs) + 1)
+				a, b := fn.CreateAccumulator(), fn.CreateAccumulator()
+				for i, j := range perm {
+					if i < cut {
+						a = fn.AddInput(a, rs[j])
+					} else {
+						b = fn.AddInput(b, rs[j])
+					}
+				}
+				got, err := fn.ExtractOutput(fn.MergeAccumulators(b, a))
+				if err != nil {
+					t.Fatal(err)
+				}
+				// %v prints every float64 exactly (and NaN, which DeepEqual finds unequal).
+				if fmt.Sprintf("%+v", got) != fmt.Sprintf("%+v", want) {
+					t.Fatalf("trial %d: combined evidence depends on order:\n%+v\n%+v", trial, got, want)
+				}
+			}
+			// A result seen twice (a bug upstream) is an error, not a silently biased estimate.
+			dup := fn.AddInput(fn.AddInput(fn.CreateAccumulator(), rs[0]), rs[0])
+			if _, err := fn.ExtractOutput(dup); err == nil {
+				t.Error("duplicate result accepted")
+			}
+		})
 	}
 }
 
 func TestFanOut(t *testing.T) {
-	f := &fanOutFn{Ranks: []int{2, 5, 1}, Temperatures: 4, Chains: 3}
-	seen := map[sti.ChainID]bool{}
-	var order []int
-	f.ProcessElement(nil, func(id sti.ChainID) {
+	cfg := sti.Default("nmf")
+	cfg.Ladder, cfg.Chains = evidence.Power(3, 4), 3
+	seen := map[estimators.Task]bool{}
+	tasks := fanOutTasks(estimators.STI{Config: cfg}, []int{2, 5, 1})
+	for _, id := range tasks {
 		if seen[id] {
 			t.Errorf("%+v twice", id)
 		}
 		seen[id] = true
-		order = append(order, id.Rank)
-	})
+	}
 	if len(seen) != 3*4*3 {
 		t.Errorf("%d chains, want 36", len(seen))
 	}
-	if order[0] != 5 || order[len(order)-1] != 1 {
-		t.Errorf("highest rank should come first: %v", order)
+	if tasks[0].Rank != 5 || tasks[len(tasks)-1].Rank != 1 {
+		t.Errorf("highest rank should come first: %v", tasks)
+	}
+	got := fanOutTasks(estimators.Chib{Config: estimators.ChibConfig{Replicas: 2}}, []int{1, 3, 2})
+	var want []estimators.Task
+	for _, r := range []int{3, 2, 1} {
+		want = append(want, estimators.Task{Rank: r, Replica: 0}, estimators.Task{Rank: r, Replica: 1})
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("chib tasks %v, want %v", got, want)
 	}
 }
 
 func TestLoadProblemCachesAndChecks(t *testing.T) {
-	w := smallWork(t)
+	w, cfg := smallWork(t)
 	a, err := LoadProblem(context.Background(), w)
 	if err != nil {
 		t.Fatal(err)
@@ -106,12 +151,14 @@ func TestLoadProblemCachesAndChecks(t *testing.T) {
 	if err != nil || a != b {
 		t.Errorf("problem prepared twice (%p, %p) or %v", a, b, err)
 	}
-	w.Config.Seed++
-	if c, _ := LoadProblem(context.Background(), w); c == a {
+	cfg.Seed++
+	other := w
+	other.Estimator = spec(t, estimators.STIName, cfg)
+	if c, _ := LoadProblem(context.Background(), other); c == a {
 		t.Error("a different configuration shares the problem")
 	}
 	// Data whose checksum differs from the job's are refused.
-	e := Work{Source: Source{Embedded: testdata.Default, Checksum: "0123"}, Model: w.Model, Config: w.Config}
+	e := Work{Source: Source{Embedded: testdata.Default, Checksum: "0123"}, Model: w.Model, Estimator: w.Estimator}
 	if _, err := LoadProblem(context.Background(), e); err == nil {
 		t.Error("checksum mismatch accepted")
 	}
@@ -122,24 +169,29 @@ func TestLoadProblemCachesAndChecks(t *testing.T) {
 	if err := (Source{}).Validate(); err == nil {
 		t.Error("empty source accepted")
 	}
+	// An unknown estimator, or a configuration it refuses, fails the load.
+	e.Estimator.Name = "nope"
+	if _, err := LoadProblem(context.Background(), e); err == nil {
+		t.Error("unknown estimator accepted")
+	}
 }
 
 func TestProgress(t *testing.T) {
 	cfg := sti.Default("nmf")
-	p := Track("t1", []int{1, 2}, cfg, nil)
+	e := estimators.STI{Config: cfg}
+	steps := func(t estimators.Task) int { return cfg.ChainSteps(estimators.ChainID(t), false) }
+	p := Track("t1", e, []int{1, 2}, steps)
 	defer Untrack("t1")
 	s := p.Snapshot()
-	if s.Chains != 2*len(cfg.Ladder)*cfg.Chains || s.ChainsDone != 0 || s.ETA != 0 {
+	if s.Tasks != 2*len(cfg.Ladder)*cfg.Chains || s.TasksDone != 0 || s.ETA != 0 {
 		t.Errorf("fresh snapshot: %+v", s)
 	}
-	for ti := range cfg.Ladder {
-		for c := range cfg.Chains {
-			report("t1", evidence.ChainSummary{Rank: 1, TIndex: ti, Chain: c, Steps: cfg.ChainSteps(sti.ChainID{Rank: 1, TIndex: ti, Chain: c}, false)})
-		}
+	for _, task := range e.Tasks(1) {
+		report("t1", estimators.Result{Task: task, Steps: steps(task)})
 	}
-	report("other", evidence.ChainSummary{Rank: 2, Steps: 5})
+	report("other", estimators.Result{Task: estimators.Task{Rank: 2}, Steps: 5})
 	s = p.Snapshot()
-	if !reflect.DeepEqual(s.RanksDone, []int{1}) || s.ChainsDone != s.Chains/2 || s.ETA <= 0 {
+	if !reflect.DeepEqual(s.RanksDone, []int{1}) || s.TasksDone != s.Tasks/2 || s.ETA <= 0 {
 		t.Errorf("after rank 1: %+v", s)
 	}
 	if s.StepsDone*2 != s.Steps {
@@ -151,7 +203,7 @@ func TestProgress(t *testing.T) {
 // the grown dataset is refused as changed.
 func TestSourceReadsItsVersion(t *testing.T) {
 	ctx := context.Background()
-	w := smallWork(t)
+	w, _ := smallWork(t)
 	data := w.Source.Inline
 	dir := filepath.Join(t.TempDir(), "ds")
 	m, err := tensorio.Write(ctx, dir, data, tensorio.WriteOptions{})

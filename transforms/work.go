@@ -3,26 +3,27 @@ package transforms
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
 	"sync"
 
-	"github.com/stirank/stirank/io/chainstate"
+	"github.com/stirank/stirank/estimators"
 	"github.com/stirank/stirank/models"
-	"github.com/stirank/stirank/sti"
 )
 
-// Work is what every chain of a sweep shares: the data, the model and the STI configuration.
-// It holds plain exported values only, so it survives the JSON encoding Beam gives DoFn fields.
+// Work is what every task of a job shares: the data, the model and the estimator with its
+// configuration. It holds plain exported values only, so it survives the JSON encoding Beam
+// gives DoFn fields.
 type Work struct {
-	Source Source
-	Model  models.Spec
-	Config sti.Config
+	Source    Source
+	Model     models.Spec
+	Estimator estimators.Spec
 }
 
+// New builds the work's estimator (see estimators.New).
+func (w Work) New() (estimators.Estimator, error) { return estimators.New(w.Model, w.Estimator) }
+
 // key identifies the prepared problem: the data's checksum (or location) and everything in the
-// model and configuration, which decide how the data are blocked and what RunChain computes.
+// model and the estimator, which decide how the data are prepared and what the tasks compute.
 func (w Work) key() string {
 	data := w.Source.Checksum
 	if data == "" {
@@ -32,26 +33,31 @@ func (w Work) key() string {
 		}
 	}
 	mc, err := json.Marshal(struct {
-		Model  models.Spec
-		Config sti.Config
-	}{w.Model, w.Config})
+		Model     models.Spec
+		Estimator estimators.Spec
+	}{w.Model, w.Estimator})
 	if err != nil {
 		panic(fmt.Sprintf("transforms: work does not encode: %v", err))
 	}
 	return data + "\x00" + string(mc)
 }
 
-// Prepare reads the data and prepares them for the model and configuration, without the cache.
-func (w Work) Prepare(ctx context.Context) (*sti.Problem, error) {
-	t, _, err := w.Source.Load(ctx, w.Model.Counts())
+// Prepare reads the data and prepares them for the estimator, without the cache.
+func (w Work) Prepare(ctx context.Context) (estimators.Problem, error) {
+	e, err := w.New()
 	if err != nil {
 		return nil, err
 	}
-	return sti.NewProblem(t, w.Model, w.Config)
+	// The estimator checks the values against its model.
+	t, _, err := w.Source.Load(ctx, false)
+	if err != nil {
+		return nil, err
+	}
+	return e.Prepare(t)
 }
 
 // The problems of a worker process: each dataset is read and prepared once per process and
-// shared, read-only, by every chain of every bundle that needs it. A few recent ones are kept
+// shared, read-only, by every task of every bundle that needs it. A few recent ones are kept
 // (a process may serve several jobs: tests, a long-lived loopback worker).
 var problems = struct {
 	sync.Mutex
@@ -63,11 +69,8 @@ const maxProblems = 4
 type problemEntry struct {
 	key  string
 	once sync.Once
-	p    *sti.Problem
+	p    estimators.Problem
 	err  error
-	// resumptions are p's resumptions from saved states, by states directory: shared by the
-	// bundles of the process (a rank's basin check then runs once) and dropped with p.
-	resumptions sync.Map // string → *sti.Resumption
 }
 
 func entryFor(key string) *problemEntry {
@@ -89,16 +92,7 @@ func entryFor(key string) *problemEntry {
 
 // LoadProblem returns the work's prepared problem, reading the data on the first call in this
 // process. A failed load is not cached: the next call tries again.
-func LoadProblem(ctx context.Context, w Work) (*sti.Problem, error) {
-	e, err := loadEntry(ctx, w)
-	if err != nil {
-		return nil, err
-	}
-	return e.p, nil
-}
-
-// loadEntry returns the cache entry of the work's prepared problem (see LoadProblem).
-func loadEntry(ctx context.Context, w Work) (*problemEntry, error) {
+func LoadProblem(ctx context.Context, w Work) (estimators.Problem, error) {
 	e := entryFor(w.key())
 	e.once.Do(func() { e.p, e.err = w.Prepare(ctx) })
 	if e.err != nil {
@@ -112,29 +106,13 @@ func loadEntry(ctx context.Context, w Work) (*problemEntry, error) {
 		problems.Unlock()
 		return nil, e.err
 	}
-	return e, nil
-}
-
-// resumption returns the entry's problem resumed from the chain states in dir
-// (io/chainstate), made on first use.
-func (e *problemEntry) resumption(dir string) *sti.Resumption {
-	if v, ok := e.resumptions.Load(dir); ok {
-		return v.(*sti.Resumption)
-	}
-	v, _ := e.resumptions.LoadOrStore(dir, e.p.ResumeFrom(func(ctx context.Context, id sti.ChainID) (*sti.State, error) {
-		s, err := chainstate.Read(ctx, chainstate.Path(dir, id))
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, nil
-		}
-		return s, err
-	}))
-	return v.(*sti.Resumption)
+	return e.p, nil
 }
 
 // Preload puts a problem the launcher has already prepared for w into this process's cache, so
-// chains that run in the launching process (prism, direct, loopback workers) do not read the data
-// again. p must have been prepared from w's data, model and configuration.
-func Preload(w Work, p *sti.Problem) {
+// tasks that run in the launching process (prism, direct, loopback workers) do not read the data
+// again. p must have been prepared from w's data, model and estimator.
+func Preload(w Work, p estimators.Problem) {
 	e := entryFor(w.key())
 	e.once.Do(func() { e.p = p })
 }

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	core "github.com/stirank/stirank/baselines"
-	tb "github.com/stirank/stirank/transforms/baselines"
+	"github.com/stirank/stirank/estimators"
 )
 
 func init() {
@@ -39,13 +39,13 @@ conventions (evidence.json, evidence.csv), one Beam element per (rank, run). The
 coordinate-wise slice sampling of the log-factors, exact for every t (the Gibbs augmentation is not
 conjugate for t < 1). Too few temperatures bias the estimate low by more than its standard error
 shows (a nat or so at rank 7 of a 100x75 NMF with 2000): double --temperatures until it stops moving.`
-	return baselineCommand(ctx, "ais", help, args, stdout, fs, f, func(set map[string]bool, w *tb.Work) error {
+	return baselineCommand(ctx, core.MethodAIS, help, args, stdout, fs, f, func(set map[string]bool) (any, error) {
 		cfg := d
 		cfg.Temperatures, cfg.Sweeps, cfg.Width = temperatures, sweeps, width
 		kind, arg, _ := strings.Cut(schedule, ":")
 		v, err := strconv.ParseFloat(arg, 64)
 		if err != nil || !(v > 0) {
-			return usagef("--schedule %q: want power:C or sigmoid:S with a positive number", schedule)
+			return nil, usagef("--schedule %q: want power:C or sigmoid:S with a positive number", schedule)
 		}
 		switch kind {
 		case "power":
@@ -53,10 +53,9 @@ shows (a nat or so at rank 7 of a 100x75 NMF with 2000): double --temperatures u
 		case "sigmoid":
 			cfg.Schedule, cfg.Scale = "sigmoid", v
 		default:
-			return usagef("--schedule %q: want power:C or sigmoid:S", schedule)
+			return nil, usagef("--schedule %q: want power:C or sigmoid:S", schedule)
 		}
 		cfg.Seed = f.seed
-		w.Method, w.AIS = core.MethodAIS, cfg
-		return nil
+		return estimators.AISConfig{Replicas: f.replicas, AISConfig: cfg}, nil
 	})
 }

@@ -8,16 +8,16 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"slices"
 	"strings"
 
 	core "github.com/stirank/stirank/baselines"
+	"github.com/stirank/stirank/estimators"
 	"github.com/stirank/stirank/io/tensorio"
 	"github.com/stirank/stirank/models"
 	"github.com/stirank/stirank/pipelines"
 	"github.com/stirank/stirank/runners"
 	"github.com/stirank/stirank/testdata"
-	tb "github.com/stirank/stirank/transforms/baselines"
+	"github.com/stirank/stirank/transforms"
 )
 
 func init() {
@@ -38,31 +38,26 @@ type baselineFlags struct {
 	hypers *modelFlags
 }
 
-var baselineSynopsis = `[--data DIR] [--model ` + strings.Join(models.NamesOf(pipelines.BaselineModels()), "|") + `] [--ranks 1-10] --out OUTDIR [flags] [Beam runner flags]`
-
-// priorHypers are a model's hyper-parameters of its distribution, without the STI engine's
-// sampling settings, which the baselines do not take.
-func priorHypers(info *models.Info) []models.Hyper {
-	return slices.DeleteFunc(slices.Clone(info.Hypers), func(h models.Hyper) bool { return h.Sampling })
-}
+var baselineSynopsis = `[--data DIR] [--model ` + strings.Join(models.NamesOf(estimators.BaselineModels()), "|") + `] [--ranks 1-10] --out OUTDIR [flags] [Beam runner flags]`
 
 // addBaselineFlags adds the shared flags; replicas is the default number of replicas per rank.
 func addBaselineFlags(fs *flag.FlagSet, f *baselineFlags, replicas int, replicaHelp string) {
 	fs.StringVar(&f.data, "data", "", "dataset directory or URL (gs://…), or embedded:NAME for a dataset compiled in ("+strings.Join(testdata.Names, ", ")+"); default: embedded:"+testdata.Default)
-	fs.StringVar(&f.model, "model", "", modelHelp(pipelines.BaselineModels()))
+	fs.StringVar(&f.model, "model", "", modelHelp(estimators.BaselineModels()))
 	fs.StringVar(&f.ranks, "ranks", "1-10", "candidate ranks: 1-10, 1,3,5 or 2-4,8")
 	fs.StringVar(&f.out, "out", "", "output directory for evidence.json and evidence.csv (must not exist, or be empty)")
-	f.hypers = addModelFlags(fs, pipelines.BaselineModels(), priorHypers)
+	f.hypers = addModelFlags(fs, estimators.BaselineModels(), (*models.Info).PriorHypers)
 	fs.Uint64Var(&f.seed, "seed", 1, "random seed; every replica's stream derives from it and the replica's (rank, index)")
 	fs.IntVar(&f.replicas, "replicas", replicas, replicaHelp)
 	fs.IntVar(&f.workers, "workers", 0, "replicas run at once per worker process (default: one per core)")
 	fs.BoolVar(&f.verbose, "verbose", false, "show Beam's and prism's logs on stderr")
 }
 
-// baselineCommand parses the command line of a baseline command and runs its pipeline. configure
-// fills the method's configuration from the flags that were set.
+// baselineCommand parses the command line of a baseline command and runs its pipeline with the
+// estimator registered under the command's name. configure returns the estimator's configuration
+// from the flags that were set.
 func baselineCommand(ctx context.Context, name, help string, args []string, stdout io.Writer,
-	fs *flag.FlagSet, f *baselineFlags, configure func(set map[string]bool, w *tb.Work) error) error {
+	fs *flag.FlagSet, f *baselineFlags, configure func(set map[string]bool) (any, error)) error {
 	runners.ResetFlags()
 	defer runners.ResetFlags()
 	ours := flag.NewFlagSet(name, flag.ContinueOnError)
@@ -96,7 +91,7 @@ func baselineCommand(ctx context.Context, name, help string, args []string, stdo
 		return err
 	}
 	order := len(meta.Shape)
-	supported := models.NamesOf(pipelines.BaselineModels())
+	supported := models.NamesOf(estimators.BaselineModels())
 	info, err := lookupModel(f.model, src.String(), order)
 	switch {
 	case f.model == "" && (err != nil || info.ExpPoissonRates == nil):
@@ -112,26 +107,30 @@ func baselineCommand(ctx context.Context, name, help string, args []string, stdo
 	if err != nil {
 		return err
 	}
-	rates := info.ExpPoissonRates(prior)
-	work := tb.Work{Source: src, Rates: rates}
-	if err := configure(set, &work); err != nil {
+	config, err := configure(set)
+	if err != nil {
 		return err
 	}
-	if err := work.Validate(); err != nil {
+	es, err := estimators.NewSpec(name, config)
+	if err != nil {
+		return err
+	}
+	work := transforms.Work{Source: src, Model: models.Spec{Name: info.Name, Params: prior}, Estimator: es}
+	est, err := work.New()
+	if err != nil {
 		return usageError{err}
 	}
 	if data != nil {
-		p, err := core.NewProblem(data, rates)
+		p, err := est.Prepare(data)
 		if err != nil {
 			return fmt.Errorf("%s: %w", src, err)
 		}
 		if local {
-			tb.Preload(work, p)
+			transforms.Preload(work, p)
 		}
 	}
-	o := pipelines.BaselineOptions{Work: work, Model: info.Name, Prior: prior, Ranks: ranks, Replicas: f.replicas, OutDir: f.out,
-		Workers: f.workers, Data: meta}
-	p, err := pipelines.NewBaseline(o)
+	o := pipelines.Options{Work: work, Ranks: ranks, OutDir: f.out, Workers: f.workers, Meta: pipelines.Meta{Data: meta}}
+	p, err := pipelines.New(o)
 	if err != nil {
 		return err
 	}
@@ -192,13 +191,13 @@ taken block by block (about --block-size entries per block, one reduced Gibbs ru
 Rao-Blackwellised, and symmetrised exactly over the R! relabelings of the components. A replica
 costs one Gibbs run per block: about (rows of the smaller factor) x R / --block-size runs of
 --reduced-burnin + --reduced-samples sweeps, more for blocks extended to reach a small error.`
-	return baselineCommand(ctx, "chib", help, args, stdout, fs, f, func(set map[string]bool, w *tb.Work) error {
+	return baselineCommand(ctx, core.MethodChib, help, args, stdout, fs, f, func(set map[string]bool) (any, error) {
 		cfg := d
 		if c.paper {
 			cfg = core.PaperChib()
 			for _, n := range []string{"burnin", "samples", "reduced-burnin", "reduced-samples", "block-size", "starts", "start-sweeps", "target-se", "max-extend"} {
 				if set[n] {
-					return usagef("--%s does not combine with --paper", n)
+					return nil, usagef("--%s does not combine with --paper", n)
 				}
 			}
 		} else {
@@ -208,7 +207,6 @@ costs one Gibbs run per block: about (rows of the smaller factor) x R / --block-
 		}
 		cfg.MaxPermRank = c.maxPerm
 		cfg.Seed = f.seed
-		w.Method, w.Chib = core.MethodChib, cfg
-		return nil
+		return estimators.ChibConfig{Replicas: f.replicas, ChibConfig: cfg}, nil
 	})
 }

@@ -220,7 +220,7 @@ func runReanalyze(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	run := runstate.Run{
 		ID: id, DatasetVersion: m.Version, DatasetChecksum: m.Checksum(), Settings: settings.key(),
-		Seed: job.work.Config.Seed, BestRank: res.BestRank,
+		Seed: job.est.Config.Seed, BestRank: res.BestRank,
 	}
 	if rf.stateURL != "" {
 		run.States = states

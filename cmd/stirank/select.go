@@ -19,6 +19,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/stirank/stirank/estimators"
 	"github.com/stirank/stirank/evidence"
 	"github.com/stirank/stirank/io/tensorio"
 	"github.com/stirank/stirank/models"
@@ -38,6 +39,9 @@ func init() {
 		run:     runSelect,
 	})
 }
+
+// defaultLadder is the --ladder of sti.Default's ladder.
+var defaultLadder = fmt.Sprintf("power:%g", float64(evidence.DefaultPower))
 
 // embeddedPrefix selects an embedded dataset with --data.
 const embeddedPrefix = "embedded:"
@@ -78,9 +82,9 @@ Without --data it runs on the embedded default dataset (Poisson NMF, 30x20, true
 
 Models (--model):%s
 
-Defaults (sti.Default): a power ladder of %d temperatures above 0 with exponent 6 (power:6),
+Defaults (sti.Default): a power ladder of %d temperatures above 0 with exponent %g (%s),
 %d chains per temperature, the %s sampler%s;%s`,
-		list.String(), len(c.Ladder)-1, c.Chains, c.Sampler, map[bool]string{true: " with control variates"}[c.ControlVariates],
+		list.String(), len(c.Ladder)-1, float64(evidence.DefaultPower), defaultLadder, c.Chains, c.Sampler, map[bool]string{true: " with control variates"}[c.ControlVariates],
 		perModel.String())
 }
 
@@ -111,7 +115,7 @@ func newSelectFlagSet(name, synopsis, help string, extra func(*flag.FlagSet)) (*
 	fs.StringVar(&f.ranks, "ranks", "1-10", "candidate ranks: 1-10, 1,3,5 or 2-4,8")
 	fs.StringVar(&f.out, "out", "", "output directory for evidence.json and evidence.csv (must not exist, or be empty)")
 	fs.IntVar(&f.temperatures, "temperatures", len(p.Ladder)-1, "number of temperatures above 0 on the ladder")
-	fs.StringVar(&f.ladder, "ladder", "power:6", "ladder: power:C (t_i = (i/T)^C), uniform, or list:0,…,1 (ignores --temperatures)")
+	fs.StringVar(&f.ladder, "ladder", defaultLadder, "ladder: power:C (t_i = (i/T)^C), uniform, or list:0,…,1 (ignores --temperatures)")
 	fs.IntVar(&f.chains, "chains", p.Chains, "chains (replicas) per rank and temperature")
 	fs.StringVar(&f.sampler, "sampler", p.Sampler, "SG-MCMC kernel: "+strings.Join(samplers.Names(), ", ")+" (their parameters are listed below)")
 	fs.Func("sampler-param", "parameters of the sampler as name=value, several separated by commas; repeatable (each sampler's parameters are listed below)", func(s string) error {
@@ -249,6 +253,7 @@ func runSelect(ctx context.Context, args []string, stdout io.Writer) error {
 // what the result records about the data.
 type selection struct {
 	work       transforms.Work
+	est        estimators.STI
 	meta       pipelines.DataInfo
 	ladderSpec string
 	// manifest is the dataset's manifest; nil for embedded data.
@@ -270,9 +275,14 @@ func prepareSelection(ctx context.Context, f *selectFlags, set map[string]bool) 
 	if err != nil {
 		return nil, err
 	}
-	work := transforms.Work{Source: src, Model: spec, Config: cfg}
+	est := estimators.STI{Model: spec, Config: cfg}
+	es, err := estimators.NewSpec(estimators.STIName, cfg)
+	if err != nil {
+		return nil, err
+	}
+	work := transforms.Work{Source: src, Model: spec, Estimator: es}
 	if data != nil {
-		p, err := sti.NewProblem(data, spec, cfg)
+		p, err := est.Prepare(data)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", src, err)
 		}
@@ -280,7 +290,7 @@ func prepareSelection(ctx context.Context, f *selectFlags, set map[string]bool) 
 			transforms.Preload(work, p)
 		}
 	}
-	j := &selection{work: work, meta: meta, ladderSpec: ladderSpec}
+	j := &selection{work: work, est: est, meta: meta, ladderSpec: ladderSpec}
 	if src.Embedded == "" {
 		j.manifest = m
 	}
@@ -300,7 +310,9 @@ func (j *selection) run(ctx context.Context, f *selectFlags, o pipelines.Options
 	if err != nil {
 		return nil, err
 	}
-	progress := transforms.Track(runID, o.Ranks, j.work.Config, warm)
+	progress := transforms.Track(runID, j.est, o.Ranks, func(t estimators.Task) int {
+		return j.est.Config.ChainSteps(estimators.ChainID(t), warm[t.Rank])
+	})
 	defer transforms.Untrack(runID)
 	var stopProgress func()
 	showing := local && !dry && !f.quiet && isTerminal(os.Stderr)
@@ -333,8 +345,8 @@ func (j *selection) run(ctx context.Context, f *selectFlags, o pipelines.Options
 	}
 	if showing {
 		s := progress.Snapshot()
-		fmt.Fprintf(os.Stderr, "%d chains, %d steps in %s (%s steps/s)", s.ChainsDone, s.StepsDone, s.Elapsed.Round(100*time.Millisecond), humanRate(s.StepsPerSecond()))
-		if n, ok := res.Counter(transforms.MetricsNamespace, transforms.ChainsMetric); ok {
+		fmt.Fprintf(os.Stderr, "%d chains, %d steps in %s (%s steps/s)", s.TasksDone, s.StepsDone, s.Elapsed.Round(100*time.Millisecond), humanRate(s.StepsPerSecond()))
+		if n, ok := res.Counter(transforms.MetricsNamespace, transforms.TasksMetric); ok {
 			fmt.Fprintf(os.Stderr, "; Beam metrics: %d chains", n)
 		}
 		fmt.Fprintln(os.Stderr)
@@ -438,7 +450,7 @@ func openData(ctx context.Context, f *selectFlags, full bool) (transforms.Source
 // selectConfig is sti.Default(model) with the flags given applied.
 func selectConfig(model string, f *selectFlags, set map[string]bool) (sti.Config, string, error) {
 	cfg := sti.Default(model)
-	ladderSpec := fmt.Sprintf("power:6 with %d temperatures", len(cfg.Ladder)-1)
+	ladderSpec := fmt.Sprintf("%s with %d temperatures", defaultLadder, len(cfg.Ladder)-1)
 	if set["ladder"] || set["temperatures"] {
 		if set["temperatures"] && strings.HasPrefix(f.ladder, "list:") {
 			return cfg, "", usagef("--temperatures does not apply to a --ladder list")

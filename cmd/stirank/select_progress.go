@@ -50,14 +50,14 @@ func showProgress(w io.Writer, p *transforms.Progress) (stop func()) {
 // progressLine is the status line: chains and ranks done, steps per second and the ETA.
 func progressLine(s transforms.ProgressSnapshot) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "chains %d/%d, ranks done %d/%d", s.ChainsDone, s.Chains, len(s.RanksDone), s.Ranks)
+	fmt.Fprintf(&b, "chains %d/%d, ranks done %d/%d", s.TasksDone, s.Tasks, len(s.RanksDone), s.Ranks)
 	if len(s.RanksDone) > 0 {
 		fmt.Fprintf(&b, " (%s)", compactRanks(s.RanksDone))
 	}
 	fmt.Fprintf(&b, ", %s steps/s", humanRate(s.StepsPerSecond()))
 	if s.ETA > 0 {
 		fmt.Fprintf(&b, ", ETA %s", s.ETA.Round(time.Second))
-	} else if s.ChainsDone < s.Chains {
+	} else if s.TasksDone < s.Tasks {
 		b.WriteString(", ETA …")
 	}
 	fmt.Fprintf(&b, ", %s elapsed", s.Elapsed.Round(time.Second))

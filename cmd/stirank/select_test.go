@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/stirank/stirank/pipelines"
+	"github.com/stirank/stirank/sti"
 )
 
 // selectRun runs one stirank command line in this process and returns its exit code and output.
@@ -82,7 +83,11 @@ func TestSelectRecoversRank(t *testing.T) {
 					t.Errorf("rank %d: %d rungs, want 31", rr.Rank, len(rr.Ladder))
 				}
 			}
-			if r.Data.Checksum == "" || r.Seed != 1 || r.Config.Sampler != "lmsgld" || r.Steps <= 0 {
+			var cfg sti.Config
+			if err := r.DecodeConfig(&cfg); err != nil {
+				t.Fatal(err)
+			}
+			if r.Data.Checksum == "" || r.Seed != 1 || r.Method != "sti" || cfg.Sampler != "lmsgld" || len(cfg.Ladder) != 31 || r.LadderSpec != "power:6 with 30 temperatures" || r.Steps <= 0 {
 				t.Errorf("result lacks provenance: %+v", r)
 			}
 			csv, err := os.ReadFile(filepath.Join(out, pipelines.EvidenceCSV))

@@ -1,0 +1,190 @@
+// Package estimators is the one interface through which the Beam layer (packages transforms and
+// pipelines) runs every estimator of log p(X | R): an Estimator fans a rank out into Tasks, a
+// worker binds it to the data once (Prepare) and runs the tasks it receives (Problem.Run), and a
+// rank's Results combine into its evidence (Combine). Estimators register by name, so that the
+// command line and the pipelines ask the registry instead of switching on methods. Nothing here
+// or in the engines it adapts (sti, baselines) builds or runs a pipeline: the only Beam package
+// linked in is its filesystem, through io/chainstate, which reads and writes STI's saved states.
+//
+// Adding an estimator is one file here (see docs/extending.md): its configuration type, its
+// tasks, how one runs and how a rank's results combine, and a Register call in init.
+package estimators
+
+import (
+	"bytes"
+	"context"
+	"encoding/gob"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"sync"
+
+	"github.com/stirank/stirank/evidence"
+	"github.com/stirank/stirank/models"
+	"github.com/stirank/stirank/tensor"
+)
+
+// Task names one unit of work of a rank. Index and Replica mean what the estimator says: for
+// STI the temperature index and the chain, for Chib and AIS Index is 0 and Replica the replica.
+// Every random stream of a task derives from the seed and the task alone, so a retried task
+// reproduces its result bit for bit, whatever worker runs it.
+type Task struct {
+	Rank, Index, Replica int
+}
+
+// Less orders tasks by rank, index and replica.
+func (t Task) Less(u Task) bool {
+	if t.Rank != u.Rank {
+		return t.Rank < u.Rank
+	}
+	if t.Index != u.Index {
+		return t.Index < u.Index
+	}
+	return t.Replica < u.Replica
+}
+
+// Result is what one task reports: the accounting every estimator shares, which the Beam layer
+// reads for its metrics and progress, and the estimator's own summary of the task, which only
+// the estimator's Combine reads. It holds plain exported values, so it crosses Beam stages.
+type Result struct {
+	Task Task
+	// Steps counts sampler steps (or sweeps), CellEvals per-cell likelihood evaluations.
+	Steps     int
+	CellEvals int64
+	// Divergence describes a non-finite value the task met; empty when there was none.
+	Divergence string
+	// Summary is the estimator's record of the task, encoded by Pack.
+	Summary []byte
+}
+
+// Estimator is an estimation method with its model and configuration, before any data.
+type Estimator interface {
+	// Validate checks the configuration without data.
+	Validate() error
+	// Tasks lists the tasks of a rank.
+	Tasks(rank int) []Task
+	// Prepare binds the estimator to data. A worker prepares once and shares the problem, read
+	// only, by every task it runs.
+	Prepare(data *tensor.Sparse) (Problem, error)
+	// Combine reduces the results of every task of a rank, ordered by Task.Less and each task
+	// once, into the rank's evidence.
+	Combine(rank int, results []Result) (evidence.RankEvidence, error)
+}
+
+// Problem is an estimator bound to its data: it runs tasks, concurrently.
+type Problem interface {
+	Run(ctx context.Context, t Task) (Result, error)
+}
+
+// Resumable is a Problem whose tasks can resume from the states a previous run saved in
+// startDir and save their final states in stateDir (either may be empty), as stirank reanalyze
+// does with STI chains.
+type Resumable interface {
+	Problem
+	Resume(startDir, stateDir string) Problem
+}
+
+// Spec names a registered estimator and holds its configuration as JSON: a plain value, so it
+// crosses Beam stages, and what evidence.json records as the run's configuration. Every
+// configuration keeps its seed under "seed", which evidence.json repeats at the top level.
+type Spec struct {
+	Name   string
+	Config json.RawMessage
+}
+
+// NewSpec encodes the configuration of the estimator name.
+func NewSpec(name string, config any) (Spec, error) {
+	b, err := json.Marshal(config)
+	if err != nil {
+		return Spec{}, fmt.Errorf("estimator %s: %w", name, err)
+	}
+	return Spec{Name: name, Config: b}, nil
+}
+
+// Builder makes an estimator of a model from its configuration (Spec.Config).
+type Builder func(model models.Spec, config []byte) (Estimator, error)
+
+var registry = struct {
+	sync.RWMutex
+	m map[string]Builder
+}{m: map[string]Builder{}}
+
+// Register makes an estimator available by name; call it from an init function.
+func Register(name string, b Builder) {
+	registry.Lock()
+	defer registry.Unlock()
+	if _, dup := registry.m[name]; dup {
+		panic("estimators: " + name + " registered twice")
+	}
+	registry.m[name] = b
+}
+
+// Names lists the registered estimators.
+func Names() []string {
+	registry.RLock()
+	defer registry.RUnlock()
+	var out []string
+	for n := range registry.m {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// New builds and validates the estimator s names, for model.
+func New(model models.Spec, s Spec) (Estimator, error) {
+	registry.RLock()
+	b := registry.m[s.Name]
+	registry.RUnlock()
+	if b == nil {
+		return nil, fmt.Errorf("unknown estimator %q (%v)", s.Name, Names())
+	}
+	e, err := b(model, s.Config)
+	if err != nil {
+		return nil, fmt.Errorf("estimator %s: %w", s.Name, err)
+	}
+	if err := e.Validate(); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// decodeConfig is the Builder's usual first step: config into a value of type C.
+func decodeConfig[C any](config []byte) (C, error) {
+	var c C
+	if err := json.Unmarshal(config, &c); err != nil {
+		return c, fmt.Errorf("configuration: %w", err)
+	}
+	return c, nil
+}
+
+// Pack encodes an estimator's summary of a task for Result.Summary. gob keeps every float64
+// bit for bit, NaN and infinities included, which JSON cannot; only a negative zero reads back
+// as zero (gob leaves zero fields out), which no summary of sti or baselines holds.
+func Pack(v any) []byte {
+	var b bytes.Buffer
+	if err := gob.NewEncoder(&b).Encode(v); err != nil {
+		panic(fmt.Sprintf("estimators: summary %T does not encode: %v", v, err))
+	}
+	return b.Bytes()
+}
+
+// Unpack decodes what Pack encoded.
+func Unpack[T any](b []byte) (T, error) {
+	var v T
+	err := gob.NewDecoder(bytes.NewReader(b)).Decode(&v)
+	return v, err
+}
+
+// unpackAll decodes the summaries of results.
+func unpackAll[T any](results []Result) ([]T, error) {
+	out := make([]T, len(results))
+	for i, r := range results {
+		v, err := Unpack[T](r.Summary)
+		if err != nil {
+			return nil, fmt.Errorf("task %+v: summary: %w", r.Task, err)
+		}
+		out[i] = v
+	}
+	return out, nil
+}
