@@ -13,10 +13,10 @@ import (
 
 // Walker is one chain of a problem at one rank: θ in the model's sampling parameterisation, the
 // kernel and its state, the chain's random streams, and the temperature t of the power posterior
-// p(θ) p(X | θ)^t it targets. Every estimator that moves θ with the problem's kernel drives one:
-// RunChain and Resume walk at a fixed rung, the mode search ascends, an annealing population
-// moves each particle at the temperature of its generation. A walker is not safe for concurrent
-// use; its steps run the blocks of a part on several goroutines themselves.
+// p(θ) p(X | θ)^t it targets. Every estimator that moves θ with the model's gradients drives one:
+// RunChain and Resume walk at a fixed rung, the mode search and the settling of new rows ascend.
+// A walker is not safe for concurrent use; its steps run the blocks of a part on several
+// goroutines themselves.
 //
 // Step k of a walk (k counts from 1 since the walker was made) adapts while k ≤ the burn-in
 // (SetBurnin): the step size follows the burn-in schedule, the kernel adapts, the metric follows θ
