@@ -63,7 +63,7 @@ func GaussSpec(p GaussPrior) Spec { return Spec{Name: gaussName, Params: p.Param
 
 // Validate rejects non-finite or non-positive hyper-parameters.
 func (p GaussPrior) Validate() error {
-	if err := validateParams(gaussHypers, p.Params(), 1); err != nil {
+	if err := validateParams(gaussHypers, p.Params(), 1, false); err != nil {
 		return fmt.Errorf("%s: %w", gaussName, err)
 	}
 	return nil

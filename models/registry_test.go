@@ -92,7 +92,7 @@ func TestEveryRegisteredModel(t *testing.T) {
 				shape = []int{200}
 			}
 			gp := defaults(info.Generate.Hypers, info.Order)
-			if err := validateParams(info.Generate.Hypers, gp, info.Order); err != nil {
+			if err := validateParams(info.Generate.Hypers, gp, info.Order, false); err != nil {
 				t.Fatalf("generator defaults do not validate: %v", err)
 			}
 			head := Truth{Model: info.Name, Rank: 2, Seed: 9, Shape: shape}

@@ -171,10 +171,14 @@ func (p Params) Nums(name string) []float64 { return slices.Clone(p[name].Nums) 
 // Word returns a Choice hyper-parameter.
 func (p Params) Word(name string) string { return p[name].Word }
 
-// validateParams checks that p holds exactly the hyper-parameters hs, valid for data of the order.
-func validateParams(hs []Hyper, p Params, order int) error {
+// validateParams checks p against the declarations hs: every one given (the sampling settings may
+// be missing when samplingOptional is set) and valid for data of the order, and nothing else.
+func validateParams(hs []Hyper, p Params, order int, samplingOptional bool) error {
 	for _, h := range hs {
 		v, ok := p[h.Name]
+		if !ok && samplingOptional && h.Sampling {
+			continue
+		}
 		if !ok {
 			return fmt.Errorf("no value for %s", h.Name)
 		}
@@ -243,21 +247,21 @@ func (s Spec) Validate() error {
 	if err != nil {
 		return err
 	}
-	if err := validateParams(info.Hypers, s.Params, info.Order); err != nil {
+	if err := validateParams(info.Hypers, s.Params, info.Order, false); err != nil {
 		return fmt.Errorf("%s: %w", s.Name, err)
 	}
 	return nil
 }
 
-// ValidatePrior checks the hyper-parameters of the model's distribution only, without the STI
-// engine's sampling settings (Hyper.Sampling): the spec of an estimator that does not sample with
-// the engine (Chib's method, AIS) carries those alone.
+// ValidatePrior checks the hyper-parameters of the model's distribution, and the STI engine's
+// sampling settings (Hyper.Sampling) only where they are given: an estimator that does not sample
+// with the engine (Chib's method, AIS) needs the distribution alone.
 func (s Spec) ValidatePrior() error {
 	info, err := Lookup(s.Name)
 	if err != nil {
 		return err
 	}
-	if err := validateParams(info.PriorHypers(), s.Params, info.Order); err != nil {
+	if err := validateParams(info.Hypers, s.Params, info.Order, true); err != nil {
 		return fmt.Errorf("%s: %w", s.Name, err)
 	}
 	return nil
