@@ -45,7 +45,7 @@ func baselineOptions(t testing.TB, data *tensor.Sparse, rates []float64, method 
 }
 
 // inProcess computes what the pipeline should write, without Beam.
-func inProcess(t *testing.T, o Options, data *tensor.Sparse) BaselineResult {
+func inProcess(t *testing.T, o Options, data *tensor.Sparse) Result {
 	t.Helper()
 	p, err := core.NewProblem(data, o.Work.Model.Params.Nums("rates"))
 	if err != nil {
@@ -80,7 +80,7 @@ func inProcess(t *testing.T, o Options, data *tensor.Sparse) BaselineResult {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := ParseBaselineResult(b)
+	out, err := ParseResult(b)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +107,7 @@ func TestBaselinePipelinesMatchInProcess(t *testing.T) {
 			if _, err := runners.Run(context.Background(), p, runners.Logging{}); err != nil {
 				t.Fatal(err)
 			}
-			got, err := ReadBaselineResult(context.Background(), o.OutDir)
+			got, err := ReadResult(context.Background(), o.OutDir)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -118,12 +118,10 @@ func TestBaselinePipelinesMatchInProcess(t *testing.T) {
 			if !bytes.Equal(gj, wj) {
 				t.Fatalf("pipeline result differs from in-process:\n got %s\nwant %s", gj, wj)
 			}
-			plain, err := ReadResult(context.Background(), o.OutDir)
-			if err != nil {
-				t.Fatalf("evidence.json not readable as a selection result: %v", err)
-			}
-			if plain.BestRank != got.BestRank || len(plain.Ranks) != 3 || got.Method != method || (got.Chib == nil) == (got.AIS == nil) {
-				t.Fatalf("plain read: best %d, %d ranks, method %q, chib %v, ais %v", plain.BestRank, len(plain.Ranks), got.Method, got.Chib, got.AIS)
+			// The configuration recorded is the one the tasks ran with.
+			var recorded map[string]any
+			if err := got.DecodeConfig(&recorded); err != nil || len(got.Ranks) != 3 || got.Method != method || recorded["replicas"] != float64(2) {
+				t.Fatalf("method %q, %d ranks, configuration %v (%v)", got.Method, len(got.Ranks), recorded, err)
 			}
 			for _, rr := range got.Ranks {
 				if !(float64(rr.StdErr) > 0) || rr.Steps == 0 {

@@ -148,7 +148,7 @@ func baselineCommand(ctx context.Context, name, help string, args []string, stdo
 		fmt.Fprintln(stdout, res.Job)
 		return nil
 	}
-	r, err := pipelines.ReadBaselineResult(ctx, f.out)
+	r, err := pipelines.ReadResult(ctx, f.out)
 	if err != nil {
 		if !existed {
 			removeOutDir(f.out)

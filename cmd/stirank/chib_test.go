@@ -46,7 +46,7 @@ func TestBaselineCommands(t *testing.T) {
 	cp := filepath.Join(dir, "cp")
 	baselineOK(t, "generate", "--model", "cp", "--shape", "4x3x3", "--rank", "2", "--rate", "1", "--seed", "3", "--out", cp)
 	for _, data := range []string{nmf, cp} {
-		est := map[string]pipelines.BaselineResult{}
+		est := map[string]pipelines.Result{}
 		for _, method := range []string{"chib", "ais"} {
 			out := filepath.Join(dir, filepath.Base(data)+"-"+method)
 			args := append([]string{method, "--data", data, "--ranks", "1-3", "--rate", "1", "--out", out}, map[string][]string{"chib": cheapChib, "ais": cheapAIS}[method]...)
@@ -54,19 +54,18 @@ func TestBaselineCommands(t *testing.T) {
 			if !strings.Contains(stdout, "best rank: ") || !strings.HasPrefix(stdout, method+", ") {
 				t.Errorf("%s stdout: %q", method, stdout)
 			}
-			plain, err := pipelines.ReadResult(context.Background(), out)
+			r, err := pipelines.ReadResult(context.Background(), out)
 			if err != nil {
 				t.Fatal(err)
 			}
-			r, err := pipelines.ReadBaselineResult(context.Background(), out)
-			if err != nil {
-				t.Fatal(err)
+			if r.Method != method || r.BestRank == 0 || len(r.Ranks) != 3 || r.Model != map[string]string{nmf: "nmf", cp: "cp"}[data] {
+				t.Errorf("%s: method %q, best %d, %d ranks, model %q", method, r.Method, r.BestRank, len(r.Ranks), r.Model)
 			}
-			if r.Method != method || plain.BestRank != r.BestRank || len(r.Ranks) != 3 || r.Model != map[string]string{nmf: "nmf", cp: "cp"}[data] {
-				t.Errorf("%s: method %q, best %d/%d, %d ranks, model %q", method, r.Method, plain.BestRank, r.BestRank, len(r.Ranks), r.Model)
-			}
-			if (method == "chib") != (r.Chib != nil) || (method == "ais") != (r.AIS != nil) {
-				t.Errorf("%s: configuration recorded: chib %v, ais %v", method, r.Chib, r.AIS)
+			// The configuration recorded is the method's, with the flags given.
+			var recorded map[string]any
+			if err := r.DecodeConfig(&recorded); err != nil || recorded["seed"] != float64(1) ||
+				(method == "chib") != (recorded["reduced_samples"] != nil) || (method == "ais") != (recorded["temperatures"] != nil) {
+				t.Errorf("%s: configuration recorded: %v (%v)", method, recorded, err)
 			}
 			if _, err := os.Stat(filepath.Join(out, pipelines.EvidenceCSV)); err != nil {
 				t.Error(err)
