@@ -242,26 +242,19 @@ func (s Spec) Factored() bool {
 }
 
 // Validate checks the name and that Params holds exactly the model's hyper-parameters, valid.
-func (s Spec) Validate() error {
-	info, err := Lookup(s.Name)
-	if err != nil {
-		return err
-	}
-	if err := validateParams(info.Hypers, s.Params, info.Order, false); err != nil {
-		return fmt.Errorf("%s: %w", s.Name, err)
-	}
-	return nil
-}
+func (s Spec) Validate() error { return s.validate(false) }
 
 // ValidatePrior checks the hyper-parameters of the model's distribution, and the STI engine's
 // sampling settings (Hyper.Sampling) only where they are given: an estimator that does not sample
 // with the engine (Chib's method, AIS) needs the distribution alone.
-func (s Spec) ValidatePrior() error {
+func (s Spec) ValidatePrior() error { return s.validate(true) }
+
+func (s Spec) validate(samplingOptional bool) error {
 	info, err := Lookup(s.Name)
 	if err != nil {
 		return err
 	}
-	if err := validateParams(info.Hypers, s.Params, info.Order, true); err != nil {
+	if err := validateParams(info.Hypers, s.Params, info.Order, samplingOptional); err != nil {
 		return fmt.Errorf("%s: %w", s.Name, err)
 	}
 	return nil

@@ -22,15 +22,11 @@ import (
 // (SetBurnin): the step size follows the burn-in schedule, the kernel adapts, the metric follows θ
 // and, for kernels that freeze it, is held from the last burn-in step on.
 type Walker struct {
-	p  *Problem
-	m  models.Model
-	id ChainID
-	// seed roots the walker's streams, with its id: the configured seed for the chains of a
-	// sweep, one derived from the particle for an annealing population.
-	seed    uint64
-	t       float64
-	sampler samplers.Sampler
-	state   samplers.State
+	p     *Problem
+	m     models.Model
+	id    ChainID
+	t     float64
+	state samplers.State
 
 	theta, grad, metric, gamma []float64
 	e                          models.Eval
@@ -107,21 +103,20 @@ func (p *Problem) NewWalker(id ChainID) (*Walker, error) {
 	if err != nil {
 		return nil, err
 	}
-	return newWalker(p, m, id, p.sampler, p.Config.Seed), nil
+	return newWalker(p, m, id), nil
 }
 
-// newWalker returns a walker with the given kernel whose streams derive from seed and id.
-func newWalker(p *Problem, m models.Model, id ChainID, sampler samplers.Sampler, seed uint64) *Walker {
+func newWalker(p *Problem, m models.Model, id ChainID) *Walker {
 	cfg := p.Config
 	dim := m.Dim()
 	w := &Walker{
-		p: p, m: m, id: id, seed: seed, t: cfg.Ladder[id.TIndex], sampler: sampler,
+		p: p, m: m, id: id, t: cfg.Ladder[id.TIndex],
 		theta: make([]float64, dim), grad: make([]float64, dim), e: m.NewEval(),
-		sched: rng.NewStream(seed, uint64(id.Rank), uint64(id.TIndex), uint64(id.Chain), streamSchedule),
+		sched: rng.NewStream(cfg.Seed, uint64(id.Rank), uint64(id.TIndex), uint64(id.Chain), streamSchedule),
 	}
 	w.SetBurnin(cfg.Burnin)
-	caps := sampler.Caps
-	w.state = sampler.Kernel.NewState(dim)
+	caps := p.sampler.Caps
+	w.state = p.sampler.Kernel.NewState(dim)
 	if caps.MetropolisHastings {
 		w.cur = &samplers.Point{Theta: w.theta, Grad: w.grad, Metric: make([]float64, dim), Gamma: make([]float64, dim)}
 		w.prop = &samplers.Point{Theta: make([]float64, dim), Grad: make([]float64, dim), Metric: make([]float64, dim), Gamma: make([]float64, dim)}
@@ -231,10 +226,10 @@ func (w *Walker) LogPosterior() float64 {
 // with a Metropolis–Hastings correction), unbiased because the subsample is drawn independently of
 // that point. A non-finite value is a *Divergence.
 func (w *Walker) Step(k int) (float64, error) {
-	if w.sampler.MH != nil {
+	if w.p.sampler.MH != nil {
 		return w.stepMH(k)
 	}
-	return w.move(k, w.schedule.At(k), w.sampler.Kernel)
+	return w.move(k, w.schedule.At(k), w.p.sampler.Kernel)
 }
 
 // Ascend performs step k of preconditioned gradient ascent on the tempered log posterior with
@@ -325,7 +320,7 @@ func (w *Walker) move(k int, eps float64, kernel samplers.Kernel) (float64, erro
 	clear(w.grad)
 	w.e.LogPrior(w.grad)
 	y := w.e.Dense(w.t, w.grad)
-	frozen := w.sampler.Caps.FreezesMetric
+	frozen := w.p.sampler.Caps.FreezesMetric
 	if w.metric != nil && (k <= w.burnin || !frozen) {
 		w.e.Metric(w.t, w.metric, w.gamma)
 		if k == w.burnin && frozen {
@@ -350,7 +345,7 @@ func (w *Walker) move(k int, eps float64, kernel samplers.Kernel) (float64, erro
 		wg.Wait()
 	}
 	s := w.streams[0]
-	s.Reset(w.seed, uint64(w.id.Rank), uint64(w.id.TIndex), uint64(w.id.Chain), streamEndStep, uint64(k))
+	s.Reset(cfg.Seed, uint64(w.id.Rank), uint64(w.id.TIndex), uint64(w.id.Chain), streamEndStep, uint64(k))
 	kernel.EndStep(w.state, adapt, s.Rand)
 	for i := range us {
 		w.cellEvals += int64(us[i].cells.Len())
@@ -398,7 +393,7 @@ func (w *Walker) work(i int, u unit, k int, kernel samplers.Kernel, eps float64,
 		w.partDot[i], w.partFull[i] = dot, full
 	}
 	s := w.streams[i]
-	s.Reset(w.seed, uint64(w.id.Rank), uint64(w.id.TIndex), uint64(w.id.Chain), streamNoise, uint64(k), uint64(i))
+	s.Reset(w.p.Config.Seed, uint64(w.id.Rank), uint64(w.id.TIndex), uint64(w.id.Chain), streamNoise, uint64(k), uint64(i))
 	in := samplers.Input{
 		Theta: w.theta, Grad: w.grad, Metric: w.metric, Gamma: w.gamma,
 		Eps: eps, N: w.m.NumCells(), Mirror: w.m.Positive(), Adapt: adapt, Rand: s.Rand,
@@ -437,16 +432,16 @@ func (w *Walker) stepMH(k int) (float64, error) {
 	}
 	y := w.ll[0]
 	s := w.streams[0]
-	s.Reset(w.seed, uint64(w.id.Rank), uint64(w.id.TIndex), uint64(w.id.Chain), streamNoise, uint64(k))
+	s.Reset(w.p.Config.Seed, uint64(w.id.Rank), uint64(w.id.TIndex), uint64(w.id.Chain), streamNoise, uint64(k))
 	copy(w.prop.Theta, w.cur.Theta)
-	w.sampler.Kernel.Update(w.state, samplers.Input{
+	w.p.sampler.Kernel.Update(w.state, samplers.Input{
 		Theta: w.prop.Theta, Grad: w.cur.Grad, Metric: w.cur.Metric, Gamma: w.cur.Gamma,
 		Lo: 0, Hi: len(w.theta), Eps: w.mhEps, N: w.m.NumCells(), Adapt: k <= w.burnin, Rand: s.Rand,
 	})
 	w.ll[1] = w.evaluate(w.eprop, w.prop)
 	acc := 0.0
 	if !math.IsNaN(w.prop.LogPost) && !math.IsInf(w.prop.LogPost, 0) {
-		acc = math.Min(1, math.Exp(w.sampler.MH.LogAccept(w.cur, w.prop, w.mhEps)))
+		acc = math.Min(1, math.Exp(w.p.sampler.MH.LogAccept(w.cur, w.prop, w.mhEps)))
 	}
 	if s.Float64() < acc {
 		w.cur, w.prop = w.prop, w.cur
@@ -456,7 +451,7 @@ func (w *Walker) stepMH(k int) (float64, error) {
 	}
 	if k <= w.burnin {
 		// Robbins–Monro on log ε towards the target acceptance rate.
-		w.mhEps *= math.Exp((acc - w.sampler.MH.TargetAccept()) / math.Sqrt(float64(k)+10))
+		w.mhEps *= math.Exp((acc - w.p.sampler.MH.TargetAccept()) / math.Sqrt(float64(k)+10))
 	}
 	return y, nil
 }

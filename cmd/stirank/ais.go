@@ -12,7 +12,7 @@ import (
 
 func init() {
 	register(command{
-		name:    "ais",
+		name:    core.MethodAIS,
 		summary: "baseline: estimate log p(X | R) for every candidate rank by annealed importance sampling on Beam",
 		run:     runAIS,
 	})
@@ -26,7 +26,7 @@ func runAIS(ctx context.Context, args []string, stdout io.Writer) error {
 		schedule             string
 		width                float64
 	)
-	fs := newFlagSet("ais", baselineSynopsis)
+	fs := newFlagSet(core.MethodAIS, baselineSynopsis)
 	addBaselineFlags(fs, f, 8, "independent AIS runs per rank (the estimate is the log of their mean weight)")
 	fs.IntVar(&temperatures, "temperatures", d.Temperatures, "intermediate distributions p(θ) p(X | θ)^t, t from 0 to 1")
 	fs.StringVar(&schedule, "schedule", "power:4", "annealing schedule: power:C (t_k = (k/K)^C) or sigmoid:S (Grosse et al. 2015, logistic on [-S, S])")

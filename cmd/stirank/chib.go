@@ -22,7 +22,7 @@ import (
 
 func init() {
 	register(command{
-		name:    "chib",
+		name:    core.MethodChib,
 		summary: "baseline: estimate log p(X | R) for every candidate rank by Chib's method (Gibbs) on Beam",
 		run:     runChib,
 	})
@@ -170,7 +170,7 @@ func runChib(ctx context.Context, args []string, stdout io.Writer) error {
 	d := core.DefaultChib()
 	f := &baselineFlags{}
 	c := &chibFlags{}
-	fs := newFlagSet("chib", baselineSynopsis)
+	fs := newFlagSet(core.MethodChib, baselineSynopsis)
 	addBaselineFlags(fs, f, 2, "independent Chib replicas per rank (the standard error is the larger of their spread and their batch means)")
 	fs.IntVar(&c.burnin, "burnin", d.Burnin, "Gibbs sweeps of burn-in; θ* is the best of its second half, moved to the log-posterior mode")
 	fs.IntVar(&c.samples, "samples", d.Samples, "sweeps of the full run (first block's ordinate)")
