@@ -64,6 +64,15 @@ type RankEvidence struct {
 	// Diverged lists the chains that produced non-finite values; when it is not empty the
 	// estimate is not computed (LogEvidence is NaN).
 	Diverged []string
+	// Replicas is the number of annealed replicas (see CombineAnnealed); zero for a fixed ladder.
+	// An annealed rank has two estimates from the same work: LogEvidence, the thermodynamic
+	// integral, with TIStdErr its standard error over replicas, and SMC, the annealing's
+	// normalising-constant estimate, with SMCStdErr. StdErr adds to TIStdErr what of their
+	// difference their standard errors do not explain; Disagree flags a difference of more than
+	// three combined standard errors.
+	Replicas                 int
+	TIStdErr, SMC, SMCStdErr float64
+	Disagree                 bool
 }
 
 // Combine reduces the chain summaries of one rank into its log evidence. Every rung of the ladder

@@ -388,6 +388,173 @@ func (e *poissonEval) Metric(t float64, g, gamma []float64) {
 	}
 }
 
+var (
+	_ Conditionals = (*poissonEval)(nil)
+	_ Rescaler     = (*Poisson)(nil)
+)
+
+// Conditional: with the other factors fixed, the Poisson term of a cell depends on the row of
+// factor k it indexes, and the dense term −Σ λ splits by row as −Σ_r F_k[i, r]·others[k][r].
+// The constant −Σ log Γ(x+1) is left out of terms but not of the returned log-likelihood.
+func (e *poissonEval) Conditional(k int, t float64, terms, grad []float64) float64 {
+	m := e.m
+	R := m.R
+	fac := m.factors[k]
+	f := e.f[fac.Offset : fac.Offset+fac.Rows*R]
+	phi := e.theta[fac.Offset : fac.Offset+fac.Rows*R]
+	oth := e.others[k]
+	l := m.Rates[k]
+	logL := math.Log(l)
+	dense := 0.0
+	for i := range fac.Rows {
+		lp, dn := 0.0, 0.0
+		for r := range R {
+			v := f[i*R+r]
+			dn += v * oth[r]
+			lp += logL - l*v
+			g := -t * oth[r]
+			if m.Param == LogScale {
+				lp += phi[i*R+r]
+				g = (1 - l*v) + g*v
+			} else {
+				if v < 0 {
+					lp = math.Inf(-1)
+				}
+				g -= l
+			}
+			grad[i*R+r] = g
+		}
+		dense += dn
+		terms[i] = lp - t*dn
+	}
+	d := m.Data
+	order := d.Order()
+	rowOff := make([]int, order)
+	a := make([]float64, R)
+	ll := 0.0
+	coordK := d.Coords[k]
+	for n, x := range d.Values {
+		for j := range order {
+			rowOff[j] = m.factors[j].Offset + int(d.Coords[j][n])*R
+		}
+		lam := 0.0
+		for r := range R {
+			v := e.f[rowOff[0]+r]
+			for j := 1; j < order; j++ {
+				v *= e.f[rowOff[j]+r]
+			}
+			a[r] = v
+			lam += v
+		}
+		xl := x * math.Log(lam)
+		ll += xl
+		i := int(coordK[n])
+		terms[i] += t * xl
+		s := t * x / lam
+		g := grad[i*R : i*R+R]
+		if m.Param == LogScale {
+			for r := range R {
+				g[r] += s * a[r]
+			}
+			continue
+		}
+		for r := range R {
+			prod := 1.0
+			for j := range order {
+				if j != k {
+					prod *= e.f[rowOff[j]+r]
+				}
+			}
+			g[r] += s * prod
+		}
+	}
+	return ll - dense - m.lgamma
+}
+
+// Rescale moves each component r along the orbits F_a[:, r]·c, F_b[:, r]/c of consecutive modes
+// a, b = a+1, on which λ does not change. In δ = log c (Haar measure of the scaling group, so the
+// Jacobian c^(n_a−n_b) of the map enters) the conditional is, in both parameterisations,
+//
+//	log p(δ) = (n_a − n_b)·δ − λ_a·S_a·e^δ − λ_b·S_b·e^(−δ) + const,  S = the column's sum,
+//
+// log-concave, and one slice-sampling update (Neal 2003, stepping out and shrinkage) draws from it.
+func (m *Poisson) Rescale(r *rand.Rand, theta []float64) {
+	R := m.R
+	for a := 0; a+1 < len(m.factors); a++ {
+		fa, fb := m.factors[a], m.factors[a+1]
+		for c := range R {
+			var sa, sb float64
+			for i := range fa.Rows {
+				sa += m.value(theta[fa.Offset+i*R+c])
+			}
+			for i := range fb.Rows {
+				sb += m.value(theta[fb.Offset+i*R+c])
+			}
+			na, nb := float64(fa.Rows), float64(fb.Rows)
+			la, lb := m.Rates[a]*sa, m.Rates[a+1]*sb
+			logp := func(d float64) float64 { return (na-nb)*d - la*math.Exp(d) - lb*math.Exp(-d) }
+			// The conditional's scale: 1/√(curvature at the mode of the exponential terms).
+			w := 1 / math.Sqrt(2*math.Sqrt(la*lb)+1e-300)
+			w = math.Min(math.Max(w, 1e-3), 10)
+			d := sliceStep(r, logp, 0, w)
+			if d == 0 {
+				continue
+			}
+			for i := range fa.Rows {
+				m.scale(theta, fa.Offset+i*R+c, d)
+			}
+			for i := range fb.Rows {
+				m.scale(theta, fb.Offset+i*R+c, -d)
+			}
+		}
+	}
+}
+
+// value is the factor entry a parameter stands for.
+func (m *Poisson) value(p float64) float64 {
+	if m.Param == LogScale {
+		return math.Exp(p)
+	}
+	return p
+}
+
+// scale multiplies the factor entry at θ[i] by e^d.
+func (m *Poisson) scale(theta []float64, i int, d float64) {
+	if m.Param == LogScale {
+		theta[i] += d
+		return
+	}
+	theta[i] *= math.Exp(d)
+}
+
+// sliceStep is one univariate slice-sampling update of x under the log density logp, with
+// stepping out by w (Neal 2003, §4): it leaves the density invariant.
+func sliceStep(r *rand.Rand, logp func(float64) float64, x, w float64) float64 {
+	y := logp(x) + math.Log(1-r.Float64()) // log of a uniform height under the density, never −Inf
+	lo := x - w*r.Float64()
+	hi := lo + w
+	for k := 0; k < 60 && logp(lo) > y; k++ {
+		lo -= w
+	}
+	for k := 0; k < 60 && logp(hi) > y; k++ {
+		hi += w
+	}
+	for {
+		x1 := lo + (hi-lo)*r.Float64()
+		if logp(x1) > y {
+			return x1
+		}
+		if x1 < x {
+			lo = x1
+		} else {
+			hi = x1
+		}
+		if hi-lo < 1e-12 {
+			return x
+		}
+	}
+}
+
 // GeneratePoisson draws factors from their Exp priors and a count tensor from the Poisson model
 // without enumerating its cells: the total count of component r is Poisson(Π_m colsum_m[r]) and each
 // of its events falls in cell (i_0, i_1, …) with the i_m drawn independently in proportion to

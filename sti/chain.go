@@ -112,6 +112,44 @@ func (p *Problem) RunChain(ctx context.Context, id ChainID) (evidence.ChainSumma
 	return sum, err
 }
 
+// RunFrom runs chain id at temperature t from start (a draw of the power posterior at t from an
+// annealing stage, Problem.Anneal) and summarises its records: Config.Burnin steps of burn-in,
+// then Config.Steps − Config.Burnin recorded. At t = 0 the records are independent prior draws
+// and start is not used. Chain id names the chain's streams; its TIndex is the stage's index in
+// its replica's ladder, not an index into Config.Ladder.
+func (p *Problem) RunFrom(ctx context.Context, id ChainID, t float64, start []float64) (evidence.ChainSummary, error) {
+	cfg := p.Config
+	m, err := p.model(id.Rank)
+	if err != nil {
+		return evidence.ChainSummary{}, err
+	}
+	w := newWalker(p, m, id, t)
+	sum := evidence.ChainSummary{Rank: id.Rank, TIndex: id.TIndex, T: t, Chain: id.Chain}
+	records := make([]float64, 0, cfg.Steps-cfg.Burnin)
+	var div string
+	if t == 0 {
+		records, div = p.priorRecords(ctx, w, cfg.Steps-cfg.Burnin, records)
+		sum.Steps = cfg.Steps - cfg.Burnin
+	} else {
+		if len(start) != m.Dim() {
+			return sum, fmt.Errorf("rank %d, stage %d, chain %d: start has %d parameters, the model %d", id.Rank, id.TIndex, id.Chain, len(start), m.Dim())
+		}
+		w.SetTheta(start)
+		records, div, sum.Steps = p.walk(ctx, w, true, nil, records)
+	}
+	if err := ctx.Err(); err != nil {
+		return sum, err
+	}
+	sum.CellEvals = w.cellEvals
+	sum.Divergence = div
+	if div != "" {
+		return sum, nil
+	}
+	sum.Count = len(records)
+	sum.Mean, sum.M2, sum.ESS = evidence.Summarize(records)
+	return sum, nil
+}
+
 // State is where a chain ended: its parameters in the model's sampling parameterisation and their
 // layout, so that a later run on the same data, or on data grown by new rows, columns or slices,
 // can resume from it (see Resume).

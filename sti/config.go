@@ -58,13 +58,23 @@ type Config struct {
 	// start shared by a rank's chains (see Problem.mode); 0 starts every chain from its own prior draw.
 	Starts     int `json:"starts"`
 	StartSteps int `json:"start_steps,omitempty"`
+	// Annealing, when set, replaces the fixed ladder and the mode search: each replica of a rank
+	// (Chains of them) first anneals a population from the prior to t = 1 (see Annealing), which
+	// gives the replica its own adaptive ladder and an SMC estimate of the evidence, and then runs
+	// one chain of Steps steps (Burnin of them discarded) from a population draw at each of at
+	// most Annealing.Rungs of its temperatures. Ladder is then not used.
+	Annealing *Annealing `json:"annealing,omitempty"`
 	// Seed roots every random stream.
 	Seed uint64 `json:"seed"`
 }
 
 // Validate checks the configuration against itself.
 func (c Config) Validate() error {
-	if err := c.Ladder.Validate(); err != nil {
+	if c.Annealing != nil {
+		if err := c.Annealing.Validate(); err != nil {
+			return err
+		}
+	} else if err := c.Ladder.Validate(); err != nil {
 		return err
 	}
 	switch {

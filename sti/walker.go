@@ -103,14 +103,14 @@ func (p *Problem) NewWalker(id ChainID) (*Walker, error) {
 	if err != nil {
 		return nil, err
 	}
-	return newWalker(p, m, id), nil
+	return newWalker(p, m, id, p.Config.Ladder[id.TIndex]), nil
 }
 
-func newWalker(p *Problem, m models.Model, id ChainID) *Walker {
+func newWalker(p *Problem, m models.Model, id ChainID, t float64) *Walker {
 	cfg := p.Config
 	dim := m.Dim()
 	w := &Walker{
-		p: p, m: m, id: id, t: cfg.Ladder[id.TIndex],
+		p: p, m: m, id: id, t: t,
 		theta: make([]float64, dim), grad: make([]float64, dim), e: m.NewEval(),
 		sched: rng.NewStream(cfg.Seed, uint64(id.Rank), uint64(id.TIndex), uint64(id.Chain), streamSchedule),
 	}
