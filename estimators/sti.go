@@ -33,9 +33,15 @@ type STI struct {
 }
 
 var (
-	_ Estimator = STI{}
+	_ Staged    = STI{}
 	_ Resumable = (*stiProblem)(nil)
+	_ Expander  = (*stiProblem)(nil)
 )
+
+// Staged reports whether the configuration anneals (sti.Config.Annealing): each replica of a
+// rank is then a first-stage task that anneals a population (Expand) and starts one follow-on
+// chain at each of some of its temperatures, from a member of the population there.
+func (e STI) Staged() bool { return e.Config.Annealing != nil }
 
 func (e STI) Validate() error {
 	if err := e.Model.Validate(); err != nil {
@@ -46,6 +52,12 @@ func (e STI) Validate() error {
 
 func (e STI) Tasks(rank int) []Task {
 	var ts []Task
+	if e.Staged() {
+		for q := range e.Config.Chains {
+			ts = append(ts, Task{Rank: rank, Replica: q})
+		}
+		return ts
+	}
 	for ti := range e.Config.Ladder {
 		for c := range e.Config.Chains {
 			ts = append(ts, Task{Rank: rank, Index: ti, Replica: c})
@@ -66,6 +78,21 @@ func (e STI) Prepare(data *tensor.Sparse) (Problem, error) {
 }
 
 func (e STI) Combine(rank int, results []Result) (evidence.RankEvidence, error) {
+	if e.Staged() {
+		first := 0
+		for first < len(results) && results[first].Task.Stage == 0 {
+			first++
+		}
+		anneals, err := unpackAll[evidence.AnnealSummary](results[:first])
+		if err != nil {
+			return evidence.RankEvidence{}, err
+		}
+		chains, err := unpackAll[evidence.ChainSummary](results[first:])
+		if err != nil {
+			return evidence.RankEvidence{}, err
+		}
+		return evidence.CombineAnnealed(anneals, chains)
+	}
 	sums, err := unpackAll[evidence.ChainSummary](results)
 	if err != nil {
 		return evidence.RankEvidence{}, err
@@ -82,8 +109,47 @@ type stiProblem struct {
 }
 
 func (p *stiProblem) Run(ctx context.Context, t Task) (Result, error) {
+	if t.Stage == 1 {
+		start, err := Unpack[chainStart](t.Payload)
+		if err != nil {
+			return Result{}, fmt.Errorf("chain rank %d, stage %d, replica %d: start: %w", t.Rank, t.Index, t.Replica, err)
+		}
+		sum, err := p.p.RunFrom(ctx, ChainID(t), start.T, start.Theta)
+		return chainResult(t, sum, err)
+	}
 	sum, _, err := p.p.Resume(ctx, ChainID(t), nil)
 	return chainResult(t, sum, err)
+}
+
+// chainStart is the payload of a follow-on chain: its temperature and its start, a member of
+// the population its replica's annealing had there.
+type chainStart struct {
+	T     float64
+	Theta []float64
+}
+
+// Expand anneals replica t.Replica of rank t.Rank (sti.Problem.Anneal) and returns the summary of
+// its annealing and one chain per rung (sti.Annealed.Rungs) starting from the population there.
+func (p *stiProblem) Expand(ctx context.Context, t Task) (Result, []Task, error) {
+	a := p.p.Config.Annealing
+	if a == nil {
+		return Result{}, nil, fmt.Errorf("rank %d, replica %d: the configuration does not anneal", t.Rank, t.Replica)
+	}
+	run, err := p.p.Anneal(ctx, t.Rank, t.Replica, *a)
+	if err != nil {
+		return Result{}, nil, err
+	}
+	sum := run.Summary()
+	res := Result{Task: t, Steps: sum.Steps, CellEvals: sum.CellEvals, Divergence: sum.Divergence, Summary: Pack(sum)}
+	var next []Task
+	if sum.Divergence == "" {
+		for _, k := range run.Rungs(a.Rungs) {
+			s := run.Stages[k]
+			next = append(next, Task{Rank: t.Rank, Stage: 1, Index: k, Replica: t.Replica,
+				Payload: Pack(chainStart{T: s.T, Theta: s.Start})})
+		}
+	}
+	return res, next, nil
 }
 
 // Resume returns the problem whose chains resume from the chain states (io/chainstate) in
@@ -91,6 +157,11 @@ func (p *stiProblem) Run(ctx context.Context, t Task) (Result, error) {
 // write their final states into stateDir, when it is set. A retried chain rewrites its state
 // with the same bytes.
 func (p *stiProblem) Resume(startDir, stateDir string) Problem {
+	if p.p.Config.Annealing != nil {
+		// Annealed chains start from their populations, not from saved states; nothing is
+		// saved for them either (see sti.Config.Annealing).
+		return p
+	}
 	r := &stiResumed{p: p.p, stateDir: stateDir}
 	if startDir != "" {
 		r.from = p.resumption(startDir)

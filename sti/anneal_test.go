@@ -121,14 +121,14 @@ type twoModes struct {
 	mu           [2]float64
 }
 
-func (m twoModes) Name() string                                { return "two-modes" }
-func (m twoModes) Rank() int                                   { return 1 }
-func (m twoModes) Dim() int                                    { return 2 }
-func (m twoModes) NumCells() int                               { return 0 }
-func (m twoModes) Factors() []models.Factor                    { return nil }
-func (m twoModes) Positive() bool                              { return false }
-func (m twoModes) DriftScale() float64                         { return 0 }
-func (m twoModes) NewEval() models.Eval                        { return &twoModesEval{m: m} }
+func (m twoModes) Name() string             { return "two-modes" }
+func (m twoModes) Rank() int                { return 1 }
+func (m twoModes) Dim() int                 { return 2 }
+func (m twoModes) NumCells() int            { return 0 }
+func (m twoModes) Factors() []models.Factor { return nil }
+func (m twoModes) Positive() bool           { return false }
+func (m twoModes) DriftScale() float64      { return 0 }
+func (m twoModes) NewEval() models.Eval     { return &twoModesEval{m: m} }
 func (m twoModes) SamplePrior(r *rand.Rand, theta []float64) {
 	for i := range theta {
 		theta[i] = m.sigma0 * r.NormFloat64()
