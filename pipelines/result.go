@@ -83,7 +83,18 @@ type RankResult struct {
 	WarmChains int `json:"warm_chains,omitempty"`
 	// Diverged lists the chains of this rank that diverged.
 	Diverged []string `json:"diverged,omitempty"`
-	Ladder   []Rung   `json:"ladder"`
+	// Annealed runs (sti.Config.Annealing) have two estimates per rank: log_evidence, the
+	// thermodynamic integral over the replicas' adaptive ladders, with ti_stderr its standard
+	// error over the replicas, and smc, the annealing's normalising-constant estimate, with
+	// smc_stderr. stderr adds what of their difference the two standard errors do not explain;
+	// disagree flags a difference of more than three combined standard errors.
+	Replicas  int   `json:"replicas,omitempty"`
+	TIStdErr  Float `json:"ti_stderr,omitempty"`
+	SMC       Float `json:"smc,omitempty"`
+	SMCStdErr Float `json:"smc_stderr,omitempty"`
+	Disagree  bool  `json:"disagree,omitempty"`
+	// Ladder lists the rungs, for an annealed run every temperature of every replica's ladder.
+	Ladder []Rung `json:"ladder"`
 }
 
 // Rung is the estimate at one temperature of a rank.
@@ -166,6 +177,9 @@ func (r *Result) addRanks(want []int, ests []evidence.RankEvidence) error {
 		}
 		rr.Rank, rr.LogEvidence, rr.StdErr, rr.StdErrWithin = rank, Float(re.LogEvidence), Float(re.StdErr), Float(re.StdErrWithin)
 		rr.Steps, rr.CellEvals, rr.Diverged, rr.WarmChains = int64(re.Steps), re.CellEvals, re.Diverged, re.WarmChains
+		if re.Replicas > 0 {
+			rr.Replicas, rr.TIStdErr, rr.SMC, rr.SMCStdErr, rr.Disagree = re.Replicas, Float(re.TIStdErr), Float(re.SMC), Float(re.SMCStdErr), re.Disagree
+		}
 		r.Ranks = append(r.Ranks, rr)
 	}
 	r.summarise()
@@ -267,10 +281,17 @@ func ParseResult(b []byte) (Result, error) {
 	return r, nil
 }
 
-// Table is the short summary printed on a terminal, ending with "best rank: R".
+// Table is the short summary printed on a terminal, ending with "best rank: R". An annealed run
+// adds its second estimate, and a '!' marks a rank whose two estimates disagree.
 func (r Result) Table() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%5s %14s %9s %9s\n", "rank", "log p(X|R)", "± stderr", "p(R|X)")
+	annealed := len(r.Ranks) > 0 && r.Ranks[0].Replicas > 0
+	fmt.Fprintf(&b, "%5s %14s %9s %9s", "rank", "log p(X|R)", "± stderr", "p(R|X)")
+	if annealed {
+		fmt.Fprintf(&b, " %14s %9s", "SMC", "± stderr")
+	}
+	b.WriteString("\n")
+	flagged := false
 	for _, rr := range r.Ranks {
 		ev, se, p := "diverged", "", ""
 		if !math.IsNaN(float64(rr.LogEvidence)) {
@@ -278,7 +299,18 @@ func (r Result) Table() string {
 			se = strconv.FormatFloat(float64(rr.StdErr), 'f', 2, 64)
 			p = strconv.FormatFloat(float64(rr.PosteriorProb), 'f', 3, 64)
 		}
-		fmt.Fprintf(&b, "%5d %14s %9s %9s\n", rr.Rank, ev, se, p)
+		fmt.Fprintf(&b, "%5d %14s %9s %9s", rr.Rank, ev, se, p)
+		if annealed && !math.IsNaN(float64(rr.SMC)) {
+			fmt.Fprintf(&b, " %14.2f %9.2f", float64(rr.SMC), float64(rr.SMCStdErr))
+		}
+		if rr.Disagree {
+			b.WriteString(" !")
+			flagged = true
+		}
+		b.WriteString("\n")
+	}
+	if flagged {
+		b.WriteString("! the integral and the SMC estimate differ by more than 3 standard errors: a mode the replicas did not share, or populations that lag; the stderr includes the difference\n")
 	}
 	if n := len(r.Divergences); n > 0 {
 		fmt.Fprintf(&b, "%d chains diverged (see evidence.json); first: %s\n", n, r.Divergences[0])

@@ -180,3 +180,21 @@ func Default(model string) Config {
 	c.Starts, c.StartSteps = 16, 100
 	return c
 }
+
+// DefaultAnnealed returns Default(model) with the annealing stage on (Config.Annealing): the fixed
+// ladder and the mode search give way to Chains = 3 replicas per rank, each annealing a population
+// of 64 particles to t = 1 and then running a chain of 200 steps (50 of burn-in) at each of 30 of
+// its temperatures. Factor models anneal waste-free (8 chains of 8 states per temperature) with
+// one sweep of the row-wise kernel per state; the Gaussian additive model keeps 64 particles
+// with five MALA steps each (its parameters do not split into rows).
+func DefaultAnnealed(model string) Config {
+	c := Default(model)
+	c.Ladder, c.Starts, c.StartSteps = nil, 0, 0
+	c.Chains, c.Steps, c.Burnin = 3, 200, 50
+	a := &Annealing{Particles: 64, CESS: 0.8, Resample: 0.5, Sweeps: 1, Chains: 8, Step: 0.5, MaxStages: 10000, Rungs: 30}
+	if info, _ := models.Lookup(model); !info.Factored {
+		a.Sweeps, a.Chains = 5, 0
+	}
+	c.Annealing = a
+	return c
+}

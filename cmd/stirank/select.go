@@ -93,6 +93,8 @@ type selectFlags struct {
 	data, model, ranks, out, ladder, sampler               string
 	samplerParams                                          map[string]float64
 	temperatures, chains, steps, burnin, subsample, blocks int
+	anneal                                                 bool
+	particles                                              int
 	workers                                                int
 	// warmBurnin is reanalyze's --warm-burnin (sti.Config.WarmBurnin).
 	warmBurnin     int
@@ -116,7 +118,9 @@ func newSelectFlagSet(name, synopsis, help string, extra func(*flag.FlagSet)) (*
 	fs.StringVar(&f.out, "out", "", "output directory for evidence.json and evidence.csv (must not exist, or be empty)")
 	fs.IntVar(&f.temperatures, "temperatures", len(p.Ladder)-1, "number of temperatures above 0 on the ladder")
 	fs.StringVar(&f.ladder, "ladder", defaultLadder, "ladder: power:C (t_i = (i/T)^C), uniform, or list:0,…,1 (ignores --temperatures)")
-	fs.IntVar(&f.chains, "chains", p.Chains, "chains (replicas) per rank and temperature")
+	fs.IntVar(&f.chains, "chains", p.Chains, "chains (replicas) per rank and temperature; with --anneal, annealed replicas per rank (default 3)")
+	fs.BoolVar(&f.anneal, "anneal", false, "anneal a population per replica (adaptive-tempered SMC) for an adaptive ladder, chain starts and a second estimate (experimental, see README)")
+	fs.IntVar(&f.particles, "particles", 64, "particles per annealed replica (with --anneal)")
 	fs.StringVar(&f.sampler, "sampler", p.Sampler, "SG-MCMC kernel: "+strings.Join(samplers.Names(), ", ")+" (their parameters are listed below)")
 	fs.Func("sampler-param", "parameters of the sampler as name=value, several separated by commas; repeatable (each sampler's parameters are listed below)", func(s string) error {
 		kv, err := samplers.ParseParams(s)
@@ -451,6 +455,21 @@ func openData(ctx context.Context, f *selectFlags, full bool) (transforms.Source
 func selectConfig(model string, f *selectFlags, set map[string]bool) (sti.Config, string, error) {
 	cfg := sti.Default(model)
 	ladderSpec := fmt.Sprintf("%s with %d temperatures", defaultLadder, len(cfg.Ladder)-1)
+	if f.anneal {
+		if set["ladder"] || set["temperatures"] {
+			return cfg, "", usagef("--anneal makes its own ladder: give --ladder or --temperatures without it")
+		}
+		cfg = sti.DefaultAnnealed(model)
+		ladderSpec = "adaptive (annealing)"
+		if set["particles"] {
+			if f.particles < 2 || (cfg.Annealing.Chains > 0 && f.particles%cfg.Annealing.Chains != 0) {
+				return cfg, "", usagef("--particles %d must be at least 2 and a multiple of %d", f.particles, max(cfg.Annealing.Chains, 1))
+			}
+			cfg.Annealing.Particles = f.particles
+		}
+	} else if set["particles"] {
+		return cfg, "", usagef("--particles applies with --anneal")
+	}
 	if set["ladder"] || set["temperatures"] {
 		if set["temperatures"] && strings.HasPrefix(f.ladder, "list:") {
 			return cfg, "", usagef("--temperatures does not apply to a --ladder list")
