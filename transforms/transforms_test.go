@@ -117,9 +117,10 @@ func TestRankEvidenceFnOrder(t *testing.T) {
 func TestFanOut(t *testing.T) {
 	cfg := sti.Default("nmf")
 	cfg.Ladder, cfg.Chains = evidence.Power(3, 4), 3
-	seen := map[estimators.Task]bool{}
+	seen := map[sti.ChainID]bool{}
 	tasks := fanOutTasks(estimators.STI{Config: cfg}, []int{2, 5, 1})
-	for _, id := range tasks {
+	for _, task := range tasks {
+		id := estimators.ChainID(task)
 		if seen[id] {
 			t.Errorf("%+v twice", id)
 		}
