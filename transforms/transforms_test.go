@@ -188,9 +188,9 @@ func TestProgress(t *testing.T) {
 		t.Errorf("fresh snapshot: %+v", s)
 	}
 	for _, task := range e.Tasks(1) {
-		report("t1", estimators.Result{Task: task, Steps: steps(task)})
+		report("t1", estimators.Result{Task: task, Steps: steps(task)}, nil)
 	}
-	report("other", estimators.Result{Task: estimators.Task{Rank: 2}, Steps: 5})
+	report("other", estimators.Result{Task: estimators.Task{Rank: 2}, Steps: 5}, nil)
 	s = p.Snapshot()
 	if !reflect.DeepEqual(s.RanksDone, []int{1}) || s.TasksDone != s.Tasks/2 || s.ETA <= 0 {
 		t.Errorf("after rank 1: %+v", s)
