@@ -28,19 +28,38 @@ import (
 // STI the temperature index and the chain, for Chib and AIS Index is 0 and Replica the replica.
 // Every random stream of a task derives from the seed and the task alone, so a retried task
 // reproduces its result bit for bit, whatever worker runs it.
+//
+// A staged estimator (see Staged) has two kinds of tasks: the first-stage tasks Tasks lists
+// (Stage 0), and the follow-on tasks (Stage 1) each first-stage task starts when it runs
+// (Expander), which carry what they start from in Payload. Every field is exported because
+// Beam encodes only exported fields.
 type Task struct {
 	Rank, Index, Replica int
+	// Stage is 0 for the tasks Estimator.Tasks lists, 1 for follow-on tasks.
+	Stage int
+	// Chain numbers a follow-on task among those of its (Rank, Index, Replica); 0 for
+	// first-stage tasks.
+	Chain int
+	// Payload is the follow-on task's starting point as its first-stage task encoded it (a
+	// few bytes to a few hundred KB); empty for first-stage tasks. The Beam layer drops it from
+	// the task of a Result before the results combine, so Combine must not need it.
+	Payload []byte
 }
 
-// Less orders tasks by rank, index and replica.
+// Less orders tasks by rank, stage, index, replica and chain; the payload plays no part, so
+// two tasks neither of which is less than the other are the same task.
 func (t Task) Less(u Task) bool {
-	if t.Rank != u.Rank {
+	switch {
+	case t.Rank != u.Rank:
 		return t.Rank < u.Rank
-	}
-	if t.Index != u.Index {
+	case t.Stage != u.Stage:
+		return t.Stage < u.Stage
+	case t.Index != u.Index:
 		return t.Index < u.Index
+	case t.Replica != u.Replica:
+		return t.Replica < u.Replica
 	}
-	return t.Replica < u.Replica
+	return t.Chain < u.Chain
 }
 
 // Result is what one task reports: the accounting every estimator shares, which the Beam layer
@@ -67,7 +86,8 @@ type Estimator interface {
 	// only, by every task it runs.
 	Prepare(data *tensor.Sparse) (Problem, error)
 	// Combine reduces the results of every task of a rank, ordered by Task.Less and each task
-	// once, into the rank's evidence.
+	// once, into the rank's evidence; for a staged estimator, the first-stage results and then
+	// the follow-on ones.
 	Combine(rank int, results []Result) (evidence.RankEvidence, error)
 }
 
@@ -76,9 +96,36 @@ type Problem interface {
 	Run(ctx context.Context, t Task) (Result, error)
 }
 
+// Staged is an Estimator that may run in two stages, which the Beam layer must know while it
+// builds the graph, before any data. When Staged reports true, Prepare returns an Expander: the
+// first-stage tasks (Tasks) run through Expand, their follow-on tasks through Run, and Combine
+// gets the results of both stages of a rank. It is a method, not just a type, so that one
+// estimator type can be staged or not according to its configuration.
+type Staged interface {
+	Estimator
+	Staged() bool
+}
+
+// IsStaged reports whether e runs in two stages (see Staged).
+func IsStaged(e Estimator) bool {
+	s, ok := e.(Staged)
+	return ok && s.Staged()
+}
+
+// Expander is the Problem of a staged estimator. Expand runs a first-stage task and returns its
+// own result and its follow-on tasks, each with Stage 1, the rank of t and its Payload set;
+// Run runs the follow-on tasks. Like Run, Expand depends on t alone, so a retried first stage
+// returns the same result and the same follow-on tasks, payloads included, bit for bit.
+type Expander interface {
+	Problem
+	Expand(ctx context.Context, t Task) (Result, []Task, error)
+}
+
 // Resumable is a Problem whose tasks can resume from the states a previous run saved in
 // startDir and save their final states in stateDir (either may be empty), as stirank reanalyze
-// does with STI chains.
+// does with STI chains. For a staged estimator the Beam layer runs the follow-on tasks through
+// the resumed problem, and the first-stage tasks through it too when it is an Expander; when it
+// is not, the first stage runs through the problem itself and neither resumes nor saves.
 type Resumable interface {
 	Problem
 	Resume(startDir, stateDir string) Problem

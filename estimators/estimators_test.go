@@ -104,7 +104,53 @@ func TestSTIResume(t *testing.T) {
 		t.Fatal(err)
 	}
 	sum, err := Unpack[evidence.ChainSummary](warm.Summary)
-	if err != nil || !sum.Warm || warm.Task != task {
+	if err != nil || !sum.Warm || !reflect.DeepEqual(warm.Task, task) {
 		t.Errorf("resumed chain %+v (%v)", sum, err)
+	}
+}
+
+// Less orders by rank, stage, index, replica and chain, each field deciding only when those
+// before it tie, and ignores the payload.
+func TestTaskLess(t *testing.T) {
+	ordered := []Task{
+		{Rank: 1, Stage: 1, Index: 9, Replica: 9, Chain: 9},
+		{Rank: 2, Index: 0, Replica: 5, Chain: 0},
+		{Rank: 2, Index: 1, Replica: 0},
+		{Rank: 2, Index: 1, Replica: 1},
+		{Rank: 2, Stage: 1, Index: 0, Replica: 7, Chain: 3},
+		{Rank: 2, Stage: 1, Index: 1, Replica: 0, Chain: 5},
+		{Rank: 2, Stage: 1, Index: 1, Replica: 1, Chain: 0},
+		{Rank: 2, Stage: 1, Index: 1, Replica: 1, Chain: 1},
+	}
+	for i, a := range ordered {
+		for j, b := range ordered {
+			if got := a.Less(b); got != (i < j) {
+				t.Errorf("%+v.Less(%+v) = %v", a, b, got)
+			}
+		}
+	}
+	a := Task{Rank: 1, Stage: 1, Payload: []byte{1}}
+	b := Task{Rank: 1, Stage: 1, Payload: []byte{0, 2}}
+	if a.Less(b) || b.Less(a) {
+		t.Error("the payload orders tasks")
+	}
+}
+
+// stagedSTI is STI claiming to be staged, or not, as on says.
+type stagedSTI struct {
+	STI
+	on bool
+}
+
+func (e stagedSTI) Staged() bool { return e.on }
+
+func TestIsStaged(t *testing.T) {
+	for _, c := range []struct {
+		e    Estimator
+		want bool
+	}{{STI{}, false}, {Chib{}, false}, {AIS{}, false}, {stagedSTI{on: false}, false}, {stagedSTI{on: true}, true}} {
+		if got := IsStaged(c.e); got != c.want {
+			t.Errorf("IsStaged(%T %+v) = %v", c.e, c.e, got)
+		}
 	}
 }

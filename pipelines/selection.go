@@ -3,7 +3,8 @@
 // AIS) and writes evidence.json and evidence.csv: it fans out one element per task of the
 // estimator (for STI a (rank, temperature, chain), for the baselines a (rank, replica)),
 // reshuffles them so the runner can spread them, runs each task on the workers
-// (transforms.RunFn), combines the tasks of each rank into its evidence
+// (transforms.RunFn; for a staged estimator the first-stage tasks start follow-on tasks, which
+// run in turn: see transforms.Estimate), combines the tasks of each rank into its evidence
 // (transforms.RankEvidenceFn), and gathers the ranks into the result. This package only builds
 // graphs; the numbers come from the Beam-free packages behind the estimators.
 package pipelines
@@ -84,11 +85,9 @@ func Evidence(s beam.Scope, o Options) beam.PCollection {
 	if err != nil {
 		panic(fmt.Sprintf("pipelines: invalid options: %v", err))
 	}
-	tasks := transforms.FanOut(s, e, o.Ranks)
-	results := transforms.Run(s, &transforms.RunFn{
+	return transforms.Estimate(s, e, o.Ranks, &transforms.RunFn{
 		Work: o.Work, RunID: o.RunID, Workers: o.Workers, StartDir: o.StartDir, StateDir: o.StateDir,
-	}, tasks)
-	return transforms.CombinePerRank(s, o.Work, results)
+	})
 }
 
 // RankSelection adds the whole rank selection to the pipeline: the estimation, then a last step that

@@ -60,7 +60,8 @@ func (f *RankEvidenceFn) ExtractOutput(a results) (evidence.RankEvidence, error)
 		if r.Task.Rank != rank {
 			return evidence.RankEvidence{}, fmt.Errorf("results of ranks %d and %d mixed", rank, r.Task.Rank)
 		}
-		if i > 0 && r.Task == rs[i-1].Task {
+		// Sorted, a task that does not follow the one before is the same task.
+		if i > 0 && !rs[i-1].Task.Less(r.Task) {
 			return evidence.RankEvidence{}, fmt.Errorf("rank %d: task %+v reported twice", rank, r.Task)
 		}
 	}

@@ -15,6 +15,7 @@ import (
 type Progress struct {
 	mu    sync.Mutex
 	start time.Time
+	steps func(estimators.Task) int
 	ranks map[int]*rankProgress
 }
 
@@ -57,16 +58,16 @@ func taskWork(rank int, steps int64) float64 { return float64(steps) * float64(1
 
 // Track registers a progress tracker for the estimator's tasks of ranks under runID; tasks that
 // run in this process with that run ID report to it. steps is the number of steps a task is
-// expected to report. Call Untrack when the job ends.
+// expected to report. A staged estimator's follow-on tasks (see estimators.Staged) are unknown
+// until their first-stage tasks run: each joins the counts, with steps of its own, when its
+// first-stage task reports, so the ETA leaves out the follow-on tasks not yet started. Call
+// Untrack when the job ends.
 func Track(runID string, e estimators.Estimator, ranks []int, steps func(estimators.Task) int) *Progress {
-	p := &Progress{start: time.Now(), ranks: map[int]*rankProgress{}}
+	p := &Progress{start: time.Now(), steps: steps, ranks: map[int]*rankProgress{}}
 	for _, r := range ranks {
 		rp := &rankProgress{}
 		for _, t := range e.Tasks(r) {
-			n := int64(steps(t))
-			rp.tasks++
-			rp.steps += n
-			rp.work += taskWork(r, n)
+			rp.add(steps(t), r)
 		}
 		p.ranks[r] = rp
 	}
@@ -76,6 +77,14 @@ func Track(runID string, e estimators.Estimator, ranks []int, steps func(estimat
 	return p
 }
 
+// add counts a task of rank with steps steps.
+func (rp *rankProgress) add(steps, rank int) {
+	n := int64(steps)
+	rp.tasks++
+	rp.steps += n
+	rp.work += taskWork(rank, n)
+}
+
 // Untrack removes the tracker of runID.
 func Untrack(runID string) {
 	trackers.Lock()
@@ -83,8 +92,9 @@ func Untrack(runID string) {
 	trackers.Unlock()
 }
 
-// report records a finished task with the tracker of runID, if this process has one.
-func report(runID string, r estimators.Result) {
+// report records a finished task, and the follow-on tasks it started (of its rank), with the
+// tracker of runID, if this process has one.
+func report(runID string, r estimators.Result, next []estimators.Task) {
 	if runID == "" {
 		return
 	}
@@ -99,6 +109,9 @@ func report(runID string, r estimators.Result) {
 	rp := p.ranks[r.Task.Rank]
 	if rp == nil {
 		return
+	}
+	for _, t := range next {
+		rp.add(p.steps(t), t.Rank)
 	}
 	rp.tasksDone++
 	rp.stepsDone += int64(r.Steps)

@@ -16,6 +16,24 @@ func init() {
 	register.Emitter1[estimators.Task]()
 	register.DoFn3x1[context.Context, estimators.Task, func(int, estimators.Result), error](&RunFn{})
 	register.Emitter2[int, estimators.Result]()
+	register.DoFn4x1[context.Context, estimators.Task, func(int, estimators.Result), func(estimators.Task), error](&expandFn{})
+}
+
+// Estimate runs every task of estimator e for ranks and combines them: a PCollection<KV<int,
+// evidence.RankEvidence>>, one element per rank. e is fn.Work's estimator; fn configures the
+// workers of both stages when e is staged (see estimators.Staged): its first-stage tasks run
+// through Expand, each emitting its own result and its follow-on tasks, which are reshuffled
+// so the runner can spread them, and run like the tasks of a single-stage estimator; the
+// results of both stages then combine per rank.
+func Estimate(s beam.Scope, e estimators.Estimator, ranks []int, fn *RunFn) beam.PCollection {
+	s = s.Scope("Estimate")
+	tasks := FanOut(s, e, ranks)
+	if !estimators.IsStaged(e) {
+		return CombinePerRank(s, fn.Work, Run(s, fn, tasks))
+	}
+	first, next := Expand(s, fn, tasks)
+	results := beam.Flatten(s, first, Run(s, fn, beam.Reshuffle(s, next)))
+	return CombinePerRank(s, fn.Work, results)
 }
 
 // FanOut returns the estimator's tasks of every rank, the costliest (highest rank) first,
@@ -83,20 +101,28 @@ type RunFn struct {
 
 // Setup prepares (or finds) the worker's problem.
 func (f *RunFn) Setup(ctx context.Context) error {
-	p, err := LoadProblem(ctx, f.Work)
+	_, p, err := loadResumed(ctx, f.Work, f.StartDir, f.StateDir)
 	if err != nil {
 		return err
-	}
-	if f.StartDir != "" || f.StateDir != "" {
-		r, ok := p.(estimators.Resumable)
-		if !ok {
-			return fmt.Errorf("estimator %s does not resume from or save states", f.Work.Estimator.Name)
-		}
-		p = r.Resume(f.StartDir, f.StateDir)
 	}
 	f.problem = p
 	f.tasks.Start()
 	return nil
+}
+
+// loadResumed returns the work's prepared problem, and the problem that resumes from startDir
+// and saves into stateDir (see estimators.Resumable), which is the prepared one when both are
+// empty.
+func loadResumed(ctx context.Context, w Work, startDir, stateDir string) (prepared, resumed estimators.Problem, err error) {
+	p, err := LoadProblem(ctx, w)
+	if err != nil || (startDir == "" && stateDir == "") {
+		return p, p, err
+	}
+	r, ok := p.(estimators.Resumable)
+	if !ok {
+		return nil, nil, fmt.Errorf("estimator %s does not resume from or save states", w.Estimator.Name)
+	}
+	return p, r.Resume(startDir, stateDir), nil
 }
 
 // Teardown stops any task still running (after a failed bundle).
@@ -112,7 +138,9 @@ func (f *RunFn) ProcessElement(ctx context.Context, t estimators.Task, emit func
 		if err != nil {
 			return r, err
 		}
-		report(f.RunID, r)
+		// The payload served the run; the results that combine need not carry it.
+		r.Task.Payload = nil
+		report(f.RunID, r, nil)
 		return r, nil
 	})
 	if err != nil {
@@ -134,12 +162,129 @@ func (f *RunFn) flush(ctx context.Context, emit func(int, estimators.Result)) er
 		return err
 	}
 	for _, r := range done {
-		StepsCounter(r.Task.Rank).Inc(ctx, int64(r.Steps))
-		tasksCounter.Inc(ctx, 1)
-		if r.Divergence != "" {
-			divergedCounter.Inc(ctx, 1)
-		}
+		count(ctx, r)
 		emit(r.Task.Rank, r)
+	}
+	return nil
+}
+
+// count counts a finished task, of either stage, in Beam metrics.
+func count(ctx context.Context, r estimators.Result) {
+	StepsCounter(r.Task.Rank).Inc(ctx, int64(r.Steps))
+	tasksCounter.Inc(ctx, 1)
+	if r.Divergence != "" {
+		divergedCounter.Inc(ctx, 1)
+	}
+}
+
+// Expand runs the first-stage tasks of a staged estimator (see estimators.Expander), with the
+// workers fn configures, and returns their results keyed by rank, a PCollection<KV<int,
+// estimators.Result>>, and their follow-on tasks, a PCollection<estimators.Task>.
+func Expand(s beam.Scope, fn *RunFn, tasks beam.PCollection) (results, next beam.PCollection) {
+	s = s.Scope("Expand")
+	return beam.ParDo2(s, &expandFn{Work: fn.Work, RunID: fn.RunID, Workers: fn.Workers, StartDir: fn.StartDir, StateDir: fn.StateDir}, tasks)
+}
+
+// expandFn is RunFn's counterpart for first-stage tasks: it runs them concurrently through the
+// worker's Expander, sharing RunFn's bound on the tasks that run at once in a process, and emits
+// each one's result and its follow-on tasks as it finishes; FinishBundle waits for the rest.
+// Its fields are RunFn's. With StartDir or StateDir set it expands through the resumed problem
+// when that is an Expander, and through the prepared problem otherwise (see
+// estimators.Resumable).
+type expandFn struct {
+	Work               Work
+	RunID              string
+	Workers            int
+	StartDir, StateDir string
+
+	problem estimators.Expander
+	tasks   Concurrent[expansion]
+}
+
+// expansion is what a first-stage task gives.
+type expansion struct {
+	result estimators.Result
+	next   []estimators.Task
+}
+
+func (f *expandFn) Setup(ctx context.Context) error {
+	p, resumed, err := loadResumed(ctx, f.Work, f.StartDir, f.StateDir)
+	if err != nil {
+		return err
+	}
+	x, ok := resumed.(estimators.Expander)
+	if !ok {
+		x, ok = p.(estimators.Expander)
+	}
+	if !ok {
+		return fmt.Errorf("estimator %s is staged but its problem does not expand tasks", f.Work.Estimator.Name)
+	}
+	f.problem = x
+	f.tasks.Start()
+	return nil
+}
+
+// Teardown stops any task still running (after a failed bundle).
+func (f *expandFn) Teardown() { f.tasks.Stop() }
+
+// ProcessElement starts first-stage task t and emits what the tasks of the bundle that have
+// finished gave.
+func (f *expandFn) ProcessElement(ctx context.Context, t estimators.Task, emit func(int, estimators.Result), emitNext func(estimators.Task)) error {
+	if err := f.flush(ctx, emit, emitNext); err != nil {
+		return err
+	}
+	err := f.tasks.Go(f.Workers, func(ctx context.Context) (expansion, error) {
+		r, next, err := f.problem.Expand(ctx, t)
+		if err != nil {
+			return expansion{}, err
+		}
+		if err := checkExpansion(t, r, next); err != nil {
+			return expansion{}, err
+		}
+		report(f.RunID, r, next)
+		return expansion{r, next}, nil
+	})
+	if err != nil {
+		return err
+	}
+	return f.flush(ctx, emit, emitNext)
+}
+
+// checkExpansion fails unless first-stage task t reported as itself and started follow-on tasks
+// of its rank, which combine with it.
+func checkExpansion(t estimators.Task, r estimators.Result, next []estimators.Task) error {
+	if t.Stage != 0 {
+		return fmt.Errorf("task %+v of stage %d expanded", t, t.Stage)
+	}
+	if t.Less(r.Task) || r.Task.Less(t) {
+		return fmt.Errorf("task %+v reported as %+v", t, r.Task)
+	}
+	for _, u := range next {
+		if u.Stage != 1 || u.Rank != t.Rank {
+			return fmt.Errorf("task %+v started task rank %d, stage %d (index %d, replica %d, chain %d)", t, u.Rank, u.Stage, u.Index, u.Replica, u.Chain)
+		}
+	}
+	return nil
+}
+
+// FinishBundle waits for the bundle's tasks and emits the rest.
+func (f *expandFn) FinishBundle(ctx context.Context, emit func(int, estimators.Result), emitNext func(estimators.Task)) error {
+	f.tasks.Wait()
+	return f.flush(ctx, emit, emitNext)
+}
+
+// flush emits the finished tasks' results and follow-on tasks, and counts them in Beam metrics.
+func (f *expandFn) flush(ctx context.Context, emit func(int, estimators.Result), emitNext func(estimators.Task)) error {
+	done, err := f.tasks.Take()
+	if err != nil {
+		return err
+	}
+	for _, x := range done {
+		count(ctx, x.result)
+		emit(x.result.Task.Rank, x.result)
+		for _, u := range x.next {
+			emitNext(u)
+		}
 	}
 	return nil
 }

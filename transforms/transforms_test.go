@@ -117,9 +117,10 @@ func TestRankEvidenceFnOrder(t *testing.T) {
 func TestFanOut(t *testing.T) {
 	cfg := sti.Default("nmf")
 	cfg.Ladder, cfg.Chains = evidence.Power(3, 4), 3
-	seen := map[estimators.Task]bool{}
+	seen := map[sti.ChainID]bool{}
 	tasks := fanOutTasks(estimators.STI{Config: cfg}, []int{2, 5, 1})
-	for _, id := range tasks {
+	for _, task := range tasks {
+		id := estimators.ChainID(task)
 		if seen[id] {
 			t.Errorf("%+v twice", id)
 		}
@@ -187,9 +188,9 @@ func TestProgress(t *testing.T) {
 		t.Errorf("fresh snapshot: %+v", s)
 	}
 	for _, task := range e.Tasks(1) {
-		report("t1", estimators.Result{Task: task, Steps: steps(task)})
+		report("t1", estimators.Result{Task: task, Steps: steps(task)}, nil)
 	}
-	report("other", estimators.Result{Task: estimators.Task{Rank: 2}, Steps: 5})
+	report("other", estimators.Result{Task: estimators.Task{Rank: 2}, Steps: 5}, nil)
 	s = p.Snapshot()
 	if !reflect.DeepEqual(s.RanksDone, []int{1}) || s.TasksDone != s.Tasks/2 || s.ETA <= 0 {
 		t.Errorf("after rank 1: %+v", s)
