@@ -1,0 +1,168 @@
+// Command anneal prints, per data set and rank, the two estimates of an annealed STI run (the
+// thermodynamic integral and the SMC estimate, sti.DefaultAnnealed) and of today's default fixed
+// ladder against a reference: the exact evidence where it exists (Gaussian, Poisson rank 1) and
+// otherwise the mean of long AIS runs (package baselines, slice sampling, -ais temperatures),
+// which agree with the exact values at rank 1. It shows where either estimate breaks.
+//
+//	go run ./bench/anneal -ais 20000
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log"
+	"math"
+	"os"
+	"strings"
+
+	"github.com/stirank/stirank/baselines"
+	"github.com/stirank/stirank/estimators"
+	"github.com/stirank/stirank/evidence"
+	"github.com/stirank/stirank/io/tensorio"
+	"github.com/stirank/stirank/models"
+	"github.com/stirank/stirank/rng"
+	"github.com/stirank/stirank/sti"
+	"github.com/stirank/stirank/tensor"
+	"github.com/stirank/stirank/testdata"
+)
+
+type dataset struct {
+	name  string
+	data  *tensor.Sparse
+	spec  models.Spec
+	ranks []int
+}
+
+func main() {
+	aisK := flag.Int("ais", 20000, "temperatures of each AIS reference run")
+	aisRuns := flag.Int("ais-runs", 4, "AIS reference runs per rank")
+	only := flag.String("only", "", "run only the data sets whose name contains this")
+	flag.Parse()
+	var sets []dataset
+	gen := func(name string, shape []int, trueR int, rate float64, ranks []int) {
+		rates := []float64{rate, rate}
+		d, _, err := models.GeneratePoisson(rng.New(3, 0xda7a), shape, trueR, rates)
+		if err != nil {
+			log.Fatal(err)
+		}
+		sets = append(sets, dataset{name, d, models.PoissonSpec("nmf", rates, models.LogScale), ranks})
+	}
+	gen("nmf 30x20 rank 1, rate 0.3", []int{30, 20}, 1, 0.3, []int{1})
+	gen("nmf 30x20 rank 3, rate 0.3", []int{30, 20}, 3, 0.3, []int{1, 2, 3, 4})
+	gen("nmf 250x250 rank 2, rate 0.1 (counts in the hundreds)", []int{250, 250}, 2, 0.1, []int{1})
+	g, err := tensorio.ReadFS(testdata.FS, "gauss5000r5", tensorio.ReadOptions{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	sets = append(sets, dataset{"gauss5000r5 (embedded)", g.Tensor, models.GaussSpec(models.ICASSPGauss), []int{3, 5, 8}})
+	fmt.Printf("%-52s %4s %12s %16s %16s %16s %9s\n", "data", "R", "reference", "integral", "SMC", "fixed ladder", "steps×10³")
+	for _, s := range sets {
+		if !strings.Contains(s.name, *only) {
+			continue
+		}
+		for _, R := range s.ranks {
+			ref, how := reference(s, R, *aisK, *aisRuns)
+			an := annealed(s, R)
+			fixed := fixedLadder(s, R)
+			fmt.Printf("%-52s %4d %12.2f%s %+8.2f ± %5.2f %+8.2f ± %5.2f %+8.2f ± %5.2f %4d/%d%s\n", s.name, R, ref, how,
+				an.LogEvidence-ref, an.StdErr, an.SMC-ref, an.SMCStdErr, fixed.LogEvidence-ref, fixed.StdErr,
+				an.Steps/1000, fixed.Steps/1000, map[bool]string{true: " !"}[an.Disagree])
+		}
+	}
+}
+
+// reference is the exact log evidence when the model has one, else the log mean of AIS weights.
+func reference(s dataset, R, K, runs int) (float64, string) {
+	info, _ := models.Lookup(s.spec.Name)
+	if info.Exact != nil {
+		if v, err := info.Exact(s.data, R, s.spec.Params); err == nil {
+			return v, "e"
+		}
+	}
+	p, err := baselines.NewProblem(s.data, s.spec.Params.Nums("rates"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	cfg := baselines.DefaultAIS()
+	cfg.Temperatures = K
+	var lw []float64
+	for run := range runs {
+		r, err := p.AIS(context.Background(), R, run, cfg)
+		if err != nil {
+			log.Fatal(err)
+		}
+		lw = append(lw, r.LogWeight)
+	}
+	top := math.Inf(-1)
+	for _, v := range lw {
+		top = math.Max(top, v)
+	}
+	sum := 0.0
+	for _, v := range lw {
+		sum += math.Exp(v - top)
+	}
+	return top + math.Log(sum/float64(runs)), "a"
+}
+
+// annealed runs sti.DefaultAnnealed in process: every replica's annealing, its chains, combined.
+func annealed(s dataset, R int) evidence.RankEvidence {
+	cfg := sti.DefaultAnnealed(s.spec.Name)
+	return run(s, R, cfg)
+}
+
+// fixedLadder runs sti.Default in process.
+func fixedLadder(s dataset, R int) evidence.RankEvidence {
+	return run(s, R, sti.Default(s.spec.Name))
+}
+
+func run(s dataset, R int, cfg sti.Config) evidence.RankEvidence {
+	spec, err := estimators.NewSpec(estimators.STIName, cfg)
+	if err != nil {
+		log.Fatal(err)
+	}
+	e, err := estimators.New(s.spec, spec)
+	if err != nil {
+		log.Fatal(err)
+	}
+	p, err := e.Prepare(s.data)
+	if err != nil {
+		log.Fatal(err)
+	}
+	ctx := context.Background()
+	var results []estimators.Result
+	var next []estimators.Task
+	for _, t := range e.Tasks(R) {
+		if x, ok := p.(estimators.Expander); ok && estimators.IsStaged(e) {
+			r, more, err := x.Expand(ctx, t)
+			if err != nil {
+				log.Fatal(err)
+			}
+			results, next = append(results, r), append(next, more...)
+			continue
+		}
+		next = append(next, t)
+	}
+	for _, t := range next {
+		r, err := p.Run(ctx, t)
+		if err != nil {
+			log.Fatal(err)
+		}
+		results = append(results, r)
+	}
+	sortResults(results)
+	re, err := e.Combine(R, results)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	return re
+}
+
+func sortResults(rs []estimators.Result) {
+	for i := 1; i < len(rs); i++ {
+		for j := i; j > 0 && rs[j].Task.Less(rs[j-1].Task); j-- {
+			rs[j], rs[j-1] = rs[j-1], rs[j]
+		}
+	}
+}
