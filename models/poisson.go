@@ -345,17 +345,23 @@ func (e *poissonEval) Cells(c Cells, w float64, grad []float64) float64 {
 		for k := range order {
 			g := grad[rowOff[k] : rowOff[k]+R]
 			for r := range g {
-				prod := 1.0
-				for k2 := range order {
-					if k2 != k {
-						prod *= e.f[rowOff[k2]+r]
-					}
-				}
-				g[r] += s * prod
+				g[r] += s * e.otherModes(rowOff[:order], k, r)
 			}
 		}
 	}
 	return ll
+}
+
+// otherModes is Π_{m≠k} F_m[i_m, r] for the cell whose rows start at rowOff: the derivative of its
+// mean's component r with respect to F_k[i_k, r].
+func (e *poissonEval) otherModes(rowOff []int, k, r int) float64 {
+	prod := 1.0
+	for m, off := range rowOff {
+		if m != k {
+			prod *= e.f[off+r]
+		}
+	}
+	return prod
 }
 
 // Metric, in the log parameterisation, bounds the Gershgorin row sums of the expected Fisher
@@ -459,13 +465,7 @@ func (e *poissonEval) Conditional(k int, t float64, terms, grad []float64) float
 			continue
 		}
 		for r := range R {
-			prod := 1.0
-			for j := range order {
-				if j != k {
-					prod *= e.f[rowOff[j]+r]
-				}
-			}
-			g[r] += s * prod
+			g[r] += s * e.otherModes(rowOff, k, r)
 		}
 	}
 	return ll - dense - m.lgamma
