@@ -3,6 +3,8 @@ package baselines
 import (
 	"math"
 	"math/rand/v2"
+
+	"github.com/stirank/stirank/internal/slice"
 )
 
 // Gibbs is the Gibbs sampler of the augmented Poisson CP model (Cemgil 2009; ICASSP 2016 §4.1.2):
@@ -160,7 +162,7 @@ func (g *Gibbs) partialScaleMoves(r *rand.Rand) {
 				h := func(u float64) float64 { return alpha*u - beta*math.Exp(-u) - gam*math.Exp(u) }
 				u := 0.0
 				for range 3 {
-					u = slice1(r, h, u, w)
+					u = slice.Step(r, h, u, w)
 				}
 				if u == 0 {
 					continue
@@ -266,14 +268,8 @@ func (g *Gibbs) scaleMoves(r *rand.Rand) {
 			}
 			n1, n2 := float64(p.shape[m1]), float64(p.shape[m2])
 			l1, l2 := p.Rates[m1], p.Rates[m2]
-			w := 2 / math.Sqrt(n1+n2)
 			for k := range R {
-				a, b := l1*g.cs[m1][k], l2*g.cs[m2][k]
-				h := func(u float64) float64 { return (n1-n2)*u - a*math.Exp(u) - b*math.Exp(-u) }
-				u := 0.0
-				for range 3 {
-					u = slice1(r, h, u, w)
-				}
+				u := slice.LogScale(r, n1, n2, l1*g.cs[m1][k], l2*g.cs[m2][k])
 				if u == 0 {
 					continue
 				}
@@ -290,35 +286,6 @@ func (g *Gibbs) scaleMoves(r *rand.Rand) {
 			}
 		}
 	}
-}
-
-// slice1 is one univariate slice-sampling update (Neal 2003: stepping out by w, at most 32 steps,
-// then shrinkage) of x under the log density h.
-func slice1(r *rand.Rand, h func(float64) float64, x0, w float64) float64 {
-	y := h(x0) - r.ExpFloat64()
-	lo := x0 - w*r.Float64()
-	hi := lo + w
-	const maxSteps = 32
-	j := int(r.Float64() * maxSteps)
-	k := maxSteps - 1 - j
-	for ; j > 0 && h(lo) > y; j-- {
-		lo -= w
-	}
-	for ; k > 0 && h(hi) > y; k-- {
-		hi += w
-	}
-	for range 200 {
-		x := lo + r.Float64()*(hi-lo)
-		if h(x) > y {
-			return x
-		}
-		if x < x0 {
-			lo = x
-		} else {
-			hi = x
-		}
-	}
-	return x0
 }
 
 // LogJoint returns log p(X | θ) + log p(θ) at the current point.

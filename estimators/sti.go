@@ -66,6 +66,19 @@ func (e STI) Tasks(rank int) []Task {
 	return ts
 }
 
+// TaskSteps is the number of steps task t is expected to report, for progress estimates; warm says
+// its chain resumes from a saved state. An annealing's length is known only when it ends; it costs
+// about as much as the chains it starts, which is what the estimate assumes until then.
+func (e STI) TaskSteps(t Task, warm bool) int {
+	if a := e.Config.Annealing; a != nil {
+		if t.Stage == 0 {
+			return a.Rungs * e.Config.Steps
+		}
+		return e.Config.Steps
+	}
+	return e.Config.ChainSteps(ChainID(t), warm)
+}
+
 // ChainID is the chain of task t.
 func ChainID(t Task) sti.ChainID { return sti.ChainID{Rank: t.Rank, TIndex: t.Index, Chain: t.Replica} }
 

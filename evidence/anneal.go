@@ -124,9 +124,9 @@ func CombineAnnealed(anneals []AnnealSummary, chains []ChainSummary) (RankEviden
 	}
 	re.StdErrWithin = math.Sqrt(re.StdErrWithin) / float64(len(anneals))
 	sort.SliceStable(re.Rungs, func(a, b int) bool { return re.Rungs[a].T < re.Rungs[b].T })
-	re.LogEvidence, re.TIStdErr = meanStdErr(ti)
-	re.Trapezoid, _ = meanStdErr(trap)
-	re.SMC, re.SMCStdErr = meanStdErr(smc)
+	re.LogEvidence, re.TIStdErr = MeanStdErr(ti)
+	re.Trapezoid, _ = MeanStdErr(trap)
+	re.SMC, re.SMCStdErr = MeanStdErr(smc)
 	if math.IsNaN(re.LogEvidence) || math.IsInf(re.LogEvidence, 0) || math.IsNaN(re.SMC) || math.IsInf(re.SMC, 0) {
 		re.Diverged = append(re.Diverged, fmt.Sprintf("rank %d: the estimates overflow (integral %v, SMC %v)", re.Rank, re.LogEvidence, re.SMC))
 		re.LogEvidence, re.StdErr, re.Trapezoid, re.SMC = math.NaN(), math.NaN(), math.NaN(), math.NaN()
@@ -139,8 +139,8 @@ func CombineAnnealed(anneals []AnnealSummary, chains []ChainSummary) (RankEviden
 	return re, nil
 }
 
-// meanStdErr returns the mean of x and its standard error √(s²/n); NaN as the error of one value.
-func meanStdErr(x []float64) (float64, float64) {
+// MeanStdErr returns the mean of x and its standard error √(s²/n); NaN as the error of one value.
+func MeanStdErr(x []float64) (float64, float64) {
 	m := 0.0
 	for _, v := range x {
 		m += v

@@ -9,6 +9,7 @@ import (
 	"gonum.org/v1/gonum/stat/distuv"
 
 	"github.com/stirank/stirank/internal/quad"
+	"github.com/stirank/stirank/internal/slice"
 	"github.com/stirank/stirank/tensor"
 )
 
@@ -435,8 +436,15 @@ func (e *poissonEval) Conditional(k int, t float64, terms, grad []float64) float
 	}
 	d := m.Data
 	order := d.Order()
-	rowOff := make([]int, order)
-	a := make([]float64, R)
+	var rowBuf [tensor.MaxOrder]int
+	rowOff := rowBuf[:order]
+	var aBuf [64]float64
+	a := aBuf[:0]
+	if R <= len(aBuf) {
+		a = aBuf[:R]
+	} else {
+		a = make([]float64, R)
+	}
 	ll := 0.0
 	coordK := d.Coords[k]
 	for n, x := range d.Values {
@@ -472,12 +480,8 @@ func (e *poissonEval) Conditional(k int, t float64, terms, grad []float64) float
 }
 
 // Rescale moves each component r along the orbits F_a[:, r]·c, F_b[:, r]/c of consecutive modes
-// a, b = a+1, on which λ does not change. In δ = log c (Haar measure of the scaling group, so the
-// Jacobian c^(n_a−n_b) of the map enters) the conditional is, in both parameterisations,
-//
-//	log p(δ) = (n_a − n_b)·δ − λ_a·S_a·e^δ − λ_b·S_b·e^(−δ) + const,  S = the column's sum,
-//
-// log-concave, and one slice-sampling update (Neal 2003, stepping out and shrinkage) draws from it.
+// a, b = a+1, on which λ does not change, with an exact draw of log c from its conditional
+// (slice.LogScale, the baselines' Gibbs sampler's move).
 func (m *Poisson) Rescale(r *rand.Rand, theta []float64) {
 	R := m.R
 	for a := 0; a+1 < len(m.factors); a++ {
@@ -490,13 +494,7 @@ func (m *Poisson) Rescale(r *rand.Rand, theta []float64) {
 			for i := range fb.Rows {
 				sb += m.value(theta[fb.Offset+i*R+c])
 			}
-			na, nb := float64(fa.Rows), float64(fb.Rows)
-			la, lb := m.Rates[a]*sa, m.Rates[a+1]*sb
-			logp := func(d float64) float64 { return (na-nb)*d - la*math.Exp(d) - lb*math.Exp(-d) }
-			// The conditional's scale: 1/√(curvature at the mode of the exponential terms).
-			w := 1 / math.Sqrt(2*math.Sqrt(la*lb)+1e-300)
-			w = math.Min(math.Max(w, 1e-3), 10)
-			d := sliceStep(r, logp, 0, w)
+			d := slice.LogScale(r, float64(fa.Rows), float64(fb.Rows), m.Rates[a]*sa, m.Rates[a+1]*sb)
 			if d == 0 {
 				continue
 			}
@@ -525,34 +523,6 @@ func (m *Poisson) scale(theta []float64, i int, d float64) {
 		return
 	}
 	theta[i] *= math.Exp(d)
-}
-
-// sliceStep is one univariate slice-sampling update of x under the log density logp, with
-// stepping out by w (Neal 2003, §4): it leaves the density invariant.
-func sliceStep(r *rand.Rand, logp func(float64) float64, x, w float64) float64 {
-	y := logp(x) + math.Log(1-r.Float64()) // log of a uniform height under the density, never −Inf
-	lo := x - w*r.Float64()
-	hi := lo + w
-	for k := 0; k < 60 && logp(lo) > y; k++ {
-		lo -= w
-	}
-	for k := 0; k < 60 && logp(hi) > y; k++ {
-		hi += w
-	}
-	for {
-		x1 := lo + (hi-lo)*r.Float64()
-		if logp(x1) > y {
-			return x1
-		}
-		if x1 < x {
-			lo = x1
-		} else {
-			hi = x1
-		}
-		if hi-lo < 1e-12 {
-			return x
-		}
-	}
 }
 
 // GeneratePoisson draws factors from their Exp priors and a count tensor from the Poisson model

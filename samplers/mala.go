@@ -46,19 +46,28 @@ func (MALA) Update(_ State, in Input) {
 	}
 }
 
-// logProposal is log q(to | from) up to the constant shared by both directions.
-func logProposal(from *Point, to []float64, eps float64) float64 {
+// logProposal is log q(to | from) over coordinates [lo, hi), up to the constant shared by both
+// directions.
+func logProposal(from *Point, to []float64, lo, hi int, eps float64) float64 {
 	s := 0.0
-	for i, th := range from.Theta {
+	for i := lo; i < hi; i++ {
 		m := from.Metric[i]
-		d := to[i] - th - eps*(m*from.Grad[i]+from.Gamma[i])
+		d := to[i] - from.Theta[i] - eps*(m*from.Grad[i]+from.Gamma[i])
 		s -= d*d/(4*eps*m) + 0.5*math.Log(m)
 	}
 	return s
 }
 
-func (MALA) LogAccept(cur, prop *Point, eps float64) float64 {
-	return prop.LogPost - cur.LogPost + logProposal(prop, cur.Theta, eps) - logProposal(cur, prop.Theta, eps)
+func (k MALA) LogAccept(cur, prop *Point, eps float64) float64 {
+	return prop.LogPost - cur.LogPost + k.LogProposalRatio(cur, prop, 0, len(cur.Theta), eps)
+}
+
+// LogProposalRatio is log q(cur | prop) − log q(prop | cur) over coordinates [lo, hi): the
+// Hastings correction of a move of those coordinates alone, for a Metropolis-within-Gibbs kernel
+// whose coordinate blocks are accepted one by one (their proposals are independent given the
+// point, as Update draws them).
+func (MALA) LogProposalRatio(cur, prop *Point, lo, hi int, eps float64) float64 {
+	return logProposal(prop, cur.Theta, lo, hi, eps) - logProposal(cur, prop.Theta, lo, hi, eps)
 }
 
 func (k MALA) TargetAccept() float64 { return k.Accept }

@@ -11,20 +11,7 @@ import (
 )
 
 // testAnnealing is a small annealing configuration for the tests.
-var testAnnealing = Annealing{Particles: 64, CESS: 0.8, Resample: 0.5, Sweeps: 2, Step: 0.5, MaxStages: 1000, Rungs: 30}
-
-func meanSE(x []float64) (float64, float64) {
-	m := 0.0
-	for _, v := range x {
-		m += v
-	}
-	m /= float64(len(x))
-	s := 0.0
-	for _, v := range x {
-		s += (v - m) * (v - m)
-	}
-	return m, math.Sqrt(s / float64(len(x)-1) / float64(len(x)))
-}
+var testAnnealing = Annealing{Particles: 64, CESS: 0.8, Resample: 0.5, Sweeps: 2, Step: 0.125, MaxStages: 1000, Rungs: 30}
 
 // annealReplicas runs replicas annealing runs of rank R and returns their estimates and the last run.
 func annealReplicas(t *testing.T, p *Problem, R, replicas int, a Annealing) ([]float64, *Annealed) {
@@ -60,7 +47,7 @@ func TestAnnealGaussianExact(t *testing.T) {
 		m, _ := p.model(R)
 		exact := m.(*models.Gauss).LogEvidence()
 		est, last := annealReplicas(t, p, R, 4, a)
-		mean, se := meanSE(est)
+		mean, se := evidence.MeanStdErr(est)
 		l := last.Ladder()
 		t.Logf("R=%d: exact %.3f, annealing %+.3f ± %.3f, %d temperatures", R, exact, mean-exact, se, len(l))
 		if math.Abs(mean-exact) > 0.5 {
@@ -97,7 +84,7 @@ func TestAnnealPoissonRank1Exact(t *testing.T) {
 		a := testAnnealing
 		a.Sweeps, a.Chains = 1, 8
 		est, last := annealReplicas(t, p, 1, 4, a)
-		mean, se := meanSE(est)
+		mean, se := evidence.MeanStdErr(est)
 		t.Logf("%v: exact %.3f, annealing %+.3f ± %.3f (%d stages, %d passes)", c.shape, exact, mean-exact, se, len(last.Stages), last.Steps)
 		if math.Abs(mean-exact) > 3*se+0.3 {
 			t.Errorf("%v: annealing %.3f ± %.3f, exact %.3f", c.shape, mean, se, exact)
@@ -220,7 +207,7 @@ func TestAnnealRecoversModesInProportion(t *testing.T) {
 		}
 	}
 	frac := first / total
-	mean, se := meanSE(est)
+	mean, se := evidence.MeanStdErr(est)
 	t.Logf("mode of mass 0.25 holds %.3f of the population; log evidence %+.3f ± %.3f from exact %.3f", frac, mean-m.exact(), se, m.exact())
 	if math.Abs(frac-0.25) > 0.05 {
 		t.Errorf("the mode of mass 0.25 holds %.3f of the population", frac)

@@ -191,7 +191,7 @@ func DefaultAnnealed(model string) Config {
 	c := Default(model)
 	c.Ladder, c.Starts, c.StartSteps = nil, 0, 0
 	c.Chains, c.Steps, c.Burnin = 3, 200, 50
-	a := &Annealing{Particles: 64, CESS: 0.8, Resample: 0.5, Sweeps: 1, Chains: 8, Step: 0.5, MaxStages: 10000, Rungs: 30}
+	a := &Annealing{Particles: 64, CESS: 0.8, Resample: 0.5, Sweeps: 1, Chains: 8, Step: 0.125, MaxStages: 10000, Rungs: 30}
 	if info, _ := models.Lookup(model); !info.Factored {
 		a.Sweeps, a.Chains = 5, 0
 	}

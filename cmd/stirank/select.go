@@ -315,15 +315,7 @@ func (j *selection) run(ctx context.Context, f *selectFlags, o pipelines.Options
 		return nil, err
 	}
 	progress := transforms.Track(runID, j.est, o.Ranks, func(t estimators.Task) int {
-		if a := j.est.Config.Annealing; a != nil {
-			if t.Stage == 0 {
-				// The annealing's length is known only when it ends; it costs about as much as
-				// the chains it starts, which is what the estimate assumes until then.
-				return a.Rungs * j.est.Config.Steps
-			}
-			return j.est.Config.Steps
-		}
-		return j.est.Config.ChainSteps(estimators.ChainID(t), warm[t.Rank])
+		return j.est.TaskSteps(t, warm[t.Rank])
 	})
 	defer transforms.Untrack(runID)
 	var stopProgress func()
