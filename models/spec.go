@@ -241,6 +241,13 @@ func (s Spec) Factored() bool {
 	return err == nil && info.Factored
 }
 
+// UnstoredZero reports whether the model reads unstored cells as zeros (Info.UnstoredZero), so that
+// stored zeros can be left out.
+func (s Spec) UnstoredZero() bool {
+	info, err := Lookup(s.Name)
+	return err == nil && info.UnstoredZero
+}
+
 // Validate checks the name and that Params holds exactly the model's hyper-parameters, valid.
 func (s Spec) Validate() error { return s.validate(false) }
 

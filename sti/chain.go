@@ -72,6 +72,11 @@ func NewProblem(data *tensor.Sparse, spec models.Spec, cfg Config) (*Problem, er
 	if spec.Counts() {
 		p.size = data.Sum()
 	}
+	// A table exported with its zeros listed is the same data; its zeros only enter the dense
+	// term. (All-zero data keep their cells: the engine needs at least one.)
+	if d := data.WithoutZeros(); spec.UnstoredZero() && d.NNZ() > 0 {
+		data, p.Data = d, d
+	}
 	if cfg.Blocks > 1 {
 		if !spec.Factored() {
 			return nil, fmt.Errorf("the %s model has no factor blocks; use a subsample instead of blocks", spec.Name)

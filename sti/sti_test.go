@@ -397,3 +397,39 @@ func TestResumeOnGrownData(t *testing.T) {
 		t.Errorf("a state of larger data was accepted: %v", err)
 	}
 }
+
+// A count table that lists its zeros is the same data as one that leaves them out: the sweep must
+// give the same numbers, and its steps must not read the zeros.
+func TestStoredZerosCostNothing(t *testing.T) {
+	sparse, rates := poissonData(t, []int{12, 9}, 2, 1, 5)
+	dense, err := tensor.New(sparse.Shape, 12*9)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for i := range 12 {
+		for j := range 9 {
+			v := 0.0
+			if n < sparse.NNZ() && int(sparse.Coords[0][n]) == i && int(sparse.Coords[1][n]) == j {
+				v = sparse.Values[n]
+				n++
+			}
+			dense.Append([]int{i, j}, v)
+		}
+	}
+	if n != sparse.NNZ() || dense.NNZ() == sparse.NNZ() {
+		t.Fatalf("test data: %d of %d cells placed, %d listed", n, sparse.NNZ(), dense.NNZ())
+	}
+	spec := models.PoissonSpec("nmf", rates, models.LogScale)
+	for _, blocks := range []int{1, 3} {
+		cfg := Default("nmf")
+		cfg.Blocks = blocks
+		cfg.Ladder = evidence.Power(4, 4)
+		cfg.Steps, cfg.Burnin = 40, 10
+		want := sweep(t, sparse, spec, cfg, []int{2})[0]
+		got := sweep(t, dense, spec, cfg, []int{2})[0]
+		if got.LogEvidence != want.LogEvidence || got.CellEvals != want.CellEvals {
+			t.Errorf("B=%d: with zeros listed %v (%d cell evaluations), without %v (%d)", blocks, got.LogEvidence, got.CellEvals, want.LogEvidence, want.CellEvals)
+		}
+	}
+}

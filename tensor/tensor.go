@@ -169,6 +169,36 @@ func (t *Sparse) Sum() float64 {
 	return s
 }
 
+// WithoutZeros returns the tensor with its stored zeros left out, cells in their order; t itself
+// when it stores none. Models whose unstored cells are zeros (models.Info.UnstoredZero) see the
+// same data either way, and a stored zero costs them as much as any other cell.
+func (t *Sparse) WithoutZeros() *Sparse {
+	zeros := 0
+	for _, v := range t.Values {
+		if v == 0 {
+			zeros++
+		}
+	}
+	if zeros == 0 {
+		return t
+	}
+	n := t.NNZ() - zeros
+	s := &Sparse{Shape: append([]int(nil), t.Shape...), Coords: make([][]int32, t.Order()), Values: make([]float64, 0, n)}
+	for m := range s.Coords {
+		s.Coords[m] = make([]int32, 0, n)
+	}
+	for i, v := range t.Values {
+		if v == 0 {
+			continue
+		}
+		for m := range s.Coords {
+			s.Coords[m] = append(s.Coords[m], t.Coords[m][i])
+		}
+		s.Values = append(s.Values, v)
+	}
+	return s
+}
+
 // ErrEmpty is returned for a tensor with no stored cells where cells are needed.
 var ErrEmpty = errors.New("tensor: no stored cells")
 
