@@ -8,6 +8,7 @@ import (
 
 	"gonum.org/v1/gonum/stat/distuv"
 
+	"github.com/stirank/stirank/internal/par"
 	"github.com/stirank/stirank/internal/quad"
 	"github.com/stirank/stirank/internal/slice"
 	"github.com/stirank/stirank/tensor"
@@ -189,6 +190,7 @@ func (m *Poisson) NewEval() Eval {
 	for range order {
 		e.colsum = append(e.colsum, make([]float64, m.R))
 		e.others = append(e.others, make([]float64, m.R))
+		e.partial = append(e.partial, make([]float64, par.MaxChunks*m.R))
 	}
 	return e
 }
@@ -199,24 +201,36 @@ type poissonEval struct {
 	f      []float64   // factor values
 	colsum [][]float64 // colsum[m][r] = Σ_i F_m[i, r]
 	others [][]float64 // others[m][r] = Π_{m'≠m} colsum[m'][r]
+	// partial[m][c*R+r] is chunk c's share of colsum[m][r], added in chunk order so that the
+	// sums do not depend on the number of cores.
+	partial [][]float64
 }
 
 func (e *poissonEval) Prepare(theta []float64) {
 	e.theta = theta
-	if e.m.Param == LogScale {
-		for i, v := range theta {
-			e.f[i] = math.Exp(v)
-		}
-	} else {
-		copy(e.f, theta)
-	}
 	R := e.m.R
+	logScale := e.m.Param == LogScale
 	for k, fac := range e.m.factors {
+		part := e.partial[k]
+		par.For(fac.Rows, func(c, lo, hi int) {
+			p := part[c*R : (c+1)*R]
+			clear(p)
+			for i := fac.Offset + lo*R; i < fac.Offset+hi*R; i += R {
+				for r := range R {
+					v := theta[i+r]
+					if logScale {
+						v = math.Exp(v)
+					}
+					e.f[i+r] = v
+					p[r] += v
+				}
+			}
+		})
 		cs := e.colsum[k]
 		clear(cs)
-		rows := e.f[fac.Offset : fac.Offset+fac.Rows*R]
-		for i := 0; i < len(rows); i += R {
-			for r, v := range rows[i : i+R] {
+		chunks, _ := par.Chunks(fac.Rows)
+		for c := range chunks {
+			for r, v := range part[c*R : (c+1)*R] {
 				cs[r] += v
 			}
 		}
@@ -236,26 +250,29 @@ func (e *poissonEval) Prepare(theta []float64) {
 
 func (e *poissonEval) LogPrior(grad []float64) float64 {
 	lp := 0.0
+	logScale := e.m.Param == LogScale
 	for k, fac := range e.m.factors {
 		l := e.m.Rates[k]
 		lo, hi := fac.Offset, fac.Offset+fac.Rows*fac.Cols
 		lp += float64(hi-lo) * math.Log(l)
-		for i := lo; i < hi; i++ {
-			lp -= l * e.f[i]
-		}
-		if e.m.Param == LogScale {
-			// Jacobian of F = exp(φ): log p(φ) = log p(F) + φ.
-			for i := lo; i < hi; i++ {
-				lp += e.theta[i]
+		lp += par.Sum(hi-lo, func(_, clo, chi int) float64 {
+			s := 0.0
+			for i := lo + clo; i < lo+chi; i++ {
+				s -= l * e.f[i]
+				if !logScale {
+					if grad != nil {
+						grad[i] -= l
+					}
+					continue
+				}
+				// Jacobian of F = exp(φ): log p(φ) = log p(F) + φ.
+				s += e.theta[i]
 				if grad != nil {
 					grad[i] += 1 - l*e.f[i]
 				}
 			}
-		} else if grad != nil {
-			for i := lo; i < hi; i++ {
-				grad[i] -= l
-			}
-		}
+			return s
+		})
 	}
 	return lp
 }
@@ -268,22 +285,20 @@ func (e *poissonEval) Dense(w float64, grad []float64) float64 {
 	}
 	if grad != nil && w != 0 {
 		R := e.m.R
+		logScale := e.m.Param == LogScale
 		for k, fac := range e.m.factors {
 			oth := e.others[k]
-			lo, hi := fac.Offset, fac.Offset+fac.Rows*R
-			if e.m.Param == LogScale {
-				for i := lo; i < hi; i += R {
+			par.For(fac.Rows, func(_, lo, hi int) {
+				for i := fac.Offset + lo*R; i < fac.Offset+hi*R; i += R {
 					for r := range R {
-						grad[i+r] -= w * e.f[i+r] * oth[r]
+						if logScale {
+							grad[i+r] -= w * e.f[i+r] * oth[r]
+						} else {
+							grad[i+r] -= w * oth[r]
+						}
 					}
 				}
-			} else {
-				for i := lo; i < hi; i += R {
-					for r := range R {
-						grad[i+r] -= w * oth[r]
-					}
-				}
-			}
+			})
 		}
 	}
 	return -total - e.m.lgamma
@@ -384,14 +399,16 @@ func (e *poissonEval) Metric(t float64, g, gamma []float64) {
 	for k, fac := range e.m.factors {
 		oth := e.others[k]
 		l := e.m.Rates[k]
-		for i := fac.Offset; i < fac.Offset+fac.Rows*R; i += R {
-			for r := range R {
-				fc := e.f[i+r] * (M*t*oth[r] + l)
-				gi := 1 / (fc + 1)
-				g[i+r] = gi
-				gamma[i+r] = -gi * gi * fc
+		par.For(fac.Rows, func(_, lo, hi int) {
+			for i := fac.Offset + lo*R; i < fac.Offset+hi*R; i += R {
+				for r := range R {
+					fc := e.f[i+r] * (M*t*oth[r] + l)
+					gi := 1 / (fc + 1)
+					g[i+r] = gi
+					gamma[i+r] = -gi * gi * fc
+				}
 			}
-		}
+		})
 	}
 }
 

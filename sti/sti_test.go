@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/stirank/stirank/evidence"
+	"github.com/stirank/stirank/internal/par"
 	"github.com/stirank/stirank/models"
 	"github.com/stirank/stirank/rng"
 	"github.com/stirank/stirank/tensor"
@@ -430,6 +432,34 @@ func TestStoredZerosCostNothing(t *testing.T) {
 		got := sweep(t, dense, spec, cfg, []int{2})[0]
 		if got.LogEvidence != want.LogEvidence || got.CellEvals != want.CellEvals {
 			t.Errorf("B=%d: with zeros listed %v (%d cell evaluations), without %v (%d)", blocks, got.LogEvidence, got.CellEvals, want.LogEvidence, want.CellEvals)
+		}
+	}
+}
+
+// A model long enough for its parameter loops to be cut into chunks (more rows than par.MinChunk)
+// must give the same chain on one core as on four.
+func TestLongModelDoesNotDependOnCores(t *testing.T) {
+	d, rates := poissonData(t, []int{par.MinChunk + 500, 4}, 2, 2, 3)
+	for _, blocks := range []int{1, 2} {
+		cfg := Default("nmf")
+		cfg.Blocks = blocks
+		cfg.Ladder = evidence.Power(2, 4)
+		cfg.Steps, cfg.Burnin, cfg.Starts, cfg.StartSteps = 12, 4, 1, 3
+		p, err := NewProblem(d, models.PoissonSpec("nmf", rates, models.LogScale), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		run := func(procs int) evidence.ChainSummary {
+			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+			s, err := p.RunChain(context.Background(), ChainID{Rank: 2, TIndex: 2, Chain: 0})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return s
+		}
+		one, four := run(1), run(4)
+		if one.Mean != four.Mean || one.M2 != four.M2 || one.Mean == 0 {
+			t.Errorf("B=%d: 1 core mean %v (M2 %v), 4 cores %v (M2 %v)", blocks, one.Mean, one.M2, four.Mean, four.M2)
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"sync"
 
+	"github.com/stirank/stirank/internal/par"
 	"github.com/stirank/stirank/models"
 	"github.com/stirank/stirank/rng"
 	"github.com/stirank/stirank/samplers"
@@ -46,6 +47,8 @@ type Walker struct {
 	perm    []int32
 	sched   *rng.Stream
 	streams []*rng.Stream
+	// chunkStreams[i] are the noise streams of the chunks of unit i's long parameter ranges.
+	chunkStreams [][]*rng.Stream
 	// per-unit partial results, summed in unit order so the total does not depend on scheduling
 	partLL, partHat, partDot, partFull []float64
 	cellEvals                          int64
@@ -161,8 +164,21 @@ func newWalker(p *Problem, m models.Model, id ChainID, t float64) *Walker {
 	}
 	nu := len(w.parts[0])
 	w.streams = make([]*rng.Stream, nu)
+	w.chunkStreams = make([][]*rng.Stream, nu)
 	for i := range w.streams {
 		w.streams[i] = rng.NewStream(0)
+	}
+	for _, us := range w.parts {
+		for i, u := range us {
+			for _, r := range u.params {
+				if chunks, _ := par.Chunks(r[1] - r[0]); chunks > 1 && w.chunkStreams[i] == nil {
+					w.chunkStreams[i] = make([]*rng.Stream, par.MaxChunks)
+					for c := range w.chunkStreams[i] {
+						w.chunkStreams[i][c] = rng.NewStream(0)
+					}
+				}
+			}
+		}
 	}
 	w.partLL, w.partHat = make([]float64, nu), make([]float64, nu)
 	w.partDot, w.partFull = make([]float64, nu), make([]float64, nu)
@@ -401,9 +417,22 @@ func (w *Walker) work(i int, u unit, k int, kernel samplers.Kernel, eps float64,
 	if adapt {
 		in.MaxDrift = w.m.DriftScale()
 	}
-	for _, r := range u.params {
-		in.Lo, in.Hi = r[0], r[1]
-		kernel.Update(w.state, in)
+	for j, r := range u.params {
+		chunks, _ := par.Chunks(r[1] - r[0])
+		if chunks == 1 {
+			in.Lo, in.Hi = r[0], r[1]
+			kernel.Update(w.state, in)
+			continue
+		}
+		// A long range is cut by its length alone, each chunk with a stream of its own, so
+		// the draws do not depend on the number of cores.
+		cs := w.chunkStreams[i]
+		par.For(r[1]-r[0], func(c, lo, hi int) {
+			cs[c].Reset(w.p.Config.Seed, uint64(w.id.Rank), uint64(w.id.TIndex), uint64(w.id.Chain), streamNoise, uint64(k), uint64(i), uint64(j), uint64(c))
+			cin := in
+			cin.Lo, cin.Hi, cin.Rand = r[0]+lo, r[0]+hi, cs[c].Rand
+			kernel.Update(w.state, cin)
+		})
 	}
 }
 

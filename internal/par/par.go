@@ -1,0 +1,65 @@
+// Package par runs loops over an index range on all cores with results that do not depend on how
+// many cores there are: the range is cut into chunks by its length alone, and partial sums are
+// added in chunk order. Short ranges run inline, so small models pay nothing for it.
+package par
+
+import (
+	"runtime"
+	"sync"
+	"sync/atomic"
+)
+
+// MinChunk is the shortest chunk worth a goroutine: below it a loop over parameters costs less
+// than the hand-off.
+const MinChunk = 1 << 13
+
+// MaxChunks bounds the number of chunks, and so the partial sums a reduction keeps.
+const MaxChunks = 64
+
+// Chunks returns the number of chunks [0, n) is cut into and their length (the last may be shorter).
+func Chunks(n int) (count, size int) {
+	if n <= MinChunk {
+		return 1, n
+	}
+	count = min(MaxChunks, (n+MinChunk-1)/MinChunk)
+	size = (n + count - 1) / count
+	return (n + size - 1) / size, size
+}
+
+// For calls body(c, lo, hi) once for every chunk c = [lo, hi) of [0, n), concurrently on up to
+// GOMAXPROCS goroutines, and returns when all have returned.
+func For(n int, body func(c, lo, hi int)) {
+	count, size := Chunks(n)
+	if count == 1 {
+		body(0, 0, n)
+		return
+	}
+	workers := min(runtime.GOMAXPROCS(0), count)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	wg.Add(workers)
+	for range workers {
+		go func() {
+			defer wg.Done()
+			for {
+				c := int(next.Add(1)) - 1
+				if c >= count {
+					return
+				}
+				body(c, c*size, min(n, (c+1)*size))
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// Sum returns Σ_c body(c, lo, hi) over the chunks of [0, n), added in chunk order.
+func Sum(n int, body func(c, lo, hi int) float64) float64 {
+	var partial [MaxChunks]float64
+	For(n, func(c, lo, hi int) { partial[c] = body(c, lo, hi) })
+	s := 0.0
+	for _, v := range partial {
+		s += v
+	}
+	return s
+}
