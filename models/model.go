@@ -51,8 +51,8 @@ type Model interface {
 	// Positive reports whether the parameterisation is constrained to θ ≥ 0 (kernels then mirror).
 	Positive() bool
 	// DriftScale is the natural length of one step in the parameterisation (one e-fold for log
-	// factors), used to clip drifts during burn-in; zero when the likelihood is quadratic and
-	// long steps are safe.
+	// factors), the most a step may move one coordinate by its drift (samplers.Input.MaxDrift);
+	// zero when the likelihood is quadratic and long steps are safe.
 	DriftScale() float64
 	// SamplePrior draws θ from the prior.
 	SamplePrior(r *rand.Rand, theta []float64)

@@ -31,9 +31,12 @@ type Input struct {
 	Mirror bool
 	// Adapt is true during burn-in; kernels that adapt a preconditioner may stop when it is false.
 	Adapt bool
-	// MaxDrift, when positive, clips each coordinate's drift to [−MaxDrift, MaxDrift]: a trust
-	// region for burn-in from prior draws far from the posterior, where the local curvature of an
-	// exponential-family likelihood badly underestimates the curvature a long step runs into.
+	// MaxDrift, when positive, clips each coordinate's drift to [−MaxDrift, MaxDrift], at every
+	// step: a trust region (the coordinate-wise taming of Brosse et al. 2019) for drifts that grow
+	// like e^φ. From prior draws far from the posterior the local curvature badly underestimates
+	// the curvature a long step runs into; after burn-in a metric frozen at one point, or a part's
+	// gradient scaled by the number of parts, can kick a factor e-folds away, and the next step's
+	// exact term −t·F·Π colsum then overflows. Where drifts are small, the clip changes nothing.
 	MaxDrift float64
 	// Rand is the random source for this range; the caller derives it from (seed, rank,
 	// temperature, chain, step, range) so results do not depend on scheduling.

@@ -403,7 +403,7 @@ func (d dynamics) denseStep(st *hmcState, adapt bool, r *rand.Rand) {
 		u[j] += kick * s
 	}
 	if st.maxDrift > 0 {
-		// Clip |ε·(Lu)_i| ≤ MaxDrift by scaling u (burn-in only).
+		// Clip |ε·(Lu)_i| ≤ MaxDrift by scaling u.
 		worst := 0.0
 		for i := range n {
 			v := 0.0

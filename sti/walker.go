@@ -413,9 +413,7 @@ func (w *Walker) work(i int, u unit, k int, kernel samplers.Kernel, eps float64,
 	in := samplers.Input{
 		Theta: w.theta, Grad: w.grad, Metric: w.metric, Gamma: w.gamma,
 		Eps: eps, N: w.m.NumCells(), Mirror: w.m.Positive(), Adapt: adapt, Rand: s.Rand,
-	}
-	if adapt {
-		in.MaxDrift = w.m.DriftScale()
+		MaxDrift: w.m.DriftScale(),
 	}
 	for j, r := range u.params {
 		chunks, _ := par.Chunks(r[1] - r[0])
