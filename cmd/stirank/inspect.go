@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"math"
+	"slices"
 
 	"github.com/stirank/stirank/io/tensorio"
 )
@@ -68,6 +70,9 @@ func runInspect(ctx context.Context, args []string, stdout io.Writer) error {
 		fmt.Fprintln(w)
 	} else {
 		fmt.Fprintf(w, "blocks       none\n")
+	}
+	for _, k := range slices.Sorted(maps.Keys(m.Provenance)) {
+		fmt.Fprintf(w, "provenance   %s: %s\n", k, m.Provenance[k])
 	}
 	// By number, so that an append meanwhile does not change what is read.
 	d, err := tensorio.ReadVersion(ctx, dir, m.Version, tensorio.ReadOptions{Counts: *counts})

@@ -223,6 +223,7 @@ func nextVersion(old *Dataset, x *tensor.Sparse, found []match) (*Manifest, []se
 		Kind:          pm.Kind,
 		Cells:         pm.Cells - int64(len(found)) + int64(x.NNZ()),
 		ZerosStored:   pm.ZerosStored || hasZero(x.Values),
+		Provenance:    pm.Provenance,
 		Shards:        []Shard{},
 	}
 	var opts WriteOptions

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -538,5 +539,32 @@ func BenchmarkAppend(b *testing.B) {
 		if _, err := Append(ctx, dir, add, AppendOptions{Replace: true}); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestProvenance checks that the provenance a writer records is read back, survives an
+// append, and stays out of the manifests of datasets that have none.
+func TestProvenance(t *testing.T) {
+	ctx := context.Background()
+	want := map[string]string{"from": "wav", "window": "512"}
+	dir := newDataset(t, cube(), WriteOptions{Provenance: want})
+	if _, err := Append(ctx, dir, cells([]int{6, 5, 4}, [4]float64{5, 4, 3, 2}), AppendOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []int{1, 2} {
+		d, err := ReadVersion(ctx, dir, v, ReadOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !maps.Equal(d.Manifest.Provenance, want) {
+			t.Errorf("version %d provenance %v, want %v", v, d.Manifest.Provenance, want)
+		}
+	}
+	plain, err := os.ReadFile(filepath.Join(newDataset(t, cube(), WriteOptions{}), ManifestName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(plain, []byte("provenance")) {
+		t.Errorf("a dataset without provenance has a provenance field:\n%s", plain)
 	}
 }

@@ -45,7 +45,12 @@ type Manifest struct {
 	ZerosStored bool `json:"zeros_stored"`
 	// Blocks is the block layout, nil when the shards are not cut by block.
 	Blocks *Blocks `json:"blocks,omitempty"`
-	Shards []Shard `json:"shards"`
+	// Provenance records how the data were made when the importer knows more than the cells
+	// say, such as the window, hop and scale that turned audio into a spectrogram. stirank does
+	// not interpret it; it is carried over by Append and shown by inspect. Omitted when empty,
+	// so that manifests without it keep their checksums.
+	Provenance map[string]string `json:"provenance,omitempty"`
+	Shards     []Shard           `json:"shards"`
 }
 
 // Blocks is the layout of a dataset written by block: every mode is cut into B contiguous ranges

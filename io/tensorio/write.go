@@ -9,6 +9,7 @@ import (
 	"hash"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -43,6 +44,8 @@ type WriteOptions struct {
 	// such as the true parameters of a generated dataset: slash-separated relative names to
 	// contents. They are not part of the manifest.
 	Attachments map[string][]byte
+	// Provenance is recorded in the manifest (Manifest.Provenance).
+	Provenance map[string]string
 }
 
 // Write validates t and writes it as a dataset in dir: zstd-compressed Parquet shards under
@@ -79,6 +82,7 @@ func Write(ctx context.Context, dir string, t *tensor.Sparse, opts WriteOptions)
 		Cells:         int64(t.NNZ()),
 		ZerosStored:   hasZero(t.Values),
 		Blocks:        blocks,
+		Provenance:    maps.Clone(opts.Provenance),
 		Shards:        []Shard{},
 	}
 	if err := writeAll(ctx, s, m, segments, opts); err != nil {
