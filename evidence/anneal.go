@@ -30,7 +30,7 @@ const disagreement = 3
 // their populations into its evidence. A chain's TIndex is the index of its stage in its
 // replica's ladder and its Chain the replica. At each stage the population's mean and the
 // chain's records are pooled, weighted by their effective sample sizes, into f(t) and v(t); each
-// replica's corrected trapezoid over its own ladder is one estimate of the thermodynamic integral,
+// replica's integral by Ladder.Rule over its own ladder is one estimate of the thermodynamic integral,
 // and the replicas' mean and spread give LogEvidence and TIStdErr. The SMC estimates of the
 // replicas give SMC and SMCStdErr. The two estimates come from the same populations but fail
 // differently — a population that lags behind its temperature biases the SMC estimate low, and
@@ -114,9 +114,9 @@ func CombineAnnealed(anneals []AnnealSummary, chains []ChainSummary) (RankEviden
 		}
 		l := Ladder(a.T)
 		trap[i] = Trapezoid(l, f)
-		ti[i] = trap[i] - Correction(l, v)
+		ti[i] = Integrate(l, f, v)
 		smc[i] = a.LogZ
-		w := l.Weights()
+		w, _ := l.Rule()
 		for k, r := range pooled[i] {
 			re.StdErrWithin += w[k] * w[k] * r.StdErr * r.StdErr
 		}

@@ -44,7 +44,7 @@ type Rung struct {
 // RankEvidence is the log evidence of one rank.
 type RankEvidence struct {
 	Rank int
-	// LogEvidence is the corrected trapezoid over the ladder.
+	// LogEvidence is the integral over the ladder by Ladder.Rule.
 	LogEvidence float64
 	// StdErr is the Monte Carlo standard error. With two or more replicas per rung each rung
 	// contributes the larger of its between-replica variance (see replicaVariance) and its
@@ -122,14 +122,14 @@ func Combine(l Ladder, chains []ChainSummary) (RankEvidence, error) {
 		return re, nil
 	}
 	re.Trapezoid = Trapezoid(l, f)
-	re.LogEvidence = re.Trapezoid - Correction(l, v)
+	re.LogEvidence = Integrate(l, f, v)
 	if math.IsNaN(re.LogEvidence) || math.IsInf(re.LogEvidence, 0) {
 		// Finite records can still overflow the sums (records near 1e308).
 		re.Diverged = append(re.Diverged, fmt.Sprintf("rank %d: the estimate overflows (%v)", re.Rank, re.LogEvidence))
 		re.LogEvidence, re.StdErr, re.Trapezoid = math.NaN(), math.NaN(), math.NaN()
 		return re, nil
 	}
-	w := l.Weights()
+	w, _ := l.Rule()
 	for i, r := range re.Rungs {
 		re.StdErrWithin += w[i] * w[i] * r.StdErr * r.StdErr
 	}
@@ -150,29 +150,22 @@ func Combine(l Ladder, chains []ChainSummary) (RankEvidence, error) {
 }
 
 // replicaVariance estimates each rung's contribution to Var(log evidence) from the spread of
-// independent replicas. The corrected trapezoid is a sum over rungs of g_i = w_i f̄_i − k_i v̄_i
-// (k_i collects the Δt²/12 coefficients of v_i), the rungs are independent, and at each rung the
-// replicas are independent draws of (f, v): so Var = Σ_i s_i²/C_i with s_i² the sample variance of
-// w_i f_ic − k_i v_ic over replicas c. This is unbiased whatever the chains' autocorrelation, and
+// independent replicas. The integral is a sum over rungs of g_i = wf_i f̄_i + wv_i v̄_i (the weights
+// of Ladder.Rule), the rungs are independent, and at each rung the replicas are independent draws
+// of (f, v): so Var = Σ_i s_i²/C_i with s_i² the sample variance of wf_i f_ic + wv_i v_ic over
+// replicas c. This is unbiased whatever the chains' autocorrelation, and
 // it sees what a within-chain estimate cannot: replicas stuck in different modes or not yet burnt
 // in. It needs two replicas with records at every rung.
 func replicaVariance(l Ladder, byRung [][]ChainSummary) ([]float64, bool) {
-	w := l.Weights()
+	wf, wv := l.Rule()
 	out := make([]float64, len(l))
 	for i, cs := range byRung {
-		k := 0.0
-		if i > 0 {
-			k += (l[i] - l[i-1]) * (l[i] - l[i-1]) / 12
-		}
-		if i+1 < len(l) {
-			k -= (l[i+1] - l[i]) * (l[i+1] - l[i]) / 12
-		}
 		var g []float64
 		for _, c := range cs {
 			if c.Count < 2 {
 				continue
 			}
-			g = append(g, w[i]*c.Mean-k*c.M2/float64(c.Count-1))
+			g = append(g, wf[i]*c.Mean+wv[i]*c.M2/float64(c.Count-1))
 		}
 		if len(g) < 2 {
 			return nil, false

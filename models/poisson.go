@@ -209,28 +209,17 @@ type poissonEval struct {
 func (e *poissonEval) Prepare(theta []float64) {
 	e.theta = theta
 	R := e.m.R
-	logScale := e.m.Param == LogScale
 	for k, fac := range e.m.factors {
-		part := e.partial[k]
-		par.For(fac.Rows, func(c, lo, hi int) {
-			p := part[c*R : (c+1)*R]
-			clear(p)
-			for i := fac.Offset + lo*R; i < fac.Offset+hi*R; i += R {
-				for r := range R {
-					v := theta[i+r]
-					if logScale {
-						v = math.Exp(v)
-					}
-					e.f[i+r] = v
-					p[r] += v
-				}
-			}
-		})
+		if par.Inline(fac.Rows) {
+			e.prepareRows(k, 0, 0, fac.Rows)
+		} else {
+			par.For(fac.Rows, func(c, lo, hi int) { e.prepareRows(k, c, lo, hi) })
+		}
 		cs := e.colsum[k]
 		clear(cs)
 		chunks, _ := par.Chunks(fac.Rows)
 		for c := range chunks {
-			for r, v := range part[c*R : (c+1)*R] {
+			for r, v := range e.partial[k][c*R : (c+1)*R] {
 				cs[r] += v
 			}
 		}
@@ -248,33 +237,63 @@ func (e *poissonEval) Prepare(theta []float64) {
 	}
 }
 
+// prepareRows sets the factor values of rows [lo, hi) of factor k and their column sums, chunk c's
+// share of colsum[k].
+func (e *poissonEval) prepareRows(k, c, lo, hi int) {
+	R := e.m.R
+	off := e.m.factors[k].Offset
+	p := e.partial[k][c*R : (c+1)*R]
+	clear(p)
+	theta, f := e.theta[off+lo*R:off+hi*R], e.f[off+lo*R:off+hi*R]
+	logScale := e.m.Param == LogScale
+	for i := 0; i < len(theta); i += R {
+		for r := range R {
+			v := theta[i+r]
+			if logScale {
+				v = math.Exp(v)
+			}
+			f[i+r] = v
+			p[r] += v
+		}
+	}
+}
+
 func (e *poissonEval) LogPrior(grad []float64) float64 {
 	lp := 0.0
-	logScale := e.m.Param == LogScale
 	for k, fac := range e.m.factors {
 		l := e.m.Rates[k]
-		lo, hi := fac.Offset, fac.Offset+fac.Rows*fac.Cols
-		lp += float64(hi-lo) * math.Log(l)
-		lp += par.Sum(hi-lo, func(_, clo, chi int) float64 {
-			s := 0.0
-			for i := lo + clo; i < lo+chi; i++ {
-				s -= l * e.f[i]
-				if !logScale {
-					if grad != nil {
-						grad[i] -= l
-					}
-					continue
-				}
-				// Jacobian of F = exp(φ): log p(φ) = log p(F) + φ.
-				s += e.theta[i]
-				if grad != nil {
-					grad[i] += 1 - l*e.f[i]
-				}
-			}
-			return s
-		})
+		n := fac.Rows * fac.Cols
+		lp += float64(n) * math.Log(l)
+		if par.Inline(n) {
+			lp += e.logPriorRange(k, 0, n, grad)
+		} else {
+			lp += par.Sum(n, func(_, lo, hi int) float64 { return e.logPriorRange(k, lo, hi, grad) })
+		}
 	}
 	return lp
+}
+
+// logPriorRange is the part of log p(θ) of parameters [lo, hi) of factor k that depends on them,
+// with its gradient added to grad when grad is not nil.
+func (e *poissonEval) logPriorRange(k, lo, hi int, grad []float64) float64 {
+	l := e.m.Rates[k]
+	off := e.m.factors[k].Offset
+	s := 0.0
+	for i := off + lo; i < off+hi; i++ {
+		s -= l * e.f[i]
+		if e.m.Param != LogScale {
+			if grad != nil {
+				grad[i] -= l
+			}
+			continue
+		}
+		// Jacobian of F = exp(φ): log p(φ) = log p(F) + φ.
+		s += e.theta[i]
+		if grad != nil {
+			grad[i] += 1 - l*e.f[i]
+		}
+	}
+	return s
 }
 
 // Dense is −Σ_cells λ_cell − Σ_n log Γ(x_n+1); Σ over all cells of λ is Σ_r Π_m colsum[m][r].
@@ -284,24 +303,32 @@ func (e *poissonEval) Dense(w float64, grad []float64) float64 {
 		total += e.colsum[0][r] * e.others[0][r]
 	}
 	if grad != nil && w != 0 {
-		R := e.m.R
-		logScale := e.m.Param == LogScale
 		for k, fac := range e.m.factors {
-			oth := e.others[k]
-			par.For(fac.Rows, func(_, lo, hi int) {
-				for i := fac.Offset + lo*R; i < fac.Offset+hi*R; i += R {
-					for r := range R {
-						if logScale {
-							grad[i+r] -= w * e.f[i+r] * oth[r]
-						} else {
-							grad[i+r] -= w * oth[r]
-						}
-					}
-				}
-			})
+			if par.Inline(fac.Rows) {
+				e.denseRows(k, w, grad, 0, fac.Rows)
+			} else {
+				par.For(fac.Rows, func(_, lo, hi int) { e.denseRows(k, w, grad, lo, hi) })
+			}
 		}
 	}
 	return -total - e.m.lgamma
+}
+
+// denseRows adds w times the gradient of −Σ λ with respect to rows [lo, hi) of factor k to grad.
+func (e *poissonEval) denseRows(k int, w float64, grad []float64, lo, hi int) {
+	R := e.m.R
+	oth := e.others[k]
+	off := e.m.factors[k].Offset
+	g, f := grad[off+lo*R:off+hi*R], e.f[off+lo*R:off+hi*R]
+	for i := 0; i < len(g); i += R {
+		for r := range R {
+			if e.m.Param == LogScale {
+				g[i+r] -= w * f[i+r] * oth[r]
+			} else {
+				g[i+r] -= w * oth[r]
+			}
+		}
+	}
 }
 
 // Cells returns Σ x_n log λ_n over the cells; λ_n = Σ_r a_nr with a_nr = Π_m F_m[i_m, r].
@@ -394,21 +421,31 @@ func (e *poissonEval) Metric(t float64, g, gamma []float64) {
 		}
 		return
 	}
+	for k, fac := range e.m.factors {
+		if par.Inline(fac.Rows) {
+			e.metricRows(k, t, g, gamma, 0, fac.Rows)
+		} else {
+			par.For(fac.Rows, func(_, lo, hi int) { e.metricRows(k, t, g, gamma, lo, hi) })
+		}
+	}
+}
+
+// metricRows writes the metric of rows [lo, hi) of factor k (log parameterisation).
+func (e *poissonEval) metricRows(k int, t float64, g, gamma []float64, lo, hi int) {
 	R := e.m.R
 	M := float64(len(e.m.factors))
-	for k, fac := range e.m.factors {
-		oth := e.others[k]
-		l := e.m.Rates[k]
-		par.For(fac.Rows, func(_, lo, hi int) {
-			for i := fac.Offset + lo*R; i < fac.Offset+hi*R; i += R {
-				for r := range R {
-					fc := e.f[i+r] * (M*t*oth[r] + l)
-					gi := 1 / (fc + 1)
-					g[i+r] = gi
-					gamma[i+r] = -gi * gi * fc
-				}
-			}
-		})
+	oth := e.others[k]
+	l := e.m.Rates[k]
+	off := e.m.factors[k].Offset
+	f := e.f[off+lo*R : off+hi*R]
+	g, gamma = g[off+lo*R:off+hi*R], gamma[off+lo*R:off+hi*R]
+	for i := 0; i < len(f); i += R {
+		for r := range R {
+			fc := f[i+r] * (M*t*oth[r] + l)
+			gi := 1 / (fc + 1)
+			g[i+r] = gi
+			gamma[i+r] = -gi * gi * fc
+		}
 	}
 }
 

@@ -77,7 +77,7 @@ func TestLadderBiasWithExactExpectations(t *testing.T) {
 			for i, tt := range l {
 				f[i], v[i] = m.PowerPosterior(tt)
 			}
-			return evidence.CorrectedTrapezoid(l, f, v)
+			return evidence.Integrate(l, f, v)
 		}
 		uniform := evidence.Uniform(10)
 		f := make([]float64, len(uniform))

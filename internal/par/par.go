@@ -18,13 +18,17 @@ const MaxChunks = 64
 
 // Chunks returns the number of chunks [0, n) is cut into and their length (the last may be shorter).
 func Chunks(n int) (count, size int) {
-	if n <= MinChunk {
+	if Inline(n) {
 		return 1, n
 	}
 	count = min(MaxChunks, (n+MinChunk-1)/MinChunk)
 	size = (n + count - 1) / count
 	return (n + size - 1) / size, size
 }
+
+// Inline reports whether [0, n) is one chunk. Callers run its body directly: a function literal
+// handed to For escapes to the heap, and a model calls these loops several times a step.
+func Inline(n int) bool { return n <= MinChunk }
 
 // For calls body(c, lo, hi) once for every chunk c = [lo, hi) of [0, n), concurrently on up to
 // GOMAXPROCS goroutines, and returns when all have returned.
