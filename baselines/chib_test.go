@@ -85,7 +85,7 @@ func TestRank1Oracle(t *testing.T) {
 		R     int
 	}{{[]int{20, 15}, 0.5, 2}, {[]int{100, 75}, 5, 3}} {
 		d := tiny(t, 3, tc.shape, tc.R, tc.rate)
-		want, err := models.Rank1LogEvidence(d, tc.rate, tc.rate)
+		want, err := models.Rank1LogEvidence(d, []float64{tc.rate, tc.rate})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/stirank/stirank/internal/quad"
+	"github.com/stirank/stirank/models"
 	"github.com/stirank/stirank/tensor"
 )
 
@@ -18,11 +18,8 @@ import (
 //
 //	p(X | R) = Σ_{Z: Σ_r Z_nr = x_n} Π_r p₁(Z_·r),
 //
-// and a rank-1 evidence p₁(Y) depends on Y only through Π_n 1/Y_n! and its margins: the first
-// factor integrates out in closed form and, writing the others as (total)·(simplex) with
-// Dirichlet normalisers, what is left is a 1-D integral (NMF, the same as
-// models.Rank1LogEvidence) or a 2-D one (CP; done as nested 1-D integrals of log-concave
-// integrands). The number of allocations, Π_n C(x_n + R − 1, R − 1), must not exceed maxTerms.
+// and a rank-1 evidence p₁(Y) depends on Y only through Π_n 1/Y_n! and its margins
+// (models.Rank1LogEvidenceMargins, the core of models.Rank1LogEvidence). The number of allocations, Π_n C(x_n + R − 1, R − 1), must not exceed maxTerms.
 func ExactLogEvidence(data *tensor.Sparse, R int, rates []float64, maxTerms int) (float64, error) {
 	p, err := NewProblem(data, rates)
 	if err != nil {
@@ -123,54 +120,18 @@ func (e *enumerator) rank1(margins [][]int) float64 {
 	if v, ok := e.memo[key]; ok {
 		return v
 	}
-	v := rank1Margins(margins, e.p.Rates)
+	fm := make([][]float64, len(margins))
+	for m, mm := range margins {
+		fm[m] = make([]float64, len(mm))
+		for i, x := range mm {
+			fm[m][i] = float64(x)
+		}
+	}
+	// The rates were validated by NewProblem and the margins of one allocation share their total.
+	v, err := models.Rank1LogEvidenceMargins(fm, e.p.Rates)
+	if err != nil {
+		panic("baselines: " + err.Error())
+	}
 	e.memo[key] = v
 	return v
-}
-
-// rank1Margins is log ∫ Π_m Π_i F_m[i]^{M_m[i]} e^{−Π_m Σ_i F_m[i]} Π Exp(F_m[i]; λ_m) dF for margins
-// M (all with the same total N).
-func rank1Margins(margins [][]int, rates []float64) float64 {
-	lg := func(v float64) float64 { l, _ := math.Lgamma(v); return l }
-	N := 0
-	for _, v := range margins[0] {
-		N += v
-	}
-	c := 0.0
-	for m, mm := range margins {
-		c += float64(len(mm)) * math.Log(rates[m])
-		for _, v := range mm {
-			c += lg(float64(v) + 1)
-		}
-		if m > 0 {
-			c -= lg(float64(N + len(mm)))
-		}
-	}
-	// Mode 0 integrates out: Π_i Γ(S_i + 1) / (λ_0 + P)^{S_i + 1} with P the product of the other
-	// modes' totals, whose logs u (and v) are integrated numerically.
-	rows := margins[0]
-	lam0 := rates[0]
-	tail := func(s float64) float64 {
-		es := math.Exp(s)
-		v := 0.0
-		for _, x := range rows {
-			v -= float64(x+1) * math.Log(lam0+es)
-		}
-		return v
-	}
-	a1 := float64(N + len(margins[1]))
-	if len(margins) == 2 {
-		l1 := rates[1]
-		return c + quad.LogIntegral(func(u float64) float64 { return a1*u - l1*math.Exp(u) + tail(u) })
-	}
-	// CP: with s = u + v, the integrand is exp(a1·u + a2·v − λ1 e^u − λ2 e^v + tail(u + v)).
-	a2 := float64(N + len(margins[2]))
-	l1, l2 := rates[1], rates[2]
-	outer := func(s float64) float64 {
-		inner := quad.LogIntegral(func(u float64) float64 {
-			return (a1-a2)*u - l1*math.Exp(u) - l2*math.Exp(s-u)
-		})
-		return a2*s + tail(s) + inner
-	}
-	return c + quad.LogIntegral(outer)
 }

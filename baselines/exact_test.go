@@ -41,7 +41,7 @@ func TestExactRank1MatchesModels(t *testing.T) {
 		rw, rh float64
 	}{{1, []int{4, 3}, 1, 1}, {2, []int{12, 9}, 0.5, 2}, {3, []int{30, 20}, 0.3, 0.3}} {
 		d := tiny(t, tc.seed, tc.shape, 2, 0.7)
-		want, err := models.Rank1LogEvidence(d, tc.rw, tc.rh)
+		want, err := models.Rank1LogEvidence(d, []float64{tc.rw, tc.rh})
 		if err != nil {
 			t.Fatal(err)
 		}

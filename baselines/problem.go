@@ -17,7 +17,7 @@
 // is derived from (seed, method, rank, replica), so a rerun is bit-identical. Problem.Chib,
 // Problem.AIS and CombineRank are what the chib and ais estimators (package estimators) call for
 // the Beam layer. ExactLogEvidence computes the evidence of tiny datasets exactly, by summing over
-// allocations; with models.Rank1LogEvidence it is the oracle of the tests. Nothing here imports
+// allocations; it shares its rank-1 terms with models.Rank1LogEvidence. Nothing here imports
 // Beam.
 package baselines
 

@@ -3,6 +3,8 @@ package models
 import (
 	"math"
 	"math/rand/v2"
+	"reflect"
+	"slices"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -195,7 +197,7 @@ func TestRank1LogEvidenceMatchesPriorMonteCarlo(t *testing.T) {
 	d.Append([]int{1, 0}, 2)
 	d.Append([]int{1, 1}, 1)
 	d.Append([]int{2, 1}, 3)
-	exact, err := Rank1LogEvidence(d, 0.7, 1.3)
+	exact, err := Rank1LogEvidence(d, []float64{0.7, 1.3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -219,5 +221,60 @@ func TestRank1LogEvidenceMatchesPriorMonteCarlo(t *testing.T) {
 	se := math.Sqrt((s2/n - mean*mean) / n)
 	if math.Abs(mean-1) > 4*se {
 		t.Errorf("prior Monte Carlo / exact = %.4f ± %.4f, want 1", mean, se)
+	}
+}
+
+// Heavy-tailed row activity concentrates the counts on a few rows; without it (row-shape 0) the
+// generator draws exactly what GeneratePoisson draws.
+func TestGeneratePoissonRowActivity(t *testing.T) {
+	shape, rates := []int{3000, 2000}, []float64{13, 13}
+	plain, plainF, err := GeneratePoisson(rng.New(5), shape, 3, rates)
+	if err != nil {
+		t.Fatal(err)
+	}
+	off, offF, offS, err := GeneratePoissonActive(rng.New(5), shape, 3, rates, 0)
+	if err != nil || offS != nil {
+		t.Fatalf("row-shape 0: activities %v, %v", offS, err)
+	}
+	if !reflect.DeepEqual(off, plain) || !reflect.DeepEqual(offF, plainF) {
+		t.Error("row-shape 0 does not reproduce GeneratePoisson")
+	}
+	heavy, heavyF, act, err := GeneratePoissonActive(rng.New(5), shape, 3, rates, 0.3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(act) != 2 || len(act[0]) != 3000 || len(act[1]) != 2000 || len(heavyF[0]) != 3000*3 {
+		t.Fatalf("activities of %d modes", len(act))
+	}
+	// Activities have mean 1: over 3000 rows the standard error is √(1/(0.3·3000)) ≈ 0.033.
+	mean := 0.0
+	for _, s := range act[0] {
+		mean += s / 3000
+	}
+	if math.Abs(mean-1) > 0.15 {
+		t.Errorf("activities have mean %.3f, want 1", mean)
+	}
+	// topShare is the share of the counts in the busiest 1% of the rows of mode 0.
+	topShare := func(d *tensor.Sparse) float64 {
+		rows := make([]float64, d.Shape[0])
+		for n, x := range d.Values {
+			rows[d.Coords[0][n]] += x
+		}
+		slices.Sort(rows)
+		top := 0.0
+		for _, x := range rows[len(rows)-len(rows)/100:] {
+			top += x
+		}
+		return top / d.Sum()
+	}
+	p, h := topShare(plain), topShare(heavy)
+	t.Logf("top 1%% of rows hold %.3f of %v counts without activities, %.3f of %v with row-shape 0.3", p, plain.Sum(), h, heavy.Sum())
+	if h < 3*p || h < 0.1 {
+		t.Errorf("top 1%% of rows hold %.3f with row-shape 0.3, %.3f without", h, p)
+	}
+	for _, k := range []float64{-0.5, math.NaN(), math.Inf(1)} {
+		if _, _, _, err := GeneratePoissonActive(rng.New(5), shape, 3, rates, k); err == nil {
+			t.Errorf("row-shape %v accepted", k)
+		}
 	}
 }

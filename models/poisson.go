@@ -9,7 +9,6 @@ import (
 	"gonum.org/v1/gonum/stat/distuv"
 
 	"github.com/stirank/stirank/internal/par"
-	"github.com/stirank/stirank/internal/quad"
 	"github.com/stirank/stirank/internal/slice"
 	"github.com/stirank/stirank/tensor"
 )
@@ -74,7 +73,11 @@ func poissonInfo(name string, order int, summary string) Info {
 			return NewPoisson(name, data, R, p.Nums("rates"), param)
 		},
 		// Generated data have unit-scale factors unless told otherwise.
-		Generate:        &Generator{Hypers: []Hyper{ratesHyper(1, "rate of the exponential prior of every factor")}, Draw: drawPoisson},
+		Generate: &Generator{Hypers: []Hyper{
+			ratesHyper(1, "rate of the exponential prior of every factor"),
+			{Name: "row-shape", Kind: Real, NonNegative: true, Default: Num(0),
+				Help: "heavy-tailed row activity: every row of every factor is scaled by its own s ~ Gamma(shape k, rate k), mean 1; with k of 0.2–0.5 the busiest 10% of rows hold 50–70% of the counts (about 20% without), as in wall-post or user-item data (0: off)"},
+		}, Draw: drawPoisson},
 		ExpPoissonRates: func(p Params) []float64 { return p.Nums("rates") },
 	}
 }
@@ -89,18 +92,26 @@ func PoissonSpec(name string, rates []float64, param Param) Spec {
 type PoissonTruth struct {
 	Truth
 	Rates []float64 `json:"rates"`
-	// Factors[m][i][r] is entry (i, r) of the factor of mode m.
+	// RowShape is the shape k of the rows' Gamma(k, k) activities (0, not written: none).
+	RowShape float64 `json:"row_shape,omitempty"`
+	// Activities[m][i] is the activity row i of mode m's factor was scaled by (with RowShape).
+	Activities [][]float64 `json:"activities,omitempty"`
+	// Factors[m][i][r] is entry (i, r) of the factor of mode m, its activity included.
 	Factors [][][]float64 `json:"factors"`
 }
 
 // drawPoisson is the Poisson models' Generator.Draw.
 func drawPoisson(r *rand.Rand, t Truth, p Params) (*tensor.Sparse, any, error) {
 	rates := p.Nums("rates")
-	data, factors, err := GeneratePoisson(r, t.Shape, t.Rank, rates)
+	rowShape := 0.0
+	if v, ok := p["row-shape"]; ok {
+		rowShape = v.Nums[0]
+	}
+	data, factors, activities, err := GeneratePoissonActive(r, t.Shape, t.Rank, rates, rowShape)
 	if err != nil {
 		return nil, nil, err
 	}
-	truth := PoissonTruth{Truth: t, Rates: rates, Factors: make([][][]float64, len(factors))}
+	truth := PoissonTruth{Truth: t, Rates: rates, RowShape: rowShape, Activities: activities, Factors: make([][][]float64, len(factors))}
 	for m, f := range factors {
 		for i := range t.Shape[m] {
 			truth.Factors[m] = append(truth.Factors[m], f[i*t.Rank:(i+1)*t.Rank])
@@ -585,16 +596,47 @@ func (m *Poisson) scale(theta []float64, i int, d float64) {
 // F_m[·, r] — the superposition and thinning of Poisson processes. Cost is proportional to the
 // total count, so very large sparse shapes are cheap. Cells come out in row-major order.
 func GeneratePoisson(r *rand.Rand, shape []int, R int, rates []float64) (*tensor.Sparse, [][]float64, error) {
+	data, factors, _, err := GeneratePoissonActive(r, shape, R, rates, 0)
+	return data, factors, err
+}
+
+// GeneratePoissonActive is GeneratePoisson with heavy-tailed row activity: with rowShape k > 0
+// every row i of every factor is multiplied by its own activity s_i ~ Gamma(shape k, rate k)
+// (mean 1, variance 1/k), so with small k a few rows carry most of the counts, like the users of
+// real wall-post or user-item tensors (k = 0.3 on a 3000×2000 rank-3 matrix: the busiest 1% of
+// rows hold 16% of the counts and the busiest 10% hold 60%, against 3% and 23% without). The
+// factors returned include the activities, which are returned too (activities[m][i]). The
+// expected total count is unchanged, and so is the cost, proportional to it. With k = 0 it draws
+// nothing more: the data and factors are GeneratePoisson's, bit for bit, and activities is nil.
+func GeneratePoissonActive(r *rand.Rand, shape []int, R int, rates []float64, rowShape float64) (*tensor.Sparse, [][]float64, [][]float64, error) {
 	order := len(shape)
 	if order < 2 || order > 3 || len(rates) != order {
-		return nil, nil, fmt.Errorf("poisson: need order 2 or 3 and one rate per mode, got shape %v and rates %v", shape, rates)
+		return nil, nil, nil, fmt.Errorf("poisson: need order 2 or 3 and one rate per mode, got shape %v and rates %v", shape, rates)
+	}
+	if !(rowShape >= 0) || math.IsInf(rowShape, 0) {
+		return nil, nil, nil, fmt.Errorf("poisson: row-shape %v must be finite and not negative", rowShape)
 	}
 	factors := make([][]float64, order)
+	var activities [][]float64
+	if rowShape > 0 {
+		activities = make([][]float64, order)
+	}
 	cum := make([][][]float64, order) // cum[m][r] is the running sum of F_m[·, r]
 	for m, n := range shape {
 		factors[m] = make([]float64, n*R)
 		for i := range factors[m] {
 			factors[m][i] = r.ExpFloat64() / rates[m]
+		}
+		if rowShape > 0 {
+			activity := distuv.Gamma{Alpha: rowShape, Beta: rowShape, Src: r}
+			activities[m] = make([]float64, n)
+			for i := range n {
+				s := activity.Rand()
+				activities[m][i] = s
+				for c := range R {
+					factors[m][i*R+c] *= s
+				}
+			}
 		}
 		cum[m] = make([][]float64, R)
 		for c := range R {
@@ -636,7 +678,7 @@ func GeneratePoisson(r *rand.Rand, shape []int, R int, rates []float64) (*tensor
 	slices.Sort(keys)
 	t, err := tensor.New(shape, len(keys))
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	idx := make([]int, order)
 	for _, k := range keys {
@@ -647,44 +689,5 @@ func GeneratePoisson(r *rand.Rand, shape []int, R int, rates []float64) (*tensor
 		}
 		t.Append(idx, counts[k])
 	}
-	return t, factors, nil
-}
-
-// Rank1LogEvidence returns the exact log p(X | R = 1) of Poisson NMF. With λ_ij = w_i h_j the w_i
-// integrate out in closed form, Gamma(S_i + 1)/(λw + H)^{S_i+1} with S_i the row sums and H = Σ_j h_j;
-// writing h = H·p with p on the simplex, the p-integral is a Dirichlet normaliser, and what is left
-// is a one-dimensional integral over H, done by quad.LogIntegral in log H.
-// It is the oracle for the rank-1 estimates (the rank whose chains the papers' recipe loses).
-func Rank1LogEvidence(data *tensor.Sparse, rateW, rateH float64) (float64, error) {
-	if data.Order() != 2 {
-		return 0, fmt.Errorf("rank-1 evidence needs a matrix, got order %d", data.Order())
-	}
-	I, J := data.Shape[0], data.Shape[1]
-	rows := make([]float64, I)
-	cols := make([]float64, J)
-	total, lfact := 0.0, 0.0
-	for n, x := range data.Values {
-		rows[data.Coords[0][n]] += x
-		cols[data.Coords[1][n]] += x
-		total += x
-		lg, _ := math.Lgamma(x + 1)
-		lfact += lg
-	}
-	lg := func(v float64) float64 { l, _ := math.Lgamma(v); return l }
-	c := float64(J)*math.Log(rateH) + float64(I)*math.Log(rateW) - lfact - lg(total+float64(J))
-	for _, s := range cols {
-		c += lg(s + 1)
-	}
-	for _, s := range rows {
-		c += lg(s + 1)
-	}
-	logf := func(u float64) float64 {
-		v := (total+float64(J))*u - rateH*math.Exp(u)
-		for _, s := range rows {
-			v -= (s + 1) * math.Log(rateW+math.Exp(u))
-		}
-		return v
-	}
-	// The integrand in u = log H is log-concave.
-	return c + quad.LogIntegral(logf), nil
+	return t, factors, activities, nil
 }

@@ -171,9 +171,8 @@ func oracle(t *testing.T, name string, data *tensor.Sparse, R int, p Params) flo
 			t.Fatal(err)
 		}
 		return m.LogEvidence()
-	case "nmf":
-		rates := p.Nums("rates")
-		v, err := Rank1LogEvidence(data, rates[0], rates[1])
+	case "nmf", "cp":
+		v, err := Rank1LogEvidence(data, p.Nums("rates"))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -36,8 +36,8 @@ type Hyper struct {
 	// Default is the value when none is given; a PerMode default of one number applies to
 	// every mode.
 	Default Value
-	// Positive requires numbers > 0; numbers are always finite.
-	Positive bool
+	// Positive requires numbers > 0, NonNegative numbers ≥ 0; numbers are always finite.
+	Positive, NonNegative bool
 	// Choices are the words a Choice takes.
 	Choices []string
 	// Each, for PerMode, names the flag that gives every mode the same number (--rate beside
@@ -97,6 +97,9 @@ func (h Hyper) Validate(v Value, order int) error {
 		}
 		if h.Positive && !(x > 0) {
 			return fmt.Errorf("%s %v must be positive and finite", h.label(), x)
+		}
+		if h.NonNegative && x < 0 {
+			return fmt.Errorf("%s %v must not be negative", h.label(), x)
 		}
 	}
 	return nil

@@ -20,7 +20,7 @@ func TestAnnealedSelection(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	exact, err := models.Rank1LogEvidence(data, rates[0], rates[1])
+	exact, err := models.Rank1LogEvidence(data, rates)
 	if err != nil {
 		t.Fatal(err)
 	}

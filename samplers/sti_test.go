@@ -61,7 +61,7 @@ func TestSTIPoissonRank1(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	exact, err := models.Rank1LogEvidence(d, rates[0], rates[1])
+	exact, err := models.Rank1LogEvidence(d, rates)
 	if err != nil {
 		t.Fatal(err)
 	}

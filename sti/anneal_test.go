@@ -73,7 +73,7 @@ func TestAnnealPoissonRank1Exact(t *testing.T) {
 		rate  float64
 	}{{[]int{12, 9}, 2}, {[]int{30, 20}, 0.3}} {
 		d, rates := poissonData(t, c.shape, 1, c.rate, 3)
-		exact, err := models.Rank1LogEvidence(d, rates[0], rates[1])
+		exact, err := models.Rank1LogEvidence(d, rates)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -221,7 +221,7 @@ func TestAnnealRecoversModesInProportion(t *testing.T) {
 // SMC estimate of rank-1 Poisson NMF both land near the exact value.
 func TestCombineAnnealedRank1(t *testing.T) {
 	d, rates := poissonData(t, []int{12, 9}, 1, 2, 3)
-	exact, err := models.Rank1LogEvidence(d, rates[0], rates[1])
+	exact, err := models.Rank1LogEvidence(d, rates)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -153,7 +153,7 @@ func TestPoissonRank1MatchesExact(t *testing.T) {
 		seed  uint64
 	}{{[]int{30, 20}, 0.3, 1}, {[]int{30, 20}, 0.7, 2}, {[]int{12, 9}, 2, 3}, {[]int{50, 8}, 0.1, 4}} {
 		d, rates := poissonData(t, c.shape, 3, c.rate, c.seed)
-		exact, err := models.Rank1LogEvidence(d, rates[0], rates[1])
+		exact, err := models.Rank1LogEvidence(d, rates)
 		if err != nil {
 			t.Fatal(err)
 		}

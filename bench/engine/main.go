@@ -137,7 +137,7 @@ func nmf(seed uint64) error {
 			return err
 		}
 		el := time.Since(start)
-		exact1, _ := models.Rank1LogEvidence(d, 5, 5)
+		exact1, _ := models.Rank1LogEvidence(d, []float64{5, 5})
 		fmt.Printf("true R=%d: %d non-zeros, total count %.0f; sweep %.1fs (%.1f× faster than the paper's 137 s)\n", trueR, d.NNZ(), d.Sum(), el.Seconds(), 137/el.Seconds())
 		best := res[0]
 		for _, r := range res {
@@ -165,7 +165,7 @@ func rank1(seed uint64) error {
 		if err != nil {
 			return err
 		}
-		exact, _ := models.Rank1LogEvidence(d, c.rate, c.rate)
+		exact, _ := models.Rank1LogEvidence(d, []float64{c.rate, c.rate})
 		cfg := sti.Default("nmf")
 		cfg.Seed = seed
 		p, err := sti.NewProblem(d, models.PoissonSpec("nmf", []float64{c.rate, c.rate}, models.LogScale), cfg)

@@ -84,7 +84,7 @@ func nmfProblems(reps int) []problem {
 		if err != nil {
 			panic(err)
 		}
-		ex, err := models.Rank1LogEvidence(d, rates[0], rates[1])
+		ex, err := models.Rank1LogEvidence(d, rates)
 		if err != nil {
 			panic(err)
 		}

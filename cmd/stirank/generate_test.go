@@ -75,10 +75,27 @@ func TestGenerate(t *testing.T) {
 		t.Errorf("truth %+v", pt)
 	}
 
+	if b, _ := os.ReadFile(filepath.Join(nmf, "truth.json")); bytes.Contains(b, []byte("row_shape")) || bytes.Contains(b, []byte("activities")) {
+		t.Errorf("truth.json without --row-shape records activities:\n%s", b)
+	}
+
 	cp := filepath.Join(dir, "cp")
 	mustExec(t, "generate", "--model", "cp", "--shape", "6,5,4", "--rank", "2", "--out", cp)
 	if d := readDataset(t, cp); !slices.Equal(d.Manifest.Shape, []int{6, 5, 4}) {
 		t.Errorf("cp shape %v", d.Manifest.Shape)
+	}
+	// --row-shape 0 is the default, bit for bit.
+	cp0 := filepath.Join(dir, "cp0")
+	mustExec(t, "generate", "--model", "cp", "--shape", "6,5,4", "--rank", "2", "--row-shape", "0", "--out", cp0)
+	if !sameCells(readDataset(t, cp0), readDataset(t, cp)) {
+		t.Error("--row-shape 0 changed the cells")
+	}
+	heavy := filepath.Join(dir, "heavy")
+	mustExec(t, "generate", "--model", "cp", "--shape", "6,5,4", "--rank", "2", "--row-shape", "0.3", "--out", heavy)
+	var ht models.PoissonTruth
+	readJSON(t, filepath.Join(heavy, "truth.json"), &ht)
+	if ht.RowShape != 0.3 || len(ht.Activities) != 3 || len(ht.Activities[2]) != 4 {
+		t.Errorf("truth with --row-shape 0.3: row_shape %v, activities %v", ht.RowShape, ht.Activities)
 	}
 
 	gauss := filepath.Join(dir, "gauss")
@@ -133,6 +150,9 @@ func TestGenerateUsage(t *testing.T) {
 		{[]string{"--model", "nmf", "--shape", "5x5", "--rank", "2", "--rate", "1", "--rates", "1,1"}, "not both"},
 		{[]string{"--model", "nmf", "--shape", "5x5", "--rank", "2", "--rates", "1,1,1"}, "want 2 comma-separated rates"},
 		{[]string{"--model", "nmf", "--shape", "5x5", "--rank", "2", "--rate", "-1"}, "rate -1 must be positive"},
+		{[]string{"--model", "cp", "--shape", "5x5x5", "--rank", "2", "--row-shape", "-0.3"}, "row-shape -0.3 must not be negative"},
+		{[]string{"--model", "nmf", "--shape", "5x5", "--rank", "2", "--row-shape", "NaN"}, "row-shape NaN is not finite"},
+		{[]string{"--model", "gauss", "--shape", "50", "--rank", "2", "--row-shape", "0.3"}, "--row-shape applies to nmf and cp"},
 		{[]string{"--model", "nmf", "--shape", "5x5", "--rank", "2", "--seed", "x"}, `invalid value "x" for flag -seed`},
 		{[]string{"--model", "nmf", "--shape", "5x5", "--rank", "2", "extra"}, `unexpected argument "extra"`},
 	}
