@@ -12,8 +12,13 @@ import (
 	"github.com/stirank/stirank/tensor"
 )
 
-// benchChain runs one chain of steps steps at t = 1 and reports steps per second.
+// benchChain runs one chain of rank 10 for 200 steps at t = 1 and reports steps per second.
 func benchChain(b *testing.B, d *tensor.Sparse, spec models.Spec, sampler string, blocks int, cv bool) {
+	benchChainAt(b, d, spec, sampler, blocks, cv, 10)
+}
+
+// benchChainAt is benchChain at rank R.
+func benchChainAt(b *testing.B, d *tensor.Sparse, spec models.Spec, sampler string, blocks int, cv bool, R int) {
 	cfg := Default(spec.Name)
 	cfg.Sampler = sampler
 	cfg.Blocks = blocks
@@ -33,7 +38,7 @@ func benchChain(b *testing.B, d *tensor.Sparse, spec models.Spec, sampler string
 	start := time.Now()
 	steps := 0
 	for i := range b.N {
-		s, err := p.RunChain(context.Background(), ChainID{Rank: 10, TIndex: 1, Chain: i})
+		s, err := p.RunChain(context.Background(), ChainID{Rank: R, TIndex: 1, Chain: i})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -43,9 +48,10 @@ func benchChain(b *testing.B, d *tensor.Sparse, spec models.Spec, sampler string
 }
 
 var (
-	nmfOnce, cpOnce sync.Once
-	nmf100x75       *tensor.Sparse
-	cp1e6           *tensor.Sparse
+	nmfOnce, cpOnce, speechOnce sync.Once
+	nmf100x75                   *tensor.Sparse
+	cp1e6                       *tensor.Sparse
+	speech                      *tensor.Sparse
 )
 
 // BenchmarkStepNMF100x75 is the ICASSP NMF workload: 100×75, λ = 5, R = 10, B = 5.
@@ -77,6 +83,47 @@ func BenchmarkStepCP1e6(b *testing.B) {
 	}{{"sgld/B=12", "sgld", false}, {"psgld/B=12", "psgld", false}, {"lmsgld/B=12/cv", "lmsgld", true}} {
 		b.Run(c.name, func(b *testing.B) { benchChain(b, cp1e6, spec, c.sampler, 12, c.cv) })
 	}
+}
+
+// BenchmarkStepNMFSpeech is the ICASSP 2016 speech workload's shape: a 257×1661 count matrix with
+// about 6·10⁴ non-zeros, R = 64, λ = 0.0004 as in the paper, all cells (B=1) and the paper's 8
+// blocks.
+func BenchmarkStepNMFSpeech(b *testing.B) {
+	// Mean total count R·(I/λ)(J/λ)·… is set by a generating rate giving ≈ 6·10⁴ non-zeros.
+	speechOnce.Do(func() { speech, _ = poissonData(b, []int{257, 1661}, 32, 4, 1) })
+	b.Logf("%d non-zeros", speech.NNZ())
+	spec := models.PoissonSpec("nmf", []float64{0.0004, 0.0004}, models.LogScale)
+	for _, c := range []struct {
+		name   string
+		blocks int
+		cv     bool
+	}{{"lmsgld/B=1", 1, false}, {"lmsgld/B=8/cv", 8, true}} {
+		b.Run(c.name, func(b *testing.B) { benchChainAt(b, speech, spec, "lmsgld", c.blocks, c.cv, 64) })
+	}
+}
+
+// BenchmarkStoredZeros is one chain on the ICASSP 100×75 data as a table that lists every cell,
+// zeros included, and as its non-zeros only: the two must run at the same speed.
+func BenchmarkStoredZeros(b *testing.B) {
+	nmfOnce.Do(func() { nmf100x75, _ = poissonData(b, []int{100, 75}, 6, 5, 1) })
+	dense, err := tensor.New(nmf100x75.Shape, 100*75)
+	if err != nil {
+		b.Fatal(err)
+	}
+	n := 0
+	for i := range 100 {
+		for j := range 75 {
+			v := 0.0
+			if n < nmf100x75.NNZ() && int(nmf100x75.Coords[0][n]) == i && int(nmf100x75.Coords[1][n]) == j {
+				v = nmf100x75.Values[n]
+				n++
+			}
+			dense.Append([]int{i, j}, v)
+		}
+	}
+	spec := models.PoissonSpec("nmf", []float64{5, 5}, models.LogScale)
+	b.Run("listed", func(b *testing.B) { benchChain(b, dense, spec, "lmsgld", 1, false) })
+	b.Run("nonzeros", func(b *testing.B) { benchChain(b, nmf100x75, spec, "lmsgld", 1, false) })
 }
 
 // BenchmarkGaussSweep is the whole ICASSP Gaussian sweep: R = 1…20 with the defaults.
