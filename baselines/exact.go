@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/stirank/stirank/internal/quad"
 	"github.com/stirank/stirank/models"
 	"github.com/stirank/stirank/tensor"
 )
@@ -71,7 +72,7 @@ func (e *enumerator) walk(n int, lf float64) {
 		for r := range e.R {
 			v += e.rank1(e.margins[r])
 		}
-		e.total = logAddExp(e.total, v)
+		e.total = quad.LogAddExp(e.total, v)
 		return
 	}
 	e.compose(n, 0, e.p.xi[n], lf)

@@ -3,6 +3,8 @@ package baselines
 import (
 	"math"
 	"math/bits"
+
+	"github.com/stirank/stirank/internal/quad"
 )
 
 // permScratch holds the buffers of logPerm for one rank.
@@ -97,22 +99,11 @@ func (ps *permScratch) logPerm(L []float64) float64 {
 		row := logA[bits.OnesCount(uint(S))*n:]
 		for j := range n {
 			if S&(1<<j) == 0 {
-				lp[S|1<<j] = logAddExp(lp[S|1<<j], v+row[j])
+				lp[S|1<<j] = quad.LogAddExp(lp[S|1<<j], v+row[j])
 			}
 		}
 	}
 	return offset + lp[full]
-}
-
-// logAddExp returns log(e^a + e^b).
-func logAddExp(a, b float64) float64 {
-	if a < b {
-		a, b = b, a
-	}
-	if math.IsInf(b, -1) {
-		return a
-	}
-	return a + math.Log1p(math.Exp(b-a))
 }
 
 // logFactorial returns log n!.
@@ -193,7 +184,7 @@ func (ps *permScratch) samplePermLog(r interface{ Float64() float64 }, L []float
 		v := math.Inf(-1)
 		for j := range n {
 			if S&(1<<j) == 0 {
-				v = logAddExp(v, row[j]+suf[S|1<<j])
+				v = quad.LogAddExp(v, row[j]+suf[S|1<<j])
 			}
 		}
 		suf[S] = v
@@ -209,7 +200,7 @@ func (ps *permScratch) samplePermLog(r interface{ Float64() float64 }, L []float
 				continue
 			}
 			pick = j
-			acc = logAddExp(acc, row[j]+suf[S|1<<j])
+			acc = quad.LogAddExp(acc, row[j]+suf[S|1<<j])
 			if lu < acc {
 				break
 			}

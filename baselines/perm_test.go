@@ -4,6 +4,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/stirank/stirank/internal/quad"
 	"github.com/stirank/stirank/rng"
 )
 
@@ -35,7 +36,7 @@ func bruteLogPerm(L []float64, n int) float64 {
 		for r, c := range p {
 			s += L[r*n+c]
 		}
-		acc = logAddExp(acc, s)
+		acc = quad.LogAddExp(acc, s)
 	})
 	return acc
 }

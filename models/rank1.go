@@ -98,7 +98,7 @@ func Rank1LogEvidenceMargins(margins [][]float64, rates []float64) (float64, err
 	rowsExp := N + float64(len(margins[0])) // Σ_i (M_0[i] + 1)
 	logL0 := math.Log(rates[0])
 	// tail is the log of the mode-0 integral, without its constants, at log P = s.
-	tail := func(s float64) float64 { return -rowsExp * logAddExp(logL0, s) }
+	tail := func(s float64) float64 { return -rowsExp * quad.LogAddExp(logL0, s) }
 	a1, l1 := N+float64(len(margins[1])), rates[1]
 	if order == 2 {
 		return c.value() + quad.LogIntegral(func(u float64) float64 { return a1*u - l1*math.Exp(u) + tail(u) }), nil
@@ -112,17 +112,6 @@ func Rank1LogEvidenceMargins(margins [][]float64, rates []float64) (float64, err
 		return a2*s + tail(s) + inner
 	}
 	return c.value() + quad.LogIntegral(outer), nil
-}
-
-// logAddExp is log(e^a + e^b) without overflow: log(λ_0 + P) for log P far beyond 709.
-func logAddExp(a, b float64) float64 {
-	if a < b {
-		a, b = b, a
-	}
-	if math.IsInf(a, -1) {
-		return a
-	}
-	return a + math.Log1p(math.Exp(b-a))
 }
 
 func lgamma(x float64) float64 { v, _ := math.Lgamma(x); return v }

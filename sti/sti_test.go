@@ -400,27 +400,39 @@ func TestResumeOnGrownData(t *testing.T) {
 	}
 }
 
-// A count table that lists its zeros is the same data as one that leaves them out: the sweep must
-// give the same numbers, and its steps must not read the zeros.
-func TestStoredZerosCostNothing(t *testing.T) {
-	sparse, rates := poissonData(t, []int{12, 9}, 2, 1, 5)
-	dense, err := tensor.New(sparse.Shape, 12*9)
+// listingZeros returns the matrix m (cells in row-major order) as a table that lists every cell,
+// zeros included, as most people export a matrix.
+func listingZeros(t testing.TB, m *tensor.Sparse) *tensor.Sparse {
+	t.Helper()
+	I, J := m.Shape[0], m.Shape[1]
+	dense, err := tensor.New(m.Shape, I*J)
 	if err != nil {
 		t.Fatal(err)
 	}
 	n := 0
-	for i := range 12 {
-		for j := range 9 {
+	for i := range I {
+		for j := range J {
 			v := 0.0
-			if n < sparse.NNZ() && int(sparse.Coords[0][n]) == i && int(sparse.Coords[1][n]) == j {
-				v = sparse.Values[n]
+			if n < m.NNZ() && int(m.Coords[0][n]) == i && int(m.Coords[1][n]) == j {
+				v = m.Values[n]
 				n++
 			}
 			dense.Append([]int{i, j}, v)
 		}
 	}
-	if n != sparse.NNZ() || dense.NNZ() == sparse.NNZ() {
-		t.Fatalf("test data: %d of %d cells placed, %d listed", n, sparse.NNZ(), dense.NNZ())
+	if n != m.NNZ() {
+		t.Fatalf("%d of %d cells placed: not in row-major order", n, m.NNZ())
+	}
+	return dense
+}
+
+// A count table that lists its zeros is the same data as one that leaves them out: the sweep must
+// give the same numbers, and its steps must not read the zeros.
+func TestStoredZerosCostNothing(t *testing.T) {
+	sparse, rates := poissonData(t, []int{12, 9}, 2, 1, 5)
+	dense := listingZeros(t, sparse)
+	if dense.NNZ() != 12*9 || dense.NNZ() == sparse.NNZ() {
+		t.Fatalf("test data: %d cells listed, %d non-zeros", dense.NNZ(), sparse.NNZ())
 	}
 	spec := models.PoissonSpec("nmf", rates, models.LogScale)
 	for _, blocks := range []int{1, 3} {

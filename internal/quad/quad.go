@@ -54,3 +54,15 @@ func LogIntegral(f func(float64) float64) float64 {
 	}
 	return fp + math.Log(s*du)
 }
+
+// LogAddExp returns log(e^a + e^b) without overflow, for the sums of terms an exact evidence adds
+// in log space.
+func LogAddExp(a, b float64) float64 {
+	if a < b {
+		a, b = b, a
+	}
+	if math.IsInf(b, -1) {
+		return a
+	}
+	return a + math.Log1p(math.Exp(b-a))
+}
