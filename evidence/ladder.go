@@ -134,9 +134,9 @@ func Trapezoid(l Ladder, f []float64) float64 {
 // is g'(u) = t·f + t²·v: where the likelihood dominates the prior, f(t) ≈ c − d/(2t) for d
 // well-determined parameters, so g is nearly linear in u and the rule nearly exact, while in t the
 // same curve needs rungs dense far beyond the ladder's near 0 (the corrected trapezoid of Friel,
-// Hurn & Wyse 2014 was 9.5 nats off where this rule is 4.9 on the 200×150 rank-1 case of
-// go run ./bench/engine -workload rank1). The rule is exact for f = a + b/t. On [0, t₁], where u has no end, it is that corrected trapezoid, the Hermite rule in t,
-// exact for cubic f.
+// Hurn & Wyse 2014 was 9.5 nats off where this rule is 4.2 on the 200×150 rank-1 case of
+// go run ./bench/engine -workload rank1). The rule is exact for f = a + b/t. On [0, t₁], where u
+// has no end, it is that corrected trapezoid, the Hermite rule in t, exact for cubic f.
 func (l Ladder) Rule() (wf, wv []float64) {
 	wf = make([]float64, len(l))
 	wv = make([]float64, len(l))

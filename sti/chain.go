@@ -74,8 +74,10 @@ func NewProblem(data *tensor.Sparse, spec models.Spec, cfg Config) (*Problem, er
 	}
 	// A table exported with its zeros listed is the same data; its zeros only enter the dense
 	// term. (All-zero data keep their cells: the engine needs at least one.)
-	if d := data.WithoutZeros(); spec.UnstoredZero() && d.NNZ() > 0 {
-		data, p.Data = d, d
+	if spec.UnstoredZero() {
+		if d := data.WithoutZeros(); d.NNZ() > 0 {
+			data, p.Data = d, d
+		}
 	}
 	if cfg.Blocks > 1 {
 		if !spec.Factored() {
