@@ -66,3 +66,23 @@ func LogAddExp(a, b float64) float64 {
 	}
 	return a + math.Log1p(math.Exp(b-a))
 }
+
+// LogSumExp returns log Σ exp(v) without overflow; −Inf for an empty or all −Inf v, +Inf or NaN
+// when v holds one.
+func LogSumExp(v []float64) float64 {
+	m := math.Inf(-1)
+	for _, a := range v {
+		if math.IsNaN(a) {
+			return a
+		}
+		m = max(m, a)
+	}
+	if math.IsInf(m, 0) {
+		return m
+	}
+	var s float64
+	for _, a := range v {
+		s += math.Exp(a - m)
+	}
+	return m + math.Log(s)
+}

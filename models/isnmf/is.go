@@ -1,0 +1,26 @@
+package isnmf
+
+import (
+	"math/rand/v2"
+
+	"github.com/stirank/stirank/samplers/smc"
+)
+
+// IS is plain importance sampling from the prior, p̂(x | W) = mean p(x | W, h_i) over
+// Particles·Stages draws h_i ~ p(h): the baseline that shows why the other methods exist. It is
+// unbiased, but the prior rarely puts mass where the posterior is, so for informative columns its
+// log estimate is far too low and its spread across replicas understates how far.
+type IS struct{ Budget }
+
+func init() { register("is", func(b Budget) Method { return IS{b} }) }
+
+func (IS) Name() string  { return "is" }
+
+// Estimate draws from the prior and weights by the likelihood: one stage from β = 0 to 1.
+func (s IS) Estimate(m *Model, x []float64, r *rand.Rand) smc.Result {
+	p := newPath(m, x, 1, func(n int, t *target) {
+		t.setPowers(float64(n))
+		copy(t.d, m.W)
+	})
+	return smc.Run(p, smc.Config{Particles: s.Particles * s.Stages}, r)
+}
