@@ -15,7 +15,7 @@ type AIS struct{ Budget }
 
 func init() { register("ais", func(b Budget) Method { return AIS{b} }) }
 
-func (AIS) Name() string  { return "ais" }
+func (AIS) Name() string { return "ais" }
 
 // Estimate runs the particles up the power path.
 func (a AIS) Estimate(m *Model, x []float64, r *rand.Rand) smc.Result {

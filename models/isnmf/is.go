@@ -14,7 +14,7 @@ type IS struct{ Budget }
 
 func init() { register("is", func(b Budget) Method { return IS{b} }) }
 
-func (IS) Name() string  { return "is" }
+func (IS) Name() string { return "is" }
 
 // Estimate draws from the prior and weights by the likelihood: one stage from β = 0 to 1.
 func (s IS) Estimate(m *Model, x []float64, r *rand.Rand) smc.Result {

@@ -90,4 +90,3 @@ func featureOrder(x []float64) []int {
 	}
 	return order
 }
-
