@@ -72,10 +72,18 @@ func WriteResult(ctx context.Context, dir string, r Result) error {
 	if err != nil {
 		return err
 	}
-	files := []struct {
-		name string
-		data []byte
-	}{{EvidenceCSV, r.CSV()}, {EvidenceJSON, js}}
+	return writeFiles(ctx, dir, []outFile{{EvidenceCSV, r.CSV()}, {EvidenceJSON, js}})
+}
+
+// outFile is one file of a result; the last of a result's files is its evidence.json.
+type outFile struct {
+	name string
+	data []byte
+}
+
+// writeFiles writes a result's files into dir as WriteResult describes.
+func writeFiles(ctx context.Context, dir string, files []outFile) error {
+	js := files[len(files)-1].data
 	if tensorio.IsURL(dir) {
 		fsys, err := filesystem.New(ctx, dir)
 		if err != nil {

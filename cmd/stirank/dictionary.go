@@ -1,0 +1,365 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/stirank/stirank/io/tensorio"
+	"github.com/stirank/stirank/models/isnmf"
+	"github.com/stirank/stirank/pipelines"
+	"github.com/stirank/stirank/runners"
+	"github.com/stirank/stirank/tensor"
+	"github.com/stirank/stirank/transforms"
+)
+
+func init() {
+	register(command{
+		name:    "dictionary",
+		summary: "score fixed dictionaries on data under Itakura–Saito NMF: log p(X | W) by AIS, SMC1 or SMC2 on Beam",
+		run:     runDictionary,
+	})
+}
+
+const dictionarySynopsis = `--data DIR (--dict [NAME=]DIR ... | --nid) [--values real|power] [--method ais|smc1|smc2|is] --out OUTDIR [flags] [Beam runner flags]`
+
+const dictionaryHelp = `Scores dictionaries W (F x K, non-negative; cells not stored are 0) on an F x N data matrix X
+under the multiplicative exponential noise model of NMF with the Itakura-Saito divergence:
+x_fn ~ N(0, sum_k w_fk h_kn) with h_kn ~ IG(a, b), for real amplitudes (--values real) or for the
+powers |x|^2 of complex values such as a power spectrogram (--values power). For every dictionary
+it estimates log p(X | W) = sum_n log p(x_n | W), each column by independent runs of annealed
+importance sampling or of the SMC samplers of Dikmen & Cemgil (SMC1: columns moved out of one
+collapsed column; SMC2: columns and features brought in one at a time), and writes OUTDIR/
+evidence.json and evidence.csv with the evidence of every dictionary and column, the posterior
+probabilities of the dictionaries and the best one. One Beam element per (dictionary, column,
+replica). --classify prints, for every column, the dictionary that explains it best.
+
+--nid searches the nonnegative interpolative decomposition (Dikmen & Cemgil section 4.2) of
+non-negative data: which columns of X, taken as the dictionary, best explain the others. The
+score of a subset r is log p(X(:, r)) + log p(X(:, not r) | W = X(:, r)) with W ~ Gamma(--w-shape,
+--w-rate); all 2^N - 1 subsets up to N = 12 columns, greedy forward selection beyond.`
+
+func runDictionary(ctx context.Context, args []string, stdout io.Writer) error {
+	runners.ResetFlags()
+	defer runners.ResetFlags()
+	var (
+		data, out, method, values string
+		dicts                     multiFlag
+		a, b, wShape, wRate       float64
+		particles, stages         int
+		replicas, workers         int
+		seed                      uint64
+		classify, nid, verbose    bool
+	)
+	fs := newFlagSet("dictionary", dictionarySynopsis)
+	fs.StringVar(&data, "data", "", "data matrix (features x columns): a dataset directory or URL")
+	fs.Var(&dicts, "dict", "a dictionary to score (features x K), as [NAME=]DIR; repeat for several")
+	fs.StringVar(&values, "values", "real", "how the data's values enter: real (amplitudes x) or power (|x|^2 of complex values)")
+	fs.StringVar(&method, "method", "ais", "estimator: "+strings.Join(isnmf.MethodNames(), ", ")+" (is: plain importance sampling from the prior, a baseline that is badly low)")
+	fs.Float64Var(&a, "a", 1, "shape of the inverse-gamma prior of every excitation h_kn")
+	fs.Float64Var(&b, "b", 1, "scale of the inverse-gamma prior of every excitation h_kn")
+	fs.IntVar(&particles, "particles", 100, "particles per run")
+	fs.IntVar(&stages, "stages", 1000, "intermediate targets per run (temperatures for ais; mask steps for smc1 and smc2)")
+	fs.IntVar(&replicas, "replicas", 4, "independent runs per (dictionary, column); the estimate is the log of their mean")
+	fs.Uint64Var(&seed, "seed", 1, "random seed; every run's stream derives from it and its (dictionary, column, replica)")
+	fs.IntVar(&workers, "workers", 0, "runs at once per worker process (default: one per core)")
+	fs.BoolVar(&classify, "classify", false, "print, for every column, the dictionary with the highest evidence")
+	fs.BoolVar(&nid, "nid", false, "search the nonnegative interpolative decomposition of the data (needs --values power; no --dict)")
+	fs.Float64Var(&wShape, "w-shape", 1, "with --nid: shape of the Gamma prior of the dictionary entries")
+	fs.Float64Var(&wRate, "w-rate", 1, "with --nid: rate of the Gamma prior of the dictionary entries")
+	fs.StringVar(&out, "out", "", "output directory for evidence.json and evidence.csv (must not exist, or be empty)")
+	fs.BoolVar(&verbose, "verbose", false, "show Beam's and prism's logs on stderr")
+	ours := flag.NewFlagSet("dictionary", flag.ContinueOnError)
+	fs.VisitAll(func(fl *flag.Flag) { ours.Var(fl.Value, fl.Name, fl.Usage) })
+	beamNames := runners.AddFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			w := os.Stderr
+			fmt.Fprintf(w, "usage: stirank dictionary %s\n\n%s\n\nflags:\n", dictionarySynopsis, dictionaryHelp)
+			ours.SetOutput(w)
+			ours.PrintDefaults()
+			fmt.Fprintf(w, "\nBeam runner flags (docs/runners.md):\n  %s\n", wrapNames(beamNames, 96))
+			return err
+		}
+		return usageError{err}
+	}
+	switch {
+	case fs.NArg() > 0:
+		return usagef("unexpected argument %q", fs.Arg(0))
+	case data == "":
+		return usagef("--data is required")
+	case out == "":
+		return usagef("--out is required")
+	case nid && len(dicts) > 0:
+		return usagef("--nid takes its dictionaries from the data's columns; give no --dict")
+	case !nid && len(dicts) == 0:
+		return usagef("give at least one --dict (or --nid)")
+	case nid && values != string(isnmf.Powers):
+		return usagef("--nid needs --values power: the selected columns are the dictionary, so the data must be non-negative powers")
+	case replicas < 1:
+		return usagef("--replicas %d must be at least 1", replicas)
+	case workers < 0:
+		return usagef("--workers %d must not be negative", workers)
+	case !(wShape > 0 && wRate > 0) || math.IsInf(wShape, 0) || math.IsInf(wRate, 0):
+		return usagef("--w-shape %v and --w-rate %v must be positive and finite", wShape, wRate)
+	}
+	if err := runners.Check(); err != nil {
+		return usageError{err}
+	}
+	if err := pipelines.CheckOutDir(ctx, out); err != nil {
+		return usageError{err}
+	}
+	if _, err := isnmf.ParseValues(values); err != nil {
+		return usageError{err}
+	}
+	if _, err := isnmf.NewMethod(method, isnmf.Budget{Particles: particles, Stages: stages}); err != nil {
+		return usageError{err}
+	}
+	src, info, m, x, err := openData(ctx, &selectFlags{data: data}, true)
+	if err != nil {
+		return err
+	}
+	if len(info.Shape) != 2 {
+		return fmt.Errorf("%s: a %d-way array; IS-NMF scores a matrix (features x columns)", data, len(info.Shape))
+	}
+	work := transforms.DictionaryWork{Data: src, Values: values, Complete: m.Kind == tensorio.Real, Method: method,
+		Particles: particles, Stages: stages, Replicas: replicas, A: a, B: b, Seed: seed}
+	cols, err := isnmf.Columns(x, isnmf.Values(values), work.Complete)
+	if err != nil {
+		return fmt.Errorf("%s: %w", data, err)
+	}
+	var meta pipelines.DictionaryMeta
+	meta.Data = info
+	if nid {
+		return runNID(ctx, stdout, work, meta, x, cols, out, workers, wShape, wRate, verbose)
+	}
+	all := make([]int, len(cols))
+	for n := range all {
+		all[n] = n
+	}
+	for _, d := range dicts {
+		name, dir, ok := strings.Cut(d, "=")
+		if !ok {
+			name, dir = filepath.Base(filepath.Clean(d)), d
+		}
+		dsrc, dinfo, _, _, err := openData(ctx, &selectFlags{data: dir}, false)
+		if err != nil {
+			return err
+		}
+		work.Dicts = append(work.Dicts, transforms.Dictionary{Name: name, Source: dsrc, Columns: all})
+		k := 0
+		if len(dinfo.Shape) == 2 {
+			k = dinfo.Shape[1]
+		}
+		meta.Dicts = append(meta.Dicts, pipelines.DictionaryInfo{Source: dinfo.Source, Checksum: dinfo.Checksum, K: k})
+	}
+	r, err := scoreDictionaries(ctx, work, meta, out, workers, verbose)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "%s on %s (%s, %s values), %d dictionaries, %d replicas of %d particles x %d stages\n",
+		method, data, formatShape(info.Shape), values, len(work.Dicts), replicas, particles, stages)
+	fmt.Fprint(stdout, r.Table())
+	if classify {
+		fmt.Fprint(stdout, r.Classify())
+	}
+	return nil
+}
+
+// multiFlag collects a repeated string flag.
+type multiFlag []string
+
+func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
+func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
+
+// scoreDictionaries checks the work on this machine — every dictionary read and checked, so bad
+// input fails before any output — then runs the pipeline and reads the result back.
+func scoreDictionaries(ctx context.Context, work transforms.DictionaryWork, meta pipelines.DictionaryMeta,
+	out string, workers int, verbose bool) (pipelines.DictionaryResult, error) {
+	if _, err := work.Load(ctx); err != nil {
+		return pipelines.DictionaryResult{}, err
+	}
+	p, err := pipelines.NewDictionary(pipelines.DictionaryOptions{Work: work, OutDir: out, Workers: workers, Meta: meta})
+	if err != nil {
+		return pipelines.DictionaryResult{}, err
+	}
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt)
+	defer stop()
+	existed := dirExists(out)
+	if _, err := runners.Run(ctx, p, runners.Logging{Verbose: verbose}); err != nil {
+		if !existed {
+			removeOutDir(out)
+		}
+		return pipelines.DictionaryResult{}, fmt.Errorf("pipeline failed: %s", pipelineError(err))
+	}
+	r, err := pipelines.ReadDictionaryResult(ctx, out)
+	if err != nil {
+		if !existed {
+			removeOutDir(out)
+		}
+		return r, fmt.Errorf("reading the results back: %w", err)
+	}
+	return r, nil
+}
+
+// nidExhaustive is the largest number of columns whose every subset the NID search scores.
+const nidExhaustive = 12
+
+// runNID scores column subsets of x as dictionaries of the other columns: every subset for up to
+// nidExhaustive columns, else greedy forward selection (add the column that raises the score
+// most, while one does), each round a pipeline of its own.
+func runNID(ctx context.Context, stdout io.Writer, work transforms.DictionaryWork, meta pipelines.DictionaryMeta,
+	x *tensor.Sparse, cols [][]float64, out string, workers int, shape, rate float64, verbose bool) error {
+	N := len(cols)
+	if N < 2 {
+		return fmt.Errorf("%s: --nid needs at least 2 columns, the data have %d", meta.Data.Source, N)
+	}
+	subsetWork := func(subsets [][]int) (transforms.DictionaryWork, pipelines.DictionaryMeta, error) {
+		w, m := work, meta
+		w.Dicts, m.Dicts = nil, nil
+		for _, r := range subsets {
+			d, info, err := nidDictionary(x, cols, r, shape, rate)
+			if err != nil {
+				return w, m, err
+			}
+			w.Dicts, m.Dicts = append(w.Dicts, d), append(m.Dicts, info)
+		}
+		return w, m, nil
+	}
+	if N <= nidExhaustive {
+		var subsets [][]int
+		for mask := 1; mask < 1<<N; mask++ {
+			var r []int
+			for n := range N {
+				if mask&(1<<n) != 0 {
+					r = append(r, n)
+				}
+			}
+			subsets = append(subsets, r)
+		}
+		w, m, err := subsetWork(subsets)
+		if err != nil {
+			return err
+		}
+		r, err := scoreDictionaries(ctx, w, m, out, workers, verbose)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "nonnegative ID of %s (%d columns): all %d subsets by %s\nbest subset: %s (log score %.2f)\n",
+			meta.Data.Source, N, len(subsets), work.Method, r.Best, bestScore(r))
+		return nil
+	}
+	var (
+		chosen []int
+		best   pipelines.DictionaryResult
+	)
+	bestSoFar := math.Inf(-1)
+	round := 0
+	for len(chosen) < N {
+		var subsets [][]int
+		for n := range N {
+			if !containsInt(chosen, n) {
+				subsets = append(subsets, append(append([]int(nil), chosen...), n))
+			}
+		}
+		w, m, err := subsetWork(subsets)
+		if err != nil {
+			return err
+		}
+		dir, err := os.MkdirTemp("", "stirank-nid-")
+		if err != nil {
+			return err
+		}
+		os.Remove(dir)
+		r, err := scoreDictionaries(ctx, w, m, dir, workers, verbose)
+		os.RemoveAll(dir)
+		if err != nil {
+			return err
+		}
+		round++
+		score := bestScore(r)
+		fmt.Fprintf(stdout, "round %d: best %s (log score %.2f)\n", round, r.Best, score)
+		if score <= bestSoFar {
+			break
+		}
+		bestSoFar, best = score, r
+		for d, ds := range r.Dictionaries {
+			if ds.Name == r.Best {
+				chosen = subsets[d]
+			}
+		}
+	}
+	// The result written is the round that chose the subset: every candidate it weighed.
+	if err := pipelines.WriteDictionaryResult(ctx, out, best); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "nonnegative ID of %s (%d columns), greedy forward selection by %s\nbest subset: %s (log score %.2f)\n",
+		meta.Data.Source, N, work.Method, nidName(chosen), bestSoFar)
+	return nil
+}
+
+// nidDictionary is the dictionary of subset r: the selected columns (as an inline matrix), scoring
+// the others, with log p(W) under the Gamma prior.
+func nidDictionary(x *tensor.Sparse, cols [][]float64, r []int, shape, rate float64) (transforms.Dictionary, pipelines.DictionaryInfo, error) {
+	F := x.Shape[0]
+	w, err := tensor.New([]int{F, len(r)}, F*len(r))
+	if err != nil {
+		return transforms.Dictionary{}, pipelines.DictionaryInfo{}, err
+	}
+	lg, _ := math.Lgamma(shape)
+	var logPrior float64
+	for k, n := range r {
+		for f := range F {
+			v := cols[n][f]
+			w.Append([]int{f, k}, v)
+			logPrior += shape*math.Log(rate) - lg + (shape-1)*math.Log(v) - rate*v
+		}
+	}
+	if math.IsNaN(logPrior) || math.IsInf(logPrior, 0) {
+		return transforms.Dictionary{}, pipelines.DictionaryInfo{}, fmt.Errorf("--nid: column %v has a zero entry, which a Gamma(%v, %v) prior on the dictionary gives density %v; use --w-shape 1", r, shape, rate, logPrior)
+	}
+	var others []int
+	for n := range cols {
+		if !containsInt(r, n) {
+			others = append(others, n)
+		}
+	}
+	src := transforms.Source{Inline: w}
+	src.Checksum = transforms.InlineChecksum(w)
+	return transforms.Dictionary{Name: nidName(r), Source: src, Columns: others},
+		pipelines.DictionaryInfo{Source: "columns of the data", Checksum: src.Checksum, K: len(r), LogPrior: logPrior}, nil
+}
+
+func nidName(r []int) string {
+	parts := make([]string, len(r))
+	for i, n := range r {
+		parts[i] = strconv.Itoa(n)
+	}
+	return "columns:" + strings.Join(parts, "+")
+}
+
+func bestScore(r pipelines.DictionaryResult) float64 {
+	for _, d := range r.Dictionaries {
+		if d.Name == r.Best {
+			return float64(d.LogEvidence)
+		}
+	}
+	return math.NaN()
+}
+
+func containsInt(s []int, v int) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
