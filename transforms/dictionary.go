@@ -108,20 +108,21 @@ func (w DictionaryWork) Load(ctx context.Context) (*dictProblem, error) {
 		if err != nil {
 			return nil, err
 		}
+		name := fmt.Sprintf("dictionary %s (%s)", d.Name, d.Source)
 		wt, f, k, err := isnmf.Dictionary(t)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", d.Name, err)
+			return nil, fmt.Errorf("%s: %w", name, err)
 		}
 		if f != data.Shape[0] {
-			return nil, fmt.Errorf("%s has %d rows (features) but %s has %d", d.Name, f, w.Data, data.Shape[0])
+			return nil, fmt.Errorf("%s has %d rows (features) but the data %s have %d", name, f, w.Data, data.Shape[0])
 		}
 		m, err := isnmf.New(f, k, wt, w.A, w.B, values == isnmf.Powers)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", d.Name, err)
+			return nil, fmt.Errorf("%s: %w", name, err)
 		}
 		for _, n := range d.Columns {
 			if n < 0 || n >= len(cols) {
-				return nil, fmt.Errorf("%s: column %d out of range (data have %d)", d.Name, n, len(cols))
+				return nil, fmt.Errorf("%s: column %d out of range (the data have %d)", name, n, len(cols))
 			}
 		}
 		p.models = append(p.models, m)
