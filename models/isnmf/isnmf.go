@@ -11,6 +11,7 @@ package isnmf
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 )
 
 // Model is a dictionary with its prior: W is F×K, row-major, non-negative, with no all-zero
@@ -112,4 +113,29 @@ func (m *Model) LogPrior(h []float64) float64 {
 func logInvGamma(x, a, b float64) float64 {
 	lg, _ := math.Lgamma(a)
 	return a*math.Log(b) - lg - (a+1)*math.Log(x) - b/x
+}
+
+// Sample draws n columns from the model, as powers: h ~ p(h), then x_f ~ N_u(0, Σ_k w_fk h_k).
+func (m *Model) Sample(r *rand.Rand, n int) [][]float64 {
+	cols := make([][]float64, n)
+	h := make([]float64, m.K)
+	for i := range cols {
+		for k := range h {
+			h[k] = invGamma(r, m.A[k], m.B[k])
+		}
+		x := make([]float64, m.F)
+		for f := range x {
+			var v float64
+			for k := range m.K {
+				v += m.W[f*m.K+k] * h[k]
+			}
+			// 2u real coordinates, each of variance v/(2u).
+			for range int(2 * m.U) {
+				z := r.NormFloat64() * math.Sqrt(v/(2*m.U))
+				x[f] += z * z
+			}
+		}
+		cols[i] = x
+	}
+	return cols
 }

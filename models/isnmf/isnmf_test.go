@@ -2,7 +2,6 @@ package isnmf
 
 import (
 	"math"
-	"math/rand/v2"
 	"sync"
 	"testing"
 
@@ -24,31 +23,7 @@ func paperData(t testing.TB, f, k, n int, complex bool, seed uint64) (*Model, []
 	if err != nil {
 		t.Fatal(err)
 	}
-	return m, m.sample(r, n)
-}
-
-// sample draws n columns from the model.
-func (m *Model) sample(r *rand.Rand, n int) [][]float64 {
-	cols := make([][]float64, n)
-	h := make([]float64, m.K)
-	for i := range cols {
-		for k := range h {
-			h[k] = invGamma(r, m.A[k], m.B[k])
-		}
-		x := make([]float64, m.F)
-		for f := range x {
-			var v float64
-			for k := range m.K {
-				v += m.W[f*m.K+k] * h[k]
-			}
-			for range int(2 * m.U) {
-				z := r.NormFloat64() * math.Sqrt(v/(2*m.U))
-				x[f] += z * z
-			}
-		}
-		cols[i] = x
-	}
-	return cols
+	return m, m.Sample(r, n)
 }
 
 // The K = 1 closed form against a one-dimensional integral over log h of likelihood × prior.
