@@ -157,7 +157,7 @@ func baselineCommand(ctx context.Context, name, help string, args []string, stdo
 		return fmt.Errorf("reading the results back: %w", err)
 	}
 	if !f.noReport {
-		if err := writeReport(f.out, r, nil, stdout); err != nil {
+		if err := writeReport(f.out, r); err != nil {
 			if !existed {
 				removeOutDir(f.out)
 			}

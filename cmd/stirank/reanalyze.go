@@ -266,7 +266,7 @@ func runReanalyze(ctx context.Context, args []string, stdout io.Writer) error {
 		res.Model, f.data, m.Version, formatShape(m.Shape), compactRanks(run.Ranks), res.Steps, how)
 	fmt.Fprint(stdout, res.Table())
 	if !f.noReport {
-		fmt.Fprintf(stdout, "report: %s\n", filepath.Join(dir.Path(), "latest", report.HTML))
+		fmt.Fprintf(os.Stderr, "report: %s\n", filepath.Join(dir.Path(), "latest", report.HTML))
 	}
 	fmt.Fprintf(stdout, "committed run %s: %s\n", id, filepath.Join(dir.Path(), "history.csv"))
 	return nil

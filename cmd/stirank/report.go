@@ -57,22 +57,24 @@ func addNoReport(fs *flag.FlagSet, p *bool) {
 	fs.BoolVar(p, "no-report", false, "do not write report.html and the figures (evidence.svg/png, ft.svg/png) into OUTDIR")
 }
 
-// writeReport writes the report of r into the run's fresh output directory dir; history is a
-// reanalyze run's. A failure removes what it wrote; the caller then fails the run as a whole.
-// A URL dir gets none: the figures are drawn here, not on the workers that wrote evidence.json.
-func writeReport(dir string, r pipelines.Result, history []runstate.HistoryRow, stdout io.Writer) error {
+// writeReport writes the report of r into the run's fresh output directory dir. A failure
+// removes what it wrote; the caller then fails the run as a whole. A URL dir gets none: the
+// figures are drawn here, not on the workers that wrote evidence.json. Where the report is goes to
+// stderr, with the progress: stdout stays the result (its first line names the run, its last the
+// best rank).
+func writeReport(dir string, r pipelines.Result) error {
 	if tensorio.IsURL(dir) {
 		fmt.Fprintf(os.Stderr, "no report for %s: copy it to a local directory and run stirank report there\n", dir)
 		return nil
 	}
-	names, err := report.Evidence(r, history).Write(dir)
+	names, err := report.Evidence(r, nil).Write(dir)
 	if err != nil {
 		for _, n := range names {
 			os.Remove(filepath.Join(dir, n))
 		}
 		return err
 	}
-	fmt.Fprintf(stdout, "report: %s\n", filepath.Join(dir, report.HTML))
+	fmt.Fprintf(os.Stderr, "report: %s\n", filepath.Join(dir, report.HTML))
 	return nil
 }
 

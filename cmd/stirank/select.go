@@ -256,7 +256,7 @@ func runSelect(ctx context.Context, args []string, stdout io.Writer) error {
 		return err
 	}
 	if !f.noReport {
-		if err := writeReport(f.out, *r, nil, stdout); err != nil {
+		if err := writeReport(f.out, *r); err != nil {
 			if !existed {
 				removeOutDir(f.out)
 			}
