@@ -98,6 +98,8 @@ func evidenceFigure(r pipelines.Result) *Figure {
 	rankAxes(r, top, bottom)
 	top.Legend.Top, top.Legend.Left = false, false
 	top.Legend.YPosition = draw.PosBottom
+	// Inset so the ring of the chosen rank's entry stays inside the canvas.
+	top.Legend.XOffs, top.Legend.YOffs = -vg.Points(6), vg.Points(4)
 	return &Figure{
 		Name:    "evidence",
 		Caption: "Log evidence against rank, ±2 standard errors, and the posterior rank probabilities.",
