@@ -54,7 +54,7 @@ func runReport(ctx context.Context, args []string, stdout io.Writer) error {
 
 // addNoReport adds --no-report to a command that writes a report by default.
 func addNoReport(fs *flag.FlagSet, p *bool) {
-	fs.BoolVar(p, "no-report", false, "do not write report.html and the figures (evidence.svg/png, ft.svg/png) into OUTDIR")
+	fs.BoolVar(p, "no-report", false, "do not write report.html and its figures (SVG, PNG) beside evidence.json")
 }
 
 // writeReport writes the report of r into the run's fresh output directory dir. A failure
