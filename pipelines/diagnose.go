@@ -55,7 +55,7 @@ func (rr RankResult) Diagnose() Diagnostics {
 		se := math.Hypot(float64(rr.TIStdErr), float64(rr.SMCStdErr))
 		d.Gap = math.Abs(float64(rr.LogEvidence-rr.SMC)) / se
 		if rr.Disagree {
-			d.Issues = append(d.Issues, Issue{"disagree", fmt.Sprintf("the integral and the SMC estimate differ by %.1f standard errors: a mode the replicas did not share, or populations that lag.", d.Gap)})
+			d.Issues = append(d.Issues, Issue{"disagree", fmt.Sprintf("the integral and the SMC estimate differ by %.1f standard errors (the stderr includes the difference): a mode the replicas did not share, or populations that lag.", d.Gap)})
 		}
 	}
 	if ess := rungESS(rr.Ladder); len(ess) > 0 {

@@ -4,7 +4,8 @@
 // A Report is kind-independent: a title, the inputs, figures and tables. Each kind of result has
 // a function that builds one (Evidence for evidence.json); Write renders it. The page is a single
 // file that opens offline: the figures are embedded in it as data URIs, and also written beside it
-// for use elsewhere.
+// for use elsewhere. Another kind of result (a dictionary, say) needs only its own builder that
+// fills a Report; the figure helpers (newPlot, points, stack) serve it too.
 package report
 
 import (
