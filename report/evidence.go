@@ -16,7 +16,7 @@ import (
 // Evidence builds the report of an evidence.json (select, chib, ais, reanalyze). history is the
 // state directory's history of a reanalyze run, this run included; nil otherwise.
 func Evidence(r pipelines.Result, history []runstate.HistoryRow) Report {
-	rep := Report{Title: fmt.Sprintf("stirank %s: %s", methodName(r.Method), r.Model), Summary: summary(r)}
+	rep := Report{Title: title(r), Summary: summary(r)}
 	rep.Sections = append(rep.Sections, Section{
 		Title: "Evidence against rank",
 		Text: "Log evidence log p(X | R) of every rank with ±2 standard-error bars" + secondEstimate(r) +
@@ -49,12 +49,20 @@ func Evidence(r pipelines.Result, history []runstate.HistoryRow) Report {
 	return rep
 }
 
-func methodName(m string) string {
-	switch m {
-	case "", "sti":
-		return "select"
+// title names the command that produced r (recorded, or else the one its method implies) and
+// its model.
+func title(r pipelines.Result) string {
+	cmd := r.Method
+	switch {
+	case len(r.Command) >= 2:
+		cmd = r.Command[1]
+	case cmd == "" || cmd == "sti":
+		cmd = "select"
 	}
-	return m
+	if r.Model == "" {
+		return "stirank " + cmd
+	}
+	return fmt.Sprintf("stirank %s: %s", cmd, r.Model)
 }
 
 func summary(r pipelines.Result) string {
