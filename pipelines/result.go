@@ -67,6 +67,10 @@ type Result struct {
 	CellEvals int64 `json:"cell_evals"`
 	// Divergences lists every chain that produced a non-finite value; its rank has no estimate.
 	Divergences []string `json:"divergences"`
+	// Command is the command line that produced the result and Version the stirank build that
+	// ran it, so a report can say how to reproduce it.
+	Command []string `json:"command,omitempty"`
+	Version string   `json:"version,omitempty"`
 }
 
 // RankResult is the evidence of one rank.
@@ -124,6 +128,9 @@ type Meta struct {
 	LadderSpec string
 	Data       DataInfo
 	Ranks      []int
+	// Command and Version are recorded as Result.Command and Result.Version.
+	Command []string
+	Version string
 }
 
 // NewResult assembles the result of an estimation from the evidence of every rank of meta.Ranks.
@@ -135,6 +142,8 @@ func NewResult(meta Meta, ranks []evidence.RankEvidence) (Result, error) {
 		Config:      meta.Estimator.Config,
 		LadderSpec:  meta.LadderSpec,
 		Divergences: []string{},
+		Command:     meta.Command,
+		Version:     meta.Version,
 	}
 	// Every estimator's configuration keeps its seed under "seed".
 	var seed struct {
@@ -282,7 +291,8 @@ func ParseResult(b []byte) (Result, error) {
 }
 
 // Table is the short summary printed on a terminal, ending with "best rank: R". An annealed run
-// adds its second estimate, and a '!' marks a rank whose two estimates disagree.
+// adds its second estimate, and a '!' marks a rank whose diagnostics (Diagnose) raise an issue,
+// explained in one footnote line per such rank.
 func (r Result) Table() string {
 	var b strings.Builder
 	annealed := len(r.Ranks) > 0 && r.Ranks[0].Replicas > 0
@@ -291,7 +301,7 @@ func (r Result) Table() string {
 		fmt.Fprintf(&b, " %14s %9s", "SMC", "± stderr")
 	}
 	b.WriteString("\n")
-	flagged := false
+	var notes []string
 	for _, rr := range r.Ranks {
 		ev, se, p := "diverged", "", ""
 		if !math.IsNaN(float64(rr.LogEvidence)) {
@@ -303,14 +313,18 @@ func (r Result) Table() string {
 		if annealed && !math.IsNaN(float64(rr.SMC)) {
 			fmt.Fprintf(&b, " %14.2f %9.2f", float64(rr.SMC), float64(rr.SMCStdErr))
 		}
-		if rr.Disagree {
+		if issues := rr.Diagnose().Issues; len(issues) > 0 {
 			b.WriteString(" !")
-			flagged = true
+			details := make([]string, len(issues))
+			for i, is := range issues {
+				details[i] = is.Detail
+			}
+			notes = append(notes, fmt.Sprintf("! rank %d: %s", rr.Rank, strings.Join(details, " ")))
 		}
 		b.WriteString("\n")
 	}
-	if flagged {
-		b.WriteString("! the integral and the SMC estimate differ by more than 3 standard errors: a mode the replicas did not share, or populations that lag; the stderr includes the difference\n")
+	for _, n := range notes {
+		b.WriteString(n + "\n")
 	}
 	if n := len(r.Divergences); n > 0 {
 		fmt.Fprintf(&b, "%d chains diverged (see evidence.json); first: %s\n", n, r.Divergences[0])

@@ -3,6 +3,10 @@ package runstate
 import (
 	"bytes"
 	"encoding/csv"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strconv"
 	"time"
 
@@ -64,4 +68,42 @@ func encodeCSV(rows []HistoryRow) ([]byte, error) {
 	}
 	w.Flush()
 	return b.Bytes(), w.Error()
+}
+
+// HistoryWith returns the history as it will read once run commits with rows: the committed
+// history followed by the run's rows, stamped as Commit stamps them. run.Time must be set (and is
+// then kept by Commit), so that a report written into the run before its commit shows the run as
+// it is committed.
+func (d *Dir) HistoryWith(run Run, rows []HistoryRow) ([]HistoryRow, error) {
+	if run.Time.IsZero() {
+		return nil, errors.New("runstate: HistoryWith needs the run's time")
+	}
+	stamped, err := stamp(&run, rows)
+	if err != nil {
+		return nil, err
+	}
+	history, err := d.History()
+	if err != nil {
+		return nil, err
+	}
+	return append(history, stamped...), nil
+}
+
+// ReadLatestHistory returns the history of the state directory whose latest/ directory is dir,
+// read without taking the lock (the history file is replaced atomically); ok is false when dir is
+// not a state directory's latest/.
+func ReadLatestHistory(dir string) (rows []HistoryRow, ok bool, err error) {
+	dir = filepath.Clean(dir)
+	if filepath.Base(dir) != latestDir {
+		return nil, false, nil
+	}
+	file := filepath.Join(filepath.Dir(dir), historyParquet)
+	if _, err := os.Stat(file); err != nil {
+		return nil, false, nil
+	}
+	rows, err = parquet.ReadFile[HistoryRow](file)
+	if err != nil {
+		return nil, false, fmt.Errorf("runstate: reading %s: %w", file, err)
+	}
+	return rows, true, nil
 }

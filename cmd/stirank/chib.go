@@ -33,7 +33,7 @@ type baselineFlags struct {
 	data, model, ranks, out string
 	seed                    uint64
 	replicas, workers       int
-	verbose                 bool
+	verbose, noReport       bool
 	// hypers are the flags of the models' prior hyper-parameters.
 	hypers *modelFlags
 }
@@ -51,6 +51,7 @@ func addBaselineFlags(fs *flag.FlagSet, f *baselineFlags, replicas int, replicaH
 	fs.IntVar(&f.replicas, "replicas", replicas, replicaHelp)
 	fs.IntVar(&f.workers, "workers", 0, "replicas run at once per worker process (default: one per core)")
 	fs.BoolVar(&f.verbose, "verbose", false, "show Beam's and prism's logs on stderr")
+	addNoReport(fs, &f.noReport)
 }
 
 // baselineCommand parses the command line of a baseline command and runs its pipeline with the
@@ -129,7 +130,7 @@ func baselineCommand(ctx context.Context, name, help string, args []string, stdo
 			transforms.Preload(work, p)
 		}
 	}
-	o := pipelines.Options{Work: work, Ranks: ranks, OutDir: f.out, Workers: f.workers, Meta: pipelines.Meta{Data: meta}}
+	o := pipelines.Options{Work: work, Ranks: ranks, OutDir: f.out, Workers: f.workers, Meta: pipelines.Meta{Data: meta, Command: commandLine(name, args), Version: version()}}
 	p, err := pipelines.New(o)
 	if err != nil {
 		return err
@@ -154,6 +155,14 @@ func baselineCommand(ctx context.Context, name, help string, args []string, stdo
 			removeOutDir(f.out)
 		}
 		return fmt.Errorf("reading the results back: %w", err)
+	}
+	if !f.noReport {
+		if err := writeReport(f.out, r); err != nil {
+			if !existed {
+				removeOutDir(f.out)
+			}
+			return err
+		}
 	}
 	fmt.Fprintf(stdout, "%s, %s on %s (%s), ranks %s, %d replicas, %d sweeps\n", name, r.Model, meta.Source, formatShape(meta.Shape), f.ranks, f.replicas, r.Steps)
 	fmt.Fprint(stdout, r.Table())

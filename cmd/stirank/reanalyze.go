@@ -13,11 +13,13 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/stirank/stirank/io/chainstate"
 	"github.com/stirank/stirank/io/tensorio"
 	"github.com/stirank/stirank/models"
 	"github.com/stirank/stirank/pipelines"
+	"github.com/stirank/stirank/report"
 	"github.com/stirank/stirank/rng"
 	"github.com/stirank/stirank/runners"
 	"github.com/stirank/stirank/runstate"
@@ -55,8 +57,9 @@ run: its manifest checksum, its final chain states and its evidence, and the his
     moved). A change of model, prior, ladder or chains makes the whole run cold.
   - --window K analyses only the ranks within K of the last best rank (inside --ranks), and
     extends the window by K while the best rank sits at its edge.
-  - The new states, evidence.json/csv and one history row per analysed rank are committed
-    atomically: STATEDIR/latest/evidence.json, STATEDIR/history.csv and history.parquet.
+  - The new states, evidence.json/csv, report.html with its figures (--no-report to skip) and
+    one history row per analysed rank are committed atomically: STATEDIR/latest/evidence.json,
+    STATEDIR/latest/report.html, STATEDIR/history.csv and history.parquet.
     A run killed at any moment leaves the last committed run intact; the next run redoes it.
   - One run at a time per STATEDIR: a second one is refused while the first holds the lock.
 
@@ -154,6 +157,7 @@ func runReanalyze(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
+	f.command = commandLine("reanalyze", args)
 	if job.manifest.Checksum() != m.Checksum() {
 		return fmt.Errorf("%s changed while it was being read (an append ran meanwhile); run again", f.data)
 	}
@@ -233,6 +237,18 @@ func runReanalyze(ctx context.Context, args []string, stdout io.Writer) error {
 			PosteriorProb: float64(rr.PosteriorProb), Steps: rr.Steps, WarmStart: rr.WarmChains > 0,
 		})
 	}
+	if !f.noReport {
+		// The report shows this run in the history, so its commit time is fixed here; the
+		// report's files are part of the run and published to latest/ with evidence.json.
+		run.Time = time.Now()
+		history, err := dir.HistoryWith(run, rows)
+		if err != nil {
+			return err
+		}
+		if _, err := report.Evidence(*res, history).Write(txn.Dir()); err != nil {
+			return err
+		}
+	}
 	if err := txn.Commit(run, rows); err != nil {
 		return err
 	}
@@ -249,6 +265,9 @@ func runReanalyze(ctx context.Context, args []string, stdout io.Writer) error {
 	fmt.Fprintf(stdout, "%s on %s version %d (%s), ranks %s, %d sampler steps, %s\n",
 		res.Model, f.data, m.Version, formatShape(m.Shape), compactRanks(run.Ranks), res.Steps, how)
 	fmt.Fprint(stdout, res.Table())
+	if !f.noReport {
+		fmt.Fprintf(os.Stderr, "report: %s\n", filepath.Join(dir.Path(), "latest", report.HTML))
+	}
 	fmt.Fprintf(stdout, "committed run %s: %s\n", id, filepath.Join(dir.Path(), "history.csv"))
 	return nil
 }

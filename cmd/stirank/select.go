@@ -77,7 +77,8 @@ func selectHelp() string {
 	}
 	return fmt.Sprintf(`Estimates the log marginal likelihood log p(X | R) of every candidate rank R by Stochastic
 Thermodynamic Integration, one chain per (rank, temperature, replica), as an Apache Beam pipeline
-(prism in this process by default), and writes OUTDIR/evidence.json and OUTDIR/evidence.csv.
+(prism in this process by default), and writes OUTDIR/evidence.json and OUTDIR/evidence.csv, and
+OUTDIR/report.html with its figures (--no-report to skip; stirank report OUTDIR writes it later).
 Without --data it runs on the embedded default dataset (Poisson NMF, 30x20, true rank 3).
 
 Models (--model):%s
@@ -101,6 +102,9 @@ type selectFlags struct {
 	seed           uint64
 	step           float64
 	quiet, verbose bool
+	// noReport is --no-report; command is the command line, recorded in evidence.json.
+	noReport bool
+	command  []string
 	// hypers are the models' hyper-parameter flags.
 	hypers *modelFlags
 }
@@ -140,6 +144,7 @@ func newSelectFlagSet(name, synopsis, help string, extra func(*flag.FlagSet)) (*
 	fs.IntVar(&f.workers, "workers", 0, "chains run at once per worker process (default: one per core)")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress on stderr")
 	fs.BoolVar(&f.verbose, "verbose", false, "show Beam's and prism's logs on stderr")
+	addNoReport(fs, &f.noReport)
 	if extra != nil {
 		extra(fs)
 	}
@@ -244,9 +249,19 @@ func runSelect(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
+	f.command = commandLine("select", args)
+	existed := dirExists(f.out)
 	r, err := job.run(ctx, f, pipelines.Options{Ranks: ranks, OutDir: f.out}, nil, stdout)
 	if err != nil || r == nil {
 		return err
+	}
+	if !f.noReport {
+		if err := writeReport(f.out, *r); err != nil {
+			if !existed {
+				removeOutDir(f.out)
+			}
+			return err
+		}
 	}
 	fmt.Fprintf(stdout, "%s on %s (%s), ranks %s, %d sampler steps\n", r.Model, job.meta.Source, formatShape(job.meta.Shape), f.ranks, r.Steps)
 	fmt.Fprint(stdout, r.Table())
@@ -309,7 +324,7 @@ func (j *selection) run(ctx context.Context, f *selectFlags, o pipelines.Options
 	local, dry := runners.IsLocal(), runners.IsDryRun()
 	runID := newRunID()
 	o.Work, o.RunID, o.Workers = j.work, runID, f.workers
-	o.Meta = pipelines.Meta{LadderSpec: j.ladderSpec, Data: j.meta}
+	o.Meta = pipelines.Meta{LadderSpec: j.ladderSpec, Data: j.meta, Command: f.command, Version: version()}
 	p, err := pipelines.New(o)
 	if err != nil {
 		return nil, err

@@ -1,0 +1,202 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"encoding/xml"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stirank/stirank/pipelines"
+	"github.com/stirank/stirank/runstate"
+)
+
+// stored reads the regression outputs of every command (select, chib, ais, reanalyze): their
+// numbers are real runs', which is what the figures must cope with.
+func stored(t *testing.T) map[string]pipelines.Result {
+	t.Helper()
+	files, err := filepath.Glob("../cmd/stirank/testdata/regression/*.json")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no stored results: %v", err)
+	}
+	out := map[string]pipelines.Result{}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var r pipelines.Result
+		if err := json.Unmarshal(b, &r); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		out[strings.TrimSuffix(filepath.Base(f), ".json")] = r
+	}
+	return out
+}
+
+// history is a reanalyze history of three runs ending with r, as a state directory holds it.
+func history(r pipelines.Result) []runstate.HistoryRow {
+	var rows []runstate.HistoryRow
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	for v := 1; v <= 3; v++ {
+		for _, rr := range r.Ranks {
+			rows = append(rows, runstate.HistoryRow{
+				Time: t0.Add(time.Duration(v) * time.Hour), RunID: "run" + string(rune('0'+v)), DatasetVersion: v,
+				Rank: rr.Rank, LogEvidence: float64(rr.LogEvidence) - float64(3-v)*40, StdErr: float64(rr.StdErr),
+				PosteriorProb: float64(rr.PosteriorProb), ChosenRank: r.BestRank,
+			})
+		}
+	}
+	return rows
+}
+
+func build(name string, r pipelines.Result) Report {
+	var h []runstate.HistoryRow
+	if strings.HasPrefix(name, "reanalyze") {
+		h = history(r)
+	}
+	return Evidence(r, h)
+}
+
+// TestDeterministic writes the report of every stored result twice and wants the same files
+// with the same bytes.
+func TestDeterministic(t *testing.T) {
+	for name, r := range stored(t) {
+		t.Run(name, func(t *testing.T) {
+			a, b := t.TempDir(), t.TempDir()
+			na, err := build(name, r).Write(a)
+			if err != nil {
+				t.Fatal(err)
+			}
+			nb, err := build(name, r).Write(b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(na, nb) || na[len(na)-1] != HTML {
+				t.Fatalf("files %v, then %v", na, nb)
+			}
+			for _, n := range na {
+				x, _ := os.ReadFile(filepath.Join(a, n))
+				y, _ := os.ReadFile(filepath.Join(b, n))
+				if len(x) == 0 || !bytes.Equal(x, y) {
+					t.Errorf("%s: %d bytes, then %d different bytes", n, len(x), len(y))
+				}
+			}
+			want := []string{"evidence.svg", "evidence.png"}
+			if len(r.Ranks[0].Ladder) > 0 {
+				want = append(want, "ft.svg", "ft.png")
+			}
+			if strings.HasPrefix(name, "reanalyze") {
+				want = append(want, "history.svg", "history.png")
+			}
+			for _, w := range want {
+				if !slices.Contains(na, w) {
+					t.Errorf("no %s among %v", w, na)
+				}
+			}
+		})
+	}
+}
+
+// TestWellFormed parses the page as XML (the template keeps it XHTML-compatible), checks that it
+// references only data URIs and the files it wrote, and that every SVG parses.
+func TestWellFormed(t *testing.T) {
+	for name, r := range stored(t) {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			names, err := build(name, r).Write(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			page, _ := os.ReadFile(filepath.Join(dir, HTML))
+			refs := parseXML(t, HTML, page)
+			if len(refs) == 0 {
+				t.Fatal("the page references no figure")
+			}
+			for _, ref := range refs {
+				if strings.HasPrefix(ref, "data:image/svg+xml;base64,") {
+					continue
+				}
+				if !slices.Contains(names, ref) || ref == HTML {
+					t.Errorf("the page references %q, not a file the report wrote (%v)", ref, names)
+				}
+			}
+			for _, n := range names {
+				if strings.HasSuffix(n, ".svg") {
+					b, _ := os.ReadFile(filepath.Join(dir, n))
+					parseXML(t, n, b)
+				}
+			}
+		})
+	}
+}
+
+// parseXML parses b strictly as XML and returns its src and href attributes.
+func parseXML(t *testing.T, name string, b []byte) []string {
+	t.Helper()
+	d := xml.NewDecoder(bytes.NewReader(b))
+	d.Strict = true
+	var refs []string
+	for {
+		tok, err := d.Token()
+		if err == io.EOF {
+			return refs
+		}
+		if err != nil {
+			t.Fatalf("%s is not well-formed: %v", name, err)
+		}
+		if el, ok := tok.(xml.StartElement); ok {
+			for _, a := range el.Attr {
+				if a.Name.Local == "src" || (a.Name.Local == "href" && el.Name.Local == "a") {
+					refs = append(refs, a.Value)
+				}
+			}
+		}
+	}
+}
+
+// TestDiverged checks that a rank whose chains diverged is flagged in the diagnostics, explained
+// and marked in the figure.
+func TestDiverged(t *testing.T) {
+	r := stored(t)["select-default"]
+	r.Ranks = slices.Clone(r.Ranks)
+	bad := "rank 4, t = 0.25, chain 1: NaN at step 17"
+	r.Ranks[2].LogEvidence, r.Ranks[2].StdErr, r.Ranks[2].PosteriorProb = pipelines.Float(math.NaN()), pipelines.Float(math.NaN()), pipelines.Float(math.NaN())
+	r.Ranks[2].Diverged = []string{bad}
+	r.Divergences = []string{bad}
+	rep := Evidence(r, nil)
+	var diag *Table
+	for _, s := range rep.Sections {
+		if s.Title == "Diagnostics" {
+			diag = s.Table
+		}
+	}
+	if diag == nil {
+		t.Fatal("no diagnostics table")
+	}
+	row := diag.Rows[2]
+	if !row.Flag || len(row.Notes) == 0 || !strings.Contains(row.Notes[0], "rank 4: 1 chains produced NaN/Inf") || row.Cells[1] != "–" {
+		t.Errorf("diverged rank 4: %+v", row)
+	}
+	files, page, err := rep.Render()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(page, []byte(`<tr class="flag"><td>4</td>`)) || !bytes.Contains(page, []byte(bad)) {
+		t.Error("the page does not highlight rank 4 or name its diverged chain")
+	}
+	for _, f := range files {
+		if f.Name == "evidence.svg" && !bytes.Contains(f.Data, []byte("diverged (no estimate)")) {
+			t.Error("the evidence figure does not mark the diverged rank")
+		}
+		if f.Name == "ft.svg" && !bytes.Contains(f.Data, []byte("rank 4 (diverged)")) {
+			t.Error("the f(t) figure does not mark the diverged rank")
+		}
+	}
+}
