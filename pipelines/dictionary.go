@@ -34,6 +34,9 @@ type DictionaryOptions struct {
 // DictionaryMeta is what the result records about its inputs, beyond the work itself.
 type DictionaryMeta struct {
 	Data DataInfo
+	// Command is the command line and Version the stirank build that ran.
+	Command []string
+	Version string
 	// Dicts describes each dictionary, in the work's order.
 	Dicts []DictionaryInfo
 }
@@ -117,6 +120,8 @@ type DictionaryResult struct {
 	Best         string            `json:"best"`
 	Dictionaries []DictionaryScore `json:"dictionaries"`
 	Divergences  []string          `json:"divergences"`
+	Command      []string          `json:"command,omitempty"`
+	Version      string            `json:"version,omitempty"`
 }
 
 // DictionaryScore is one dictionary's evidence: log p(X | W) = Σ_n log p(x_n | W) (plus
@@ -141,7 +146,8 @@ type ColumnScore struct {
 // NewDictionaryResult assembles the result from the evidence of every (dictionary, column).
 func NewDictionaryResult(w transforms.DictionaryWork, meta DictionaryMeta, cols []transforms.ColumnEvidence) DictionaryResult {
 	r := DictionaryResult{Kind: "dictionary", Method: w.Method, Values: w.Values, Data: meta.Data,
-		Particles: w.Particles, Stages: w.Stages, Replicas: w.Replicas, Seed: w.Seed, Divergences: []string{}}
+		Particles: w.Particles, Stages: w.Stages, Replicas: w.Replicas, Seed: w.Seed, Divergences: []string{},
+		Command: meta.Command, Version: meta.Version}
 	r.Prior.A, r.Prior.B = w.A, w.B
 	for d, dict := range w.Dicts {
 		info := meta.Dicts[d]

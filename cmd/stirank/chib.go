@@ -15,6 +15,7 @@ import (
 	"github.com/stirank/stirank/io/tensorio"
 	"github.com/stirank/stirank/models"
 	"github.com/stirank/stirank/pipelines"
+	"github.com/stirank/stirank/report"
 	"github.com/stirank/stirank/runners"
 	"github.com/stirank/stirank/testdata"
 	"github.com/stirank/stirank/transforms"
@@ -157,7 +158,7 @@ func baselineCommand(ctx context.Context, name, help string, args []string, stdo
 		return fmt.Errorf("reading the results back: %w", err)
 	}
 	if !f.noReport {
-		if err := writeReport(f.out, r); err != nil {
+		if err := writeReport(f.out, report.Evidence(r, nil)); err != nil {
 			if !existed {
 				removeOutDir(f.out)
 			}

@@ -16,6 +16,7 @@ import (
 	"github.com/stirank/stirank/io/tensorio"
 	"github.com/stirank/stirank/models/isnmf"
 	"github.com/stirank/stirank/pipelines"
+	"github.com/stirank/stirank/report"
 	"github.com/stirank/stirank/runners"
 	"github.com/stirank/stirank/tensor"
 	"github.com/stirank/stirank/transforms"
@@ -58,6 +59,7 @@ func runDictionary(ctx context.Context, args []string, stdout io.Writer) error {
 		replicas, workers         int
 		seed                      uint64
 		classify, nid, verbose    bool
+		noReport                  bool
 	)
 	fs := newFlagSet("dictionary", dictionarySynopsis)
 	fs.StringVar(&data, "data", "", "data matrix (features x columns): a dataset directory or URL")
@@ -77,6 +79,7 @@ func runDictionary(ctx context.Context, args []string, stdout io.Writer) error {
 	fs.Float64Var(&wRate, "w-rate", 1, "with --nid: rate of the Gamma prior of the dictionary entries")
 	fs.StringVar(&out, "out", "", "output directory for evidence.json and evidence.csv (must not exist, or be empty)")
 	fs.BoolVar(&verbose, "verbose", false, "show Beam's and prism's logs on stderr")
+	addNoReport(fs, &noReport)
 	ours := flag.NewFlagSet("dictionary", flag.ContinueOnError)
 	fs.VisitAll(func(fl *flag.Flag) { ours.Var(fl.Value, fl.Name, fl.Usage) })
 	beamNames := runners.AddFlags(fs)
@@ -136,10 +139,12 @@ func runDictionary(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", data, err)
 	}
-	var meta pipelines.DictionaryMeta
-	meta.Data = info
+	meta := pipelines.DictionaryMeta{Data: info, Command: commandLine("dictionary", args), Version: version()}
 	if nid {
-		return runNID(ctx, stdout, work, meta, x, cols, out, workers, wShape, wRate, verbose)
+		if err := runNID(ctx, stdout, work, meta, x, cols, out, workers, wShape, wRate, verbose); err != nil {
+			return err
+		}
+		return dictionaryReport(ctx, out, noReport)
 	}
 	all := make([]int, len(cols))
 	for n := range all {
@@ -171,7 +176,23 @@ func runDictionary(ctx context.Context, args []string, stdout io.Writer) error {
 	if classify {
 		fmt.Fprint(stdout, r.Classify())
 	}
-	return nil
+	return dictionaryReport(ctx, out, noReport)
+}
+
+// dictionaryReport writes the report of the result in out, unless noReport; a failure removes
+// out, which the run created.
+func dictionaryReport(ctx context.Context, out string, noReport bool) error {
+	if noReport {
+		return nil
+	}
+	r, err := pipelines.ReadDictionaryResult(ctx, out)
+	if err == nil {
+		err = writeReport(out, report.Dictionary(r))
+	}
+	if err != nil {
+		removeOutDir(out)
+	}
+	return err
 }
 
 // multiFlag collects a repeated string flag.

@@ -19,7 +19,7 @@ import (
 func init() {
 	register(command{
 		name:    "report",
-		summary: "write report.html and the figures (SVG, PNG) of an output directory of select, chib, ais or reanalyze",
+		summary: "write report.html and the figures (SVG, PNG) of an output directory of select, chib, ais, reanalyze or dictionary",
 		run:     runReport,
 	})
 }
@@ -36,16 +36,22 @@ func runReport(ctx context.Context, args []string, stdout io.Writer) error {
 	if tensorio.IsURL(dir) {
 		return usagef("%s: the report is written next to evidence.json, so OUTDIR must be a local directory (copy it here first)", dir)
 	}
-	r, err := pipelines.ReadResult(ctx, dir)
-	if err != nil {
-		return err
+	var rep report.Report
+	if d, err := pipelines.ReadDictionaryResult(ctx, dir); err == nil {
+		rep = report.Dictionary(d)
+	} else {
+		r, err := pipelines.ReadResult(ctx, dir)
+		if err != nil {
+			return err
+		}
+		// A reanalyze state directory's latest/ gets the history of its runs.
+		history, _, err := runstate.ReadLatestHistory(dir)
+		if err != nil {
+			return err
+		}
+		rep = report.Evidence(r, history)
 	}
-	// A reanalyze state directory's latest/ gets the history of its runs.
-	history, _, err := runstate.ReadLatestHistory(dir)
-	if err != nil {
-		return err
-	}
-	if _, err := report.Evidence(r, history).Write(dir); err != nil {
+	if _, err := rep.Write(dir); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "report: %s\n", filepath.Join(dir, report.HTML))
@@ -57,17 +63,17 @@ func addNoReport(fs *flag.FlagSet, p *bool) {
 	fs.BoolVar(p, "no-report", false, "do not write report.html and its figures (SVG, PNG) beside evidence.json")
 }
 
-// writeReport writes the report of r into the run's fresh output directory dir. A failure
+// writeReport writes the report rep into the run's fresh output directory dir. A failure
 // removes what it wrote; the caller then fails the run as a whole. A URL dir gets none: the
 // figures are drawn here, not on the workers that wrote evidence.json. Where the report is goes to
 // stderr, with the progress: stdout stays the result (its first line names the run, its last the
 // best rank).
-func writeReport(dir string, r pipelines.Result) error {
+func writeReport(dir string, rep report.Report) error {
 	if tensorio.IsURL(dir) {
 		fmt.Fprintf(os.Stderr, "no report for %s: copy it to a local directory and run stirank report there\n", dir)
 		return nil
 	}
-	names, err := report.Evidence(r, nil).Write(dir)
+	names, err := rep.Write(dir)
 	if err != nil {
 		for _, n := range names {
 			os.Remove(filepath.Join(dir, n))

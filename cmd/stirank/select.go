@@ -24,6 +24,7 @@ import (
 	"github.com/stirank/stirank/io/tensorio"
 	"github.com/stirank/stirank/models"
 	"github.com/stirank/stirank/pipelines"
+	"github.com/stirank/stirank/report"
 	"github.com/stirank/stirank/runners"
 	"github.com/stirank/stirank/samplers"
 	"github.com/stirank/stirank/sti"
@@ -256,7 +257,7 @@ func runSelect(ctx context.Context, args []string, stdout io.Writer) error {
 		return err
 	}
 	if !f.noReport {
-		if err := writeReport(f.out, *r); err != nil {
+		if err := writeReport(f.out, report.Evidence(*r, nil)); err != nil {
 			if !existed {
 				removeOutDir(f.out)
 			}
