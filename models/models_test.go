@@ -148,6 +148,18 @@ func TestGradientsMatchFiniteDifferences(t *testing.T) {
 		m, _ = NewPoisson("cp", cp, 2, []float64{0.7, 0.9, 0.5}, p)
 		checkGradient(t, "cp/"+p.String(), m, r)
 	}
+	for _, values := range []string{"real", "power"} {
+		prior := isPriorOf(Params{"values": Word(values), "w-shape": Num(2), "w-rate": Num(1.5), "h-shape": Num(1.2), "h-scale": Num(0.8)})
+		data, _, err := drawItakuraSaito(r, Truth{Rank: 2, Shape: []int{6, 5}}, prior.Params())
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := NewItakuraSaito(data, 3, prior)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkGradient(t, "isnmf/"+values, m, r)
+	}
 }
 
 // The sparse generator draws the superposition of R Poisson processes: the total count is Poisson

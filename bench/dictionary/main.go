@@ -2,12 +2,15 @@
 // data of Dikmen & Cemgil §4.1: F = 10 features, a = b = 1, w_fk ~ Gamma(1, 1), columns drawn
 // from the model. It prints three tables:
 //
-//   - accuracy: for K = 1, 2, 3, every method's estimate of log p(x | W) of -columns columns
+//   - accuracy: for K = 1, 2, 3 and each F of -features, every method's estimate of log p(x | W) of -columns columns
 //     against the exact value (closed form, quadrature), as the mean absolute error, the largest
 //     error in reported standard errors, and the CPU time per column (all replicas);
 //   - agreement at K = 15, where no exact value exists: each method against the mean of the
 //     others (plain importance sampling left out of the reference), per column, in nats and in
 //     standard errors;
+//   - rank (beyond the paper): Itakura–Saito NMF with priors on both factors (stirank select
+//     --model isnmf), data drawn at rank 2 on 10 × 8, every rank 1–4 by STI (sti.Default) against
+//     annealed importance sampling over both factors (isnmf.FullAIS, -full-stages stages);
 //   - classification (the paper's Table 1): two K = 15 dictionaries differing in one column, 10
 //     columns drawn from each, every column assigned to the dictionary with the higher estimated
 //     evidence; errors out of 20 per method, over -repeats datasets (the paper: AIS 8.8, SMC1
@@ -20,30 +23,36 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"math"
 	"os"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 
+	"github.com/stirank/stirank/models"
 	"github.com/stirank/stirank/models/isnmf"
 	"github.com/stirank/stirank/rng"
 	"github.com/stirank/stirank/samplers/smc"
+	"github.com/stirank/stirank/sti"
 )
 
 var (
-	particles = flag.Int("particles", 100, "particles per run")
-	stages    = flag.Int("stages", 1000, "stages per run")
-	replicas  = flag.Int("replicas", 4, "runs per column")
-	columns   = flag.Int("columns", 5, "columns per dictionary in the accuracy and agreement tables")
-	repeats   = flag.Int("repeats", 5, "datasets in the classification table")
-	methods   = flag.String("methods", "ais,smc1,smc2,is", "methods to compare")
-	tables    = flag.String("tables", "accuracy,agreement,classification", "tables to print")
-	seed      = flag.Uint64("seed", 1, "seed of the data and the runs")
+	particles  = flag.Int("particles", 100, "particles per run")
+	stages     = flag.Int("stages", 1000, "stages per run")
+	replicas   = flag.Int("replicas", 4, "runs per column")
+	columns    = flag.Int("columns", 5, "columns per dictionary in the accuracy and agreement tables")
+	repeats    = flag.Int("repeats", 5, "datasets in the classification table")
+	methods    = flag.String("methods", "ais,smc1,smc2,is", "methods to compare")
+	tables     = flag.String("tables", "accuracy,agreement,rank,classification", "tables to print")
+	fullStages = flag.Int("full-stages", 2000, "stages of the full-model AIS of the rank table")
+	seed       = flag.Uint64("seed", 1, "seed of the data and the runs")
+	features   = flag.String("features", "10,200", "feature counts F of the accuracy table (the paper's 10, and an informative column)")
 )
 
 // cpuTime is the process's user + system CPU time: comparable across runs on a shared machine.
@@ -101,6 +110,8 @@ func main() {
 			accuracy(ms)
 		case "agreement":
 			agreement(ms)
+		case "rank":
+			rank()
 		case "classification":
 			classification(ms)
 		default:
@@ -112,10 +123,22 @@ func main() {
 
 func accuracy(ms []isnmf.Method) {
 	fmt.Println("accuracy against exact values (mean |error| in nats; largest |error| in reported standard errors; CPU per column)")
-	fmt.Printf("%3s %6s %10s %9s %12s\n", "K", "method", "mean|err|", "max z", "CPU/column")
+	fmt.Printf("%4s %3s %6s %10s %9s %12s\n", "F", "K", "method", "mean|err|", "max z", "CPU/column")
+	for _, fs := range strings.Split(*features, ",") {
+		F, err := strconv.Atoi(fs)
+		if err != nil || F < 1 {
+			fmt.Fprintf(os.Stderr, "-features: %q is not a count\n", fs)
+			os.Exit(2)
+		}
+		accuracyAt(ms, F)
+	}
+	fmt.Println()
+}
+
+func accuracyAt(ms []isnmf.Method, F int) {
 	for k := 1; k <= 3; k++ {
-		m := dictionary(10, k, uint64(k))
-		cols := m.Sample(rng.New(*seed, 2, uint64(k)), *columns)
+		m := dictionary(F, k, uint64(k))
+		cols := m.Sample(rng.New(*seed, 2, uint64(F), uint64(k)), *columns)
 		exact := make([]float64, len(cols))
 		for n, x := range cols {
 			exact[n], _ = m.LogEvidenceQuadrature(x, 80)
@@ -134,10 +157,9 @@ func accuracy(ms []isnmf.Method) {
 				}
 			}
 			per := (cpuTime() - start) / time.Duration(len(cols))
-			fmt.Printf("%3d %6s %10.4f %9.2f %12s\n", k, method.Name(), sumErr/float64(len(cols)), maxZ, per.Round(time.Millisecond))
+			fmt.Printf("%4d %3d %6s %10.4f %9.2f %12s\n", F, k, method.Name(), sumErr/float64(len(cols)), maxZ, per.Round(time.Millisecond))
 		}
 	}
-	fmt.Println()
 }
 
 func agreement(ms []isnmf.Method) {
@@ -222,6 +244,54 @@ func classification(ms []isnmf.Method) {
 		mean := s / n
 		sd := math.Sqrt(math.Max(0, s2/n-mean*mean) * n / math.Max(1, n-1))
 		fmt.Printf("%6s %v  %.1f ± %.1f\n", method.Name(), errs[i], mean, sd)
+	}
+	fmt.Println()
+}
+
+func rank() {
+	const F, N, truth = 10, 8, 2
+	fmt.Printf("rank selection under IS-NMF (w ~ Gamma(1, 1), h ~ IG(1, 1), real amplitudes), %d x %d data of rank %d: STI against full-model AIS (%d particles x %d stages, %d replicas)\n",
+		F, N, truth, *particles, *fullStages, *replicas)
+	info, err := models.Lookup("isnmf")
+	if err != nil {
+		panic(err)
+	}
+	p := models.Params{"values": models.Word("real"), "w-shape": models.Num(1), "w-rate": models.Num(1), "h-shape": models.Num(1), "h-scale": models.Num(1)}
+	data, _, err := info.Generate.Draw(rng.New(*seed, 6), models.Truth{Model: "isnmf", Rank: truth, Shape: []int{F, N}}, p)
+	if err != nil {
+		panic(err)
+	}
+	cols, err := isnmf.Columns(data, isnmf.Amplitudes, true)
+	if err != nil {
+		panic(err)
+	}
+	prob, err := sti.NewProblem(data, models.Spec{Name: "isnmf", Params: p}, sti.Default("isnmf"))
+	if err != nil {
+		panic(err)
+	}
+	fmt.Printf("%4s %16s %16s %8s %10s %10s\n", "rank", "STI", "AIS", "gap/se", "STI CPU", "AIS CPU")
+	for R := 1; R <= 4; R++ {
+		start := cpuTime()
+		ev, err := prob.Sweep(context.Background(), []int{R}, runtime.GOMAXPROCS(0))
+		if err != nil {
+			panic(err)
+		}
+		stiCPU := cpuTime() - start
+		full := &isnmf.Full{F: F, N: N, R: R, X: cols, WShape: 1, WRate: 1, HShape: 1, HScale: 1}
+		out := make([]float64, *replicas)
+		start = cpuTime()
+		var wg sync.WaitGroup
+		for i := range out {
+			wg.Go(func() {
+				out[i] = isnmf.FullAIS(full, isnmf.Budget{Particles: *particles, Stages: *fullStages}, rng.New(*seed, 7, uint64(R), uint64(i))).LogZ
+			})
+		}
+		wg.Wait()
+		aisCPU := cpuTime() - start
+		l, se := smc.Combine(out)
+		e := ev[0]
+		fmt.Printf("%4d %9.2f ± %4.2f %9.2f ± %4.2f %8.1f %10s %10s\n", R, e.LogEvidence, e.StdErr, l, se,
+			(e.LogEvidence-l)/math.Hypot(e.StdErr, se), stiCPU.Round(time.Millisecond), aisCPU.Round(time.Millisecond))
 	}
 	fmt.Println()
 }
