@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"strings"
 
 	"github.com/andybalholm/brotli"
@@ -254,6 +255,14 @@ func (c *pageChecker) checkBody(codec format.CompressionCodec, body []byte, want
 	case format.Brotli:
 		r = brotli.NewReader(bytes.NewReader(body))
 	case format.Zstd:
+		if total, ok := zstdDeclared(body); ok {
+			// Every frame declares its size, and the zstd decoder stops a frame that exceeds it:
+			// the declared total bounds what decoding can produce.
+			if total != uint64(want) {
+				return fmt.Errorf("frames declare %d bytes", total)
+			}
+			return nil
+		}
 		if c.zstd == nil {
 			// zstd's spec recommends decoders support windows up to 8 MB; 128 MB is libzstd's
 			// default limit.
@@ -426,4 +435,53 @@ func (w *thriftWalker) element(t byte, depth int) error {
 		return w.structure(depth+1, true)
 	}
 	return w.value(t, depth)
+}
+
+// zstdDeclared returns the sum of the content sizes that the zstd frames of body declare, found
+// by walking their block headers without decoding; ok is false when a frame does not declare its
+// size or the frames do not end where body does.
+func zstdDeclared(body []byte) (total uint64, ok bool) {
+	for len(body) > 0 {
+		var h zstd.Header
+		if h.Decode(body) != nil {
+			return 0, false
+		}
+		if h.Skippable {
+			n := 8 + uint64(h.SkippableSize)
+			if n > uint64(len(body)) {
+				return 0, false
+			}
+			body = body[n:]
+			continue
+		}
+		if !h.HasFCS || h.FrameContentSize > math.MaxInt64-total {
+			return 0, false
+		}
+		total += h.FrameContentSize
+		off := h.HeaderSize
+		for last := false; !last; {
+			if off+3 > len(body) {
+				return 0, false
+			}
+			bh := int(body[off]) | int(body[off+1])<<8 | int(body[off+2])<<16
+			off += 3
+			last = bh&1 == 1
+			switch size := bh >> 3; bh >> 1 & 3 {
+			case 0, 2: // raw, compressed: size bytes follow
+				off += size
+			case 1: // RLE: one byte, repeated size times
+				off++
+			default:
+				return 0, false
+			}
+		}
+		if h.HasCheckSum {
+			off += 4
+		}
+		if off > len(body) {
+			return 0, false
+		}
+		body = body[off:]
+	}
+	return total, true
 }
