@@ -16,6 +16,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/encoding/thrift"
@@ -479,5 +480,12 @@ func Corpus(dir string) ([]Case, error) {
 	text("mtx-too-many-entries", "x.mtx", "%%MatrixMarket matrix coordinate real general\n4 5 1\n1 1 2\n2 2 1\n", tensorio.MTX, none, "line 4: more entries than the 1 declared on line 2")
 	text("mtx-integer-field", "x.mtx", "%%MatrixMarket matrix coordinate integer general\n4 5 1\n1 1 2.5\n", tensorio.MTX, none, `line 3: value "2.5" is not an integer`)
 	text("mtx-symmetric-upper", "x.mtx", "%%MatrixMarket matrix coordinate real symmetric\n4 4 2\n2 1 2\n1 3 1\n", tensorio.MTX, none, "line 4: entry (1, 3) above the diagonal of a symmetric matrix")
+	long := strings.Repeat("7", 2<<20)
+	text("csv-long-line", "x.csv", "i,j,value\n0,1,3\n1,2,"+long+"\n", tensorio.CSV, none, "line 3: line longer than 1048576 bytes")
+	text("tns-long-line", "x.tns", "1 1 2\n2 1 "+long+"\n", tensorio.TNS, none, "line 2: line longer than 1048576 bytes")
+	text("mtx-long-line", "x.mtx", "%%MatrixMarket matrix coordinate real general\n4 5 2\n1 1 "+long+"\n", tensorio.MTX, none, "line 3: line longer than 1048576 bytes")
+	text("csv-long-field", "x.csv", "i,j,value\n0,1,"+strings.Repeat("x", 5000)+"\n", tensorio.CSV, none, `line 2: value "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"… (5000 bytes) is not a number`)
+	text("csv-count-2^53+1", "x.csv", "i,j,value\n0,1,9007199254740993\n", tensorio.CSV, none, "line 2: value \"9007199254740993\" is an integer above 2⁵³")
+	text("mtx-count-2^53+1", "x.mtx", "%%MatrixMarket matrix coordinate integer general\n4 5 1\n1 1 9007199254740993\n", tensorio.MTX, none, "line 3: value \"9007199254740993\" is an integer above 2⁵³")
 	return cases, err
 }
