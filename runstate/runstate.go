@@ -49,6 +49,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/stirank/stirank/internal/atomicfile"
+	"github.com/stirank/stirank/io/tensorio"
 )
 
 // Names inside a state directory and inside a run directory.
@@ -296,7 +297,16 @@ func (d *Dir) History() ([]HistoryRow, error) {
 	if err != nil || !ok {
 		return nil, err
 	}
-	rows, err := parquet.ReadFile[HistoryRow](filepath.Join(d.runDir(cur.ID), historyParquet))
+	file := filepath.Join(d.runDir(cur.ID), historyParquet)
+	data, err := os.ReadFile(file)
+	if err == nil {
+		// A history row holds a time, ids and a checksum: well over a byte each.
+		err = tensorio.CheckParquet(bytes.NewReader(data), int64(len(data)), file, int64(len(data)))
+	}
+	var rows []HistoryRow
+	if err == nil {
+		rows, err = parquet.Read[HistoryRow](bytes.NewReader(data), int64(len(data)))
+	}
 	if err != nil {
 		return nil, fmt.Errorf("runstate: reading history of run %s: %w", cur.ID, err)
 	}

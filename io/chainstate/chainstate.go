@@ -190,6 +190,10 @@ func Read(ctx context.Context, path string) (*sti.State, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A chain state's row holds a distinct float64 parameter: rows beyond one per byte are a lie.
+	if err := tensorio.CheckParquet(bytes.NewReader(data), int64(len(data)), path, int64(len(data))); err != nil {
+		return nil, fmt.Errorf("not a chain state: %w", err)
+	}
 	f, err := parquet.OpenFile(bytes.NewReader(data), int64(len(data)))
 	if err != nil {
 		return nil, fmt.Errorf("%s: not a chain state: %v", path, err)

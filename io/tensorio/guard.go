@@ -13,6 +13,7 @@ import (
 	"github.com/andybalholm/brotli"
 	"github.com/klauspost/compress/snappy"
 	"github.com/klauspost/compress/zstd"
+	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/encoding/thrift"
 	"github.com/parquet-go/parquet-go/format"
 	"github.com/pierrec/lz4/v4"
@@ -46,6 +47,29 @@ const (
 	// maxThriftDepth bounds the nesting of Thrift structs; Parquet metadata nests about 6 deep.
 	maxThriftDepth = 32
 )
+
+// CheckParquet checks the Parquet file of size bytes read through ra as shards are checked before
+// parquet-go reads them, for the other Parquet files stirank reads (chain states, run histories),
+// which have no manifest: their footer may declare at most maxRows rows, a bound the caller sets
+// from the file's size, since the rows are what a reader allocates for. file names it in errors.
+func CheckParquet(ra io.ReaderAt, size int64, file string, maxRows int64) (err error) {
+	if err := checkFooter(ra, size, file); err != nil {
+		return err
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			err = fileError(file, "corrupt Parquet file: %v", p)
+		}
+	}()
+	f, err := parquet.OpenFile(ra, size, parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
+	if err != nil {
+		return fileError(file, "not a valid Parquet file (truncated or corrupt): %v", err)
+	}
+	if n := f.NumRows(); n < 0 || n > maxRows {
+		return fileError(file, "Parquet footer declares %d rows, more than a file of %d bytes holds", n, size)
+	}
+	return (&pageChecker{ra: ra, size: size, file: file}).checkChunks(f.Metadata())
+}
 
 // maxPageBytes is the largest uncompressed page of n values: 8 bytes a value for PLAIN doubles
 // and int64s, a little more for DELTA_BINARY_PACKED's block headers, and the definition levels of
