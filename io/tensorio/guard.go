@@ -71,10 +71,17 @@ func CheckParquet(ra io.ReaderAt, size int64, file string, maxRows int64) (err e
 	return (&pageChecker{ra: ra, size: size, file: file}).checkChunks(f.Metadata())
 }
 
-// maxPageBytes is the largest uncompressed page of n values: 8 bytes a value for PLAIN doubles
-// and int64s, a little more for DELTA_BINARY_PACKED's block headers, and the definition levels of
-// optional columns, plus a constant for encoding headers.
-func maxPageBytes(n int64) int64 { return 10*n + 1024 }
+// maxPageBytes is the largest uncompressed page of n values of physical type t. Fixed-width
+// types take at most 12 bytes a value PLAIN (INT96), a little more with DELTA_BINARY_PACKED's
+// block headers and the definition levels of optional columns, plus a constant for encoding
+// headers. Byte arrays (the strings of run histories) have no width; 256 bytes a value and 1 MB
+// allow any short string while still bounding the page by its values.
+func maxPageBytes(t format.Type, n int64) int64 {
+	if t == format.ByteArray || t == format.FixedLenByteArray {
+		return 256*n + 1<<20
+	}
+	return 16*n + 1024
+}
 
 // checkFooter checks a shard's magic numbers and footer before parquet-go reads them.
 func checkFooter(ra io.ReaderAt, size int64, file string) error {
@@ -207,7 +214,7 @@ func (c *pageChecker) checkChunk(m format.ColumnMetaData, rows int64) error {
 		if nv < 0 || nv > rows || values > rows {
 			return fail("page at byte %d holds %d values, more than the row group's %d rows", off, nv, rows)
 		}
-		if us > maxPageBytes(nv) {
+		if us > maxPageBytes(m.Type, nv) {
 			return fail("page at byte %d declares %d uncompressed bytes for %d values", off, us, nv)
 		}
 		body := c.read(off, cs)
