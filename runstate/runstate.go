@@ -299,13 +299,14 @@ func (d *Dir) History() ([]HistoryRow, error) {
 	}
 	file := filepath.Join(d.runDir(cur.ID), historyParquet)
 	data, err := os.ReadFile(file)
+	var f *parquet.File
 	if err == nil {
 		// A history row holds a time, ids and a checksum: well over a byte each.
-		err = tensorio.CheckParquet(bytes.NewReader(data), int64(len(data)), file, int64(len(data)))
+		f, err = tensorio.OpenParquet(bytes.NewReader(data), int64(len(data)), file, int64(len(data)))
 	}
 	var rows []HistoryRow
 	if err == nil {
-		rows, err = parquet.Read[HistoryRow](bytes.NewReader(data), int64(len(data)))
+		rows, err = tensorio.ReadRows[HistoryRow](f, file)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("runstate: reading history of run %s: %w", cur.ID, err)

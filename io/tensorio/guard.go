@@ -48,27 +48,49 @@ const (
 	maxThriftDepth = 32
 )
 
-// CheckParquet checks the Parquet file of size bytes read through ra as shards are checked before
-// parquet-go reads them, for the other Parquet files stirank reads (chain states, run histories),
-// which have no manifest: their footer may declare at most maxRows rows, a bound the caller sets
-// from the file's size, since the rows are what a reader allocates for. file names it in errors.
-func CheckParquet(ra io.ReaderAt, size int64, file string, maxRows int64) (err error) {
+// OpenParquet checks the Parquet file of size bytes read through ra as shards are checked before
+// parquet-go reads them, and opens it, for the other Parquet files stirank reads (chain states,
+// run histories). They have no manifest: their footer may declare at most maxRows rows, a bound
+// the caller sets from the file's size, since the rows are what a reader allocates for. The page
+// index and bloom filters, which the guard does not check and stirank does not use, are not read.
+// file names the file in errors.
+func OpenParquet(ra io.ReaderAt, size int64, file string, maxRows int64) (f *parquet.File, err error) {
 	if err := checkFooter(ra, size, file); err != nil {
-		return err
+		return nil, err
 	}
 	defer func() {
 		if p := recover(); p != nil {
-			err = fileError(file, "corrupt Parquet file: %v", p)
+			f, err = nil, fileError(file, "corrupt Parquet file: %v", p)
 		}
 	}()
-	f, err := parquet.OpenFile(ra, size, parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
+	f, err = parquet.OpenFile(ra, size, parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
 	if err != nil {
-		return fileError(file, "not a valid Parquet file (truncated or corrupt): %v", err)
+		return nil, fileError(file, "not a valid Parquet file (truncated or corrupt): %v", err)
 	}
 	if n := f.NumRows(); n < 0 || n > maxRows {
-		return fileError(file, "Parquet footer declares %d rows, more than a file of %d bytes holds", n, size)
+		return nil, fileError(file, "Parquet footer declares %d rows, more than a file of %d bytes holds", n, size)
 	}
-	return (&pageChecker{ra: ra, size: size, file: file}).checkChunks(f.Metadata())
+	if err := (&pageChecker{ra: ra, size: size, file: file}).checkChunks(f.Metadata()); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// ReadRows reads every row of a file opened by OpenParquet as a T; file names it in errors.
+func ReadRows[T any](f *parquet.File, file string) (rows []T, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			rows, err = nil, fileError(file, "corrupt Parquet file: %v", p)
+		}
+	}()
+	rows = make([]T, f.NumRows())
+	r := parquet.NewGenericReader[T](f)
+	defer r.Close()
+	n, err := r.Read(rows)
+	if err != nil && err != io.EOF {
+		return nil, fileError(file, "%v", err)
+	}
+	return rows[:n], nil
 }
 
 // maxPageBytes is the largest uncompressed page of n values of physical type t. Fixed-width
