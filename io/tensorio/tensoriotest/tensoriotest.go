@@ -442,6 +442,28 @@ func Corpus(dir string) ([]Case, error) {
 		return []string{"manifest.json", "100000000000 stored cells needs about", "of memory, more than"}, WriteManifest(d, m)
 	})
 
+	dataset("manifest-rows-maxint", func(d string) ([]string, error) {
+		m, err := good(d)
+		if err != nil {
+			return nil, err
+		}
+		m.Order, m.Shape = 3, []int{math.MaxInt32, math.MaxInt32, math.MaxInt32}
+		m.Cells, m.Shards[0].Rows = math.MaxInt64, math.MaxInt64
+		return []string{"manifest.json", "9223372036854775807 stored cells needs about"}, WriteManifest(d, m)
+	})
+	dataset("manifest-rows-overflow", func(d string) ([]string, error) {
+		m, err := good(d)
+		if err != nil {
+			return nil, err
+		}
+		second := m.Shards[0]
+		second.Path = "data/shard-00001.parquet"
+		m.Shards = append(m.Shards, second)
+		m.Shards[0].Rows, m.Shards[1].Rows = math.MaxInt64, math.MaxInt64
+		m.Cells = 1
+		return []string{"manifest.json", "shard 1: rows 9223372036854775807 overflow the total"}, WriteManifest(d, m)
+	})
+
 	// text writes a text file for a case.
 	text := func(name, file, content string, f tensorio.TextFormat, opts tensorio.TextOptions, want ...string) {
 		if err != nil {
