@@ -608,6 +608,15 @@ func GeneratePoisson(r *rand.Rand, shape []int, R int, rates []float64) (*tensor
 // factors returned include the activities, which are returned too (activities[m][i]). The
 // expected total count is unchanged, and so is the cost, proportional to it. With k = 0 it draws
 // nothing more: the data and factors are GeneratePoisson's, bit for bit, and activities is nil.
+// Components that expect more than denseEvents counts per cell are drawn cell by cell, over at
+// most maxDenseCells cells (beyond, neither the draw nor the data would fit in a machine). Below
+// that density events are drawn one by one, at most denseEvents steps per cell, as they always
+// were: datasets drawn from a seed before stay the same.
+const (
+	denseEvents   = 256
+	maxDenseCells = 1 << 32
+)
+
 func GeneratePoissonActive(r *rand.Rand, shape []int, R int, rates []float64, rowShape float64) (*tensor.Sparse, [][]float64, [][]float64, error) {
 	order := len(shape)
 	if order < 2 || order > 3 || len(rates) != order {
@@ -615,6 +624,14 @@ func GeneratePoissonActive(r *rand.Rand, shape []int, R int, rates []float64, ro
 	}
 	if !(rowShape >= 0) || math.IsInf(rowShape, 0) {
 		return nil, nil, nil, fmt.Errorf("poisson: row-shape %v must be finite and not negative", rowShape)
+	}
+	// Cells are keyed by their row-major linear index.
+	cells := 1.0
+	for _, n := range shape {
+		cells *= float64(n)
+	}
+	if cells >= 1<<64 {
+		return nil, nil, nil, fmt.Errorf("poisson: shape %v has more than 2^64 cells", shape)
 	}
 	factors := make([][]float64, order)
 	var activities [][]float64
@@ -655,6 +672,26 @@ func GeneratePoissonActive(r *rand.Rand, shape []int, R int, rates []float64, ro
 		mean := 1.0
 		for m := range shape {
 			mean *= cum[m][c][shape[m]-1]
+		}
+		if mean > denseEvents*cells {
+			// A draw per event costs one step per unit of count (10^9 steps for a 3x3 matrix at
+			// rate 1e-4). Drawing every cell's count of the component at once gives the same
+			// distribution, since the events fall on the cells independently, in one step per
+			// cell.
+			if cells > maxDenseCells {
+				return nil, nil, nil, fmt.Errorf("poisson: component %d of rank %d expects %.3g counts over %.3g cells: too dense to draw (at most %d cells)", c+1, R, mean, cells, maxDenseCells)
+			}
+			for key := range uint64(cells) {
+				lambda, rest := 1.0, key
+				for m := order - 1; m >= 0; m-- {
+					lambda *= factors[m][int(rest%uint64(shape[m]))*R+c]
+					rest /= uint64(shape[m])
+				}
+				if x := (distuv.Poisson{Lambda: lambda, Src: src}).Rand(); x > 0 {
+					counts[key] += x
+				}
+			}
+			continue
 		}
 		events := int(distuv.Poisson{Lambda: mean, Src: src}.Rand())
 		for range events {

@@ -16,6 +16,7 @@ package runners
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -24,10 +25,11 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
@@ -269,18 +271,7 @@ func Run(ctx context.Context, p *beam.Pipeline, lg Logging) (Result, error) {
 			*jobopts.EnvironmentType = "loopback"
 		}
 	}
-	// Beam's universal runner leaves an empty placeholder worker file in the temp directory on
-	// every loopback run; remove the ones this run made.
-	placeholders := loopbackPlaceholders()
-	defer func() {
-		for _, name := range loopbackPlaceholders() {
-			if !slices.Contains(placeholders, name) {
-				if fi, err := os.Stat(name); err == nil && fi.Size() == 0 {
-					os.Remove(name)
-				}
-			}
-		}
-	}()
+	defer privateTemp()()
 	var (
 		pr  beam.PipelineResult
 		err error
@@ -318,9 +309,49 @@ func Run(ctx context.Context, p *beam.Pipeline, lg Logging) (Result, error) {
 	return res, nil
 }
 
-func loopbackPlaceholders() []string {
-	m, _ := filepath.Glob(filepath.Join(os.TempDir(), "beamloopbackworker-*"))
-	return m
+// tempPrefix starts the names of the temporary directories privateTemp makes; the pid follows.
+const tempPrefix = "stirank-beam-"
+
+// privateTemp points the temporary directory ($TMPDIR) at a new directory of this run's own until
+// the function it returns is called, which removes it. Beam's universal runner creates an empty
+// placeholder worker file, beamloopbackworker-*, in the temporary directory on every loopback run
+// and never removes it; a run killed before it could remove the file left it in the shared
+// directory, and removing "the files that appeared during the run" instead could take another
+// run's file before Beam staged it. A private directory holds only this run's files. Its name
+// holds the pid, so that later runs remove the directories of processes that were killed.
+func privateTemp() (restore func()) {
+	base := os.TempDir()
+	sweepTemps(base)
+	dir, err := os.MkdirTemp(base, fmt.Sprintf("%s%d-", tempPrefix, os.Getpid()))
+	if err != nil {
+		return func() {}
+	}
+	old, had := os.LookupEnv("TMPDIR")
+	os.Setenv("TMPDIR", dir)
+	return func() {
+		if had {
+			os.Setenv("TMPDIR", old)
+		} else {
+			os.Unsetenv("TMPDIR")
+		}
+		os.RemoveAll(dir)
+	}
+}
+
+// sweepTemps removes the directories of privateTemp in base whose process no longer exists.
+func sweepTemps(base string) {
+	dirs, _ := filepath.Glob(filepath.Join(base, tempPrefix+"*"))
+	for _, d := range dirs {
+		pid, err := strconv.Atoi(strings.SplitN(strings.TrimPrefix(filepath.Base(d), tempPrefix), "-", 2)[0])
+		if err != nil || pid <= 0 || pid == os.Getpid() {
+			continue
+		}
+		// A pid in use, even by another program since, keeps its directory: removing it then
+		// waits for a later run.
+		if errors.Is(syscall.Kill(pid, 0), syscall.ESRCH) {
+			os.RemoveAll(d)
+		}
+	}
 }
 
 // findJob returns the last captured log message that is a JSON object: the Dataflow job.

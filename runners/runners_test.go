@@ -2,6 +2,11 @@ package runners
 
 import (
 	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/options/jobopts"
@@ -73,5 +78,45 @@ func TestFindJob(t *testing.T) {
 	}
 	if got := findJob(msgs[:2]); got != "" {
 		t.Errorf("findJob without a job: %q", got)
+	}
+}
+
+// privateTemp gives a run its own temporary directory and removes it after; the directories of
+// killed runs are removed by the next run, those of live processes are kept.
+func TestPrivateTemp(t *testing.T) {
+	base := t.TempDir()
+	t.Setenv("TMPDIR", base)
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	killed := filepath.Join(base, fmt.Sprintf("%s%d-123", tempPrefix, dead.Process.Pid))
+	live := filepath.Join(base, fmt.Sprintf("%s%d-456", tempPrefix, os.Getppid()))
+	for _, d := range []string{killed, live} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(d, "beamloopbackworker-1"), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	restore := privateTemp()
+	private := os.TempDir()
+	if filepath.Dir(private) != base || !strings.HasPrefix(filepath.Base(private), fmt.Sprintf("%s%d-", tempPrefix, os.Getpid())) {
+		t.Fatalf("temporary directory during the run: %s", private)
+	}
+	if f, err := os.CreateTemp("", "beamloopbackworker-*"); err != nil {
+		t.Fatal(err)
+	} else {
+		f.Close()
+	}
+	restore()
+	if os.TempDir() != base {
+		t.Errorf("temporary directory after the run: %s, want %s", os.TempDir(), base)
+	}
+	for d, want := range map[string]bool{killed: false, live: true, private: false} {
+		if _, err := os.Stat(d); (err == nil) != want {
+			t.Errorf("%s exists: %v, want %v", d, err == nil, want)
+		}
 	}
 }

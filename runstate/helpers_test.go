@@ -225,7 +225,7 @@ func checkDir(t *testing.T, path string) (*Dir, int) {
 		}
 	}
 	if !ok {
-		if got := names(t, path); !slices.Equal(got, []string{lockFile, runsDir}) {
+		if got := names(t, path); !slices.Equal(got, []string{markerFile, lockFile, runsDir}) {
 			t.Fatalf("state directory without a committed run holds %q", got)
 		}
 		return d, 0

@@ -8,6 +8,7 @@
 //
 // Layout of a state directory:
 //
+//	.stirank-state             marker: the directory is a state directory, written before anything else
 //	lock                       flock target; holds the holder's pid, host and start time (JSON)
 //	current.json               the committed Run: the single commit point
 //	runs/<id>/                 the committed run
@@ -22,6 +23,11 @@
 //	history.csv                published copy of runs/<id>/history.csv
 //	latest/                    published copies of every top-level file of runs/<id>
 //	.tmp-*                     temporary files of atomic writes (removed by Open)
+//
+// Open refuses a non-empty directory without the marker unless it has exactly the layout above
+// (see claim), because repair and prune remove entries of runs/, latest/ and .tmp-* files: they
+// may only do so in a directory that stirank made. Entries of runs/ that are not run or staging
+// directory names are never removed.
 //
 // The directory may be local or on a shared POSIX filesystem; only os, rename, fsync and flock
 // are used. The package is unix-only (syscall.Flock).
@@ -43,10 +49,12 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/stirank/stirank/internal/atomicfile"
+	"github.com/stirank/stirank/io/tensorio"
 )
 
 // Names inside a state directory and inside a run directory.
 const (
+	markerFile     = ".stirank-state"
 	currentFile    = "current.json"
 	runsDir        = "runs"
 	latestDir      = "latest"
@@ -90,6 +98,9 @@ type Dir struct {
 	path string
 	lock *os.File
 	txn  *Txn
+	// made lists the directories Open created, deepest first, for Close to remove when no run
+	// was committed: a failed first run leaves nothing behind.
+	made []string
 	// hook, when set by tests, is called after every step of Commit and publish with the step's
 	// name; an error or panic from it simulates a crash at that step boundary.
 	hook func(step string) error
@@ -97,13 +108,25 @@ type Dir struct {
 
 // Open creates the state directory if needed, locks it and recovers from an interrupted run.
 //
+// A directory that exists must be empty, hold the marker file, or have the layout of a state
+// directory made before the marker existed (see claim); anything else is refused untouched.
+//
 // The lock is an exclusive non-blocking flock on path/lock, so that overlapping scheduled runs
 // fail fast with an *InUseError naming the holder instead of queueing behind it. Recovery removes
 // the staging directories and uncommitted run directories left by a crash, and re-publishes the
 // committed run's history and latest files if a crash left them stale.
 func Open(path string) (*Dir, error) {
+	made, err := claim(path)
+	if err != nil {
+		return nil, err
+	}
+	// Until the lock is held, a failure removes only the directories this call created.
+	fail := func(err error) (*Dir, error) {
+		(&Dir{made: made}).removeMade()
+		return nil, err
+	}
 	if err := os.MkdirAll(filepath.Join(path, runsDir), 0o755); err != nil {
-		return nil, fmt.Errorf("runstate: %w", err)
+		return fail(fmt.Errorf("runstate: %w", err))
 	}
 	// A canonical path makes the in-process lock registry see through symlinks and relative paths.
 	canon, err := filepath.EvalSymlinks(path)
@@ -111,13 +134,14 @@ func Open(path string) (*Dir, error) {
 		canon, err = filepath.Abs(canon)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("runstate: %w", err)
+		return fail(fmt.Errorf("runstate: %w", err))
 	}
 	f, err := lock(canon)
 	if err != nil {
+		// The holder is using the directory, even if this call created it a moment before.
 		return nil, err
 	}
-	d := &Dir{path: canon, lock: f}
+	d := &Dir{path: canon, lock: f, made: made}
 	if err := d.repair(); err != nil {
 		d.Close()
 		return nil, fmt.Errorf("runstate: recovering %s: %w", canon, err)
@@ -126,14 +150,113 @@ func Open(path string) (*Dir, error) {
 }
 
 // Close releases the lock. A run in progress is abandoned; the next Open removes its staging
-// directory.
+// directory. When Open created the directory and no run was committed, Close removes what Open
+// wrote (marker, lock, runs/) and the directories it created, so a failed first run leaves no
+// empty state directory behind.
 func (d *Dir) Close() error {
 	if d.lock == nil {
 		return nil
 	}
+	var cleanup bool
+	if len(d.made) > 0 {
+		_, committed, err := d.Current()
+		cleanup = err == nil && !committed
+	}
+	if cleanup {
+		// Only the names Open writes (an aborted run has removed its staging directory); a file
+		// someone else put there keeps the directory, since os.Remove fails on a non-empty one.
+		os.Remove(filepath.Join(d.path, runsDir))
+		os.Remove(filepath.Join(d.path, markerFile))
+		os.Remove(filepath.Join(d.path, lockFile))
+	}
 	err := unlock(d.path, d.lock)
-	d.lock, d.txn = nil, nil
+	if cleanup {
+		d.removeMade()
+	}
+	d.lock, d.txn, d.made = nil, nil, nil
 	return err
+}
+
+// removeMade removes the directories Open created, deepest first, if they are empty.
+func (d *Dir) removeMade() {
+	for _, p := range d.made {
+		if entries, err := os.ReadDir(p); err == nil && len(entries) == 1 && entries[0].Name() == markerFile {
+			os.Remove(filepath.Join(p, markerFile))
+		}
+		if os.Remove(p) != nil {
+			return
+		}
+	}
+}
+
+// claim makes path a state directory of ours or refuses it, before anything in it is touched. It
+// returns the directories it created, deepest first. A directory that exists is claimed when it
+// is empty, holds the marker, or has the layout of a state directory made before the marker
+// existed: a lock file holding a holder record (JSON with a pid), a runs/ directory, and no entry
+// besides the names of the layout. Every Open since the first version wrote both, so an old
+// state directory always qualifies, and a directory of someone else's files almost never does;
+// the cost of a false refusal is an error message, of a false acceptance a deleted file.
+func claim(path string) (made []string, err error) {
+	fi, err := os.Stat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		for p := filepath.Clean(path); ; p = filepath.Dir(p) {
+			if _, err := os.Lstat(p); err == nil || p == filepath.Dir(p) {
+				break
+			}
+			made = append(made, p)
+		}
+		if err := os.MkdirAll(path, 0o755); err != nil {
+			return nil, fmt.Errorf("runstate: %w", err)
+		}
+	case err != nil:
+		return nil, fmt.Errorf("runstate: %w", err)
+	case !fi.IsDir():
+		return nil, fmt.Errorf("runstate: state directory %s exists and is not a directory", path)
+	default:
+		entries, err := os.ReadDir(path)
+		if err != nil {
+			return nil, fmt.Errorf("runstate: %w", err)
+		}
+		if len(entries) > 0 {
+			if m, err := os.Lstat(filepath.Join(path, markerFile)); err == nil && m.Mode().IsRegular() {
+				return nil, nil
+			}
+			if !oldLayout(path, entries) {
+				return nil, fmt.Errorf("runstate: %s is not empty and is not a stirank state directory (no %s marker); give a new or empty directory", path, markerFile)
+			}
+		}
+	}
+	if err := atomicfile.WriteFile(filepath.Join(path, markerFile), []byte(markerText)); err != nil {
+		(&Dir{made: made}).removeMade()
+		return nil, fmt.Errorf("runstate: %w", err)
+	}
+	return made, nil
+}
+
+// markerText is the content of the marker file, for whoever finds the directory.
+const markerText = "stirank state directory: written by stirank reanalyze, which removes only what it wrote here\n"
+
+// oldLayout reports whether the entries of dir are those of a state directory written before
+// the marker existed (see claim).
+func oldLayout(dir string, entries []fs.DirEntry) bool {
+	var hasLock, hasRuns bool
+	for _, e := range entries {
+		switch name := e.Name(); {
+		case name == lockFile && e.Type().IsRegular():
+			data, err := os.ReadFile(filepath.Join(dir, name))
+			var h InUseError
+			hasLock = err == nil && json.Unmarshal(data, &h) == nil && h.PID > 0
+		case name == runsDir && e.IsDir():
+			hasRuns = true
+		case name == latestDir && e.IsDir():
+		case (name == currentFile || name == historyParquet || name == historyCSV) && e.Type().IsRegular():
+		case strings.HasPrefix(name, tempPrefix):
+		default:
+			return false
+		}
+	}
+	return hasLock && hasRuns
 }
 
 // Path returns the canonical path of the state directory.
@@ -174,7 +297,17 @@ func (d *Dir) History() ([]HistoryRow, error) {
 	if err != nil || !ok {
 		return nil, err
 	}
-	rows, err := parquet.ReadFile[HistoryRow](filepath.Join(d.runDir(cur.ID), historyParquet))
+	file := filepath.Join(d.runDir(cur.ID), historyParquet)
+	data, err := os.ReadFile(file)
+	var f *parquet.File
+	if err == nil {
+		// A history row holds a time, ids and a checksum: well over a byte each.
+		f, err = tensorio.OpenParquet(bytes.NewReader(data), int64(len(data)), file, int64(len(data)))
+	}
+	var rows []HistoryRow
+	if err == nil {
+		rows, err = tensorio.ReadRows[HistoryRow](f, file)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("runstate: reading history of run %s: %w", cur.ID, err)
 	}
@@ -213,8 +346,8 @@ func (d *Dir) repair() error {
 	return d.publish(d.runDir(cur.ID))
 }
 
-// prune removes every entry of runs/ except the runs named by keep: staging directories, runs
-// renamed into place but never committed, and runs older than the previous one. It does not
+// prune removes every run or staging directory of runs/ except the runs named by keep: staging
+// directories, runs renamed into place but never committed, and runs older than the previous one. It does not
 // fsync runs/: an entry that reappears after a power loss is pruned again.
 func (d *Dir) prune(keep ...string) error {
 	entries, err := os.ReadDir(filepath.Join(d.path, runsDir))
@@ -222,7 +355,9 @@ func (d *Dir) prune(keep ...string) error {
 		return err
 	}
 	for _, e := range entries {
-		if slices.Contains(keep, e.Name()) {
+		id := strings.TrimSuffix(e.Name(), stagingSuffix)
+		if slices.Contains(keep, e.Name()) || checkID(id) != nil {
+			// Kept, or not a name Begin or Commit writes: not ours to remove.
 			continue
 		}
 		if err := os.RemoveAll(d.runDir(e.Name())); err != nil {

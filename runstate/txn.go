@@ -43,9 +43,14 @@ func (d *Dir) Begin(id string) (*Txn, error) {
 		return nil, fmt.Errorf("runstate: run %s is already the committed run", id)
 	}
 	t := &Txn{d: d, id: id, dir: d.runDir(id) + stagingSuffix}
+	remove := []string{t.dir}
 	// The run directory itself may exist too: renamed into place by a Commit that crashed before
-	// its commit point, or the previous run being redone.
-	for _, p := range []string{t.dir, d.runDir(id)} {
+	// its commit point (removed here), or the previous run being redone, which stays the
+	// committed run's rollback copy until this run reaches Commit.
+	if !ok || cur.Previous != id {
+		remove = append(remove, d.runDir(id))
+	}
+	for _, p := range remove {
 		if err := os.RemoveAll(p); err != nil {
 			return nil, fmt.Errorf("runstate: %w", err)
 		}
@@ -158,6 +163,11 @@ func (t *Txn) commit(run Run, rows []HistoryRow) error {
 		return err
 	}
 	runDir := d.runDir(run.ID)
+	// The previous run's copy when its id is being redone (see Begin): replaced only now that the
+	// new run is staged. A crash before the rename loses only that rollback copy.
+	if err := os.RemoveAll(runDir); err != nil {
+		return err
+	}
 	if err := os.Rename(t.dir, runDir); err != nil {
 		return err
 	}

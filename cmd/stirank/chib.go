@@ -105,6 +105,9 @@ func baselineCommand(ctx context.Context, name, help string, args []string, stdo
 	case info.Order != order:
 		return fmt.Errorf("model %s needs a %d-way tensor; %s is %d-way", info.Name, info.Order, src, order)
 	}
+	if err := checkRunMemory(src.String(), meta.Shape, int64(meta.Cells), ranks, len(ranks)*f.replicas, f.workers, 1); err != nil {
+		return err
+	}
 	prior, err := f.hypers.params(info, set)
 	if err != nil {
 		return err

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/stirank/stirank/internal/memlimit"
 	"github.com/stirank/stirank/io/tensorio"
 	"github.com/stirank/stirank/models"
 	"github.com/stirank/stirank/rng"
@@ -101,6 +102,9 @@ func runGenerate(ctx context.Context, args []string, stdout io.Writer) error {
 		}
 		return usagef("%s needs a shape of %d modes, got %v", info.Name, info.Order, shape)
 	}
+	if err := checkGenerateMemory(shape, *rank, p); err != nil {
+		return err
+	}
 	head := models.Truth{Model: info.Name, Rank: *rank, Seed: *seed, Shape: shape}
 	t, truth, err := info.Generate.Draw(rng.New(*seed, generateStream), head, p)
 	if err != nil {
@@ -166,4 +170,28 @@ func formatShape(shape []int) string {
 		parts[m] = strconv.Itoa(n)
 	}
 	return strings.Join(parts, "x")
+}
+
+// generateBytes is the memory a generated number takes on its way to disk: a float64 in memory,
+// about 25 bytes of truth.json text and its reformatted copy for a parameter; the map entry,
+// sorted key, tensor cell and writer buffers for a stored cell.
+const generateBytes = 100
+
+// checkGenerateMemory refuses a draw whose parameters or expected stored cells would not fit in
+// memory, before drawing anything. The Poisson models expect R·Π(n_m/rate_m) counts (a factor
+// column of mode m sums to n_m/rate_m on average); a cell stores one or more of them.
+func checkGenerateMemory(shape []int, rank int, p models.Params) error {
+	params, cells, events := 0.0, 1.0, float64(rank)
+	rates := p.Nums("rates")
+	for m, n := range shape {
+		params += float64(n) * float64(rank)
+		cells *= float64(n)
+		if m < len(rates) {
+			events *= float64(n) / rates[m]
+		}
+	}
+	if len(rates) == len(shape) {
+		cells = min(cells, events)
+	}
+	return memlimit.Check(fmt.Sprintf("--shape %s --rank %d", formatShape(shape), rank), (params+cells)*generateBytes)
 }

@@ -15,6 +15,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
+
 	"github.com/stirank/stirank/io/chainstate"
 	"github.com/stirank/stirank/io/tensorio"
 	"github.com/stirank/stirank/models"
@@ -121,6 +123,15 @@ func runReanalyze(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	if rf.stateURL != "" && !tensorio.IsURL(rf.stateURL) {
 		return usagef("--state-url %s is not a URL (gs://bucket/prefix); local states belong in --state", rf.stateURL)
+	}
+	if rf.stateURL != "" {
+		// An unknown scheme would otherwise fail only when the first chain state is written,
+		// after the sampling.
+		fsys, err := filesystem.New(ctx, rf.stateURL)
+		if err != nil {
+			return usagef("--state-url %s: %v", rf.stateURL, err)
+		}
+		fsys.Close()
 	}
 	if runners.IsRemote() && (rf.stateURL == "" || !tensorio.IsURL(f.data)) {
 		return usagef("--runner=%s: its workers cannot reach local directories; give the data as a URL and --state-url gs://bucket/prefix for the chain states (STATEDIR stays here)", runners.Name())

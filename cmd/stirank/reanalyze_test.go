@@ -380,6 +380,7 @@ func TestReanalyzeBadInput(t *testing.T) {
 		{[]string{"--data", "embedded:default"}, "--data DIR is required"},
 		{[]string{"--data", t.TempDir(), "--state-url", "/local/path"}, "is not a URL"},
 		{[]string{"--data", t.TempDir(), "--window", "-1"}, "must not be negative"},
+		{[]string{"--data", t.TempDir(), "--state-url", "nosuch://bucket/states"}, "--state-url nosuch://bucket/states"},
 	} {
 		code, _, stderr := selectRun(t, append([]string{"reanalyze", "--state", state}, tc.args...)...)
 		if code == 0 || !strings.Contains(stderr, tc.want) || strings.Count(strings.TrimSpace(stderr), "\n") > 0 {
@@ -388,5 +389,44 @@ func TestReanalyzeBadInput(t *testing.T) {
 		if _, err := os.Stat(state); err == nil {
 			t.Errorf("%v: the state directory was created", tc.args)
 		}
+	}
+}
+
+// A non-empty directory that stirank did not make is refused as STATEDIR, every file in it left
+// as it was; a run that fails on a STATEDIR it created removes it.
+func TestReanalyzeStateDirOwnership(t *testing.T) {
+	files := growingCP(t, []int{6, 5, 4}, 1, 3)
+	data := filepath.Join(t.TempDir(), "data")
+	selectOK(t, "import", "--in", files[0], "--out", data)
+
+	foreign := t.TempDir()
+	tree := map[string]string{"notes.txt": "mine", "runs/2025.csv": "1,2", "latest/report.pdf": "x", ".tmp-draft": "d"}
+	for p, content := range tree {
+		os.MkdirAll(filepath.Join(foreign, filepath.Dir(p)), 0o755)
+		if err := os.WriteFile(filepath.Join(foreign, p), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, _, stderr := selectRun(t, "reanalyze", "--data", data, "--state", foreign, "--ranks", "1-2", "--quiet")
+	if code == 0 || !strings.Contains(stderr, "is not a stirank state directory") || strings.Count(strings.TrimSpace(stderr), "\n") > 0 {
+		t.Errorf("foreign directory: exit %d, stderr %q", code, stderr)
+	}
+	for p, content := range tree {
+		if got, err := os.ReadFile(filepath.Join(foreign, p)); err != nil || string(got) != content {
+			t.Errorf("%s after the refused run: %q, %v", p, got, err)
+		}
+	}
+	if entries, _ := os.ReadDir(foreign); len(entries) != 4 {
+		t.Errorf("foreign directory holds %d entries after the refused run, want 4", len(entries))
+	}
+
+	// Fails after STATEDIR was created: the model needs a shape the data do not have.
+	state := filepath.Join(t.TempDir(), "new", "state")
+	code, _, stderr = selectRun(t, "reanalyze", "--data", data, "--state", state, "--ranks", "1-2", "--model", "nmf", "--quiet")
+	if code == 0 {
+		t.Fatalf("nmf on a 3-way tensor succeeded: %s", stderr)
+	}
+	if _, err := os.Stat(filepath.Dir(state)); err == nil {
+		t.Errorf("a failed run left %s (stderr %q)", filepath.Dir(state), stderr)
 	}
 }

@@ -21,6 +21,7 @@ import (
 
 	"github.com/stirank/stirank/estimators"
 	"github.com/stirank/stirank/evidence"
+	"github.com/stirank/stirank/internal/memlimit"
 	"github.com/stirank/stirank/io/tensorio"
 	"github.com/stirank/stirank/models"
 	"github.com/stirank/stirank/pipelines"
@@ -295,6 +296,17 @@ func prepareSelection(ctx context.Context, f *selectFlags, set map[string]bool) 
 	if err != nil {
 		return nil, err
 	}
+	ranks, err := parseRanks(f.ranks)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	rungs, population := len(cfg.Ladder), 1
+	if a := cfg.Annealing; a != nil {
+		rungs, population = max(rungs, a.Rungs), a.Particles
+	}
+	if err := checkRunMemory(src.String(), meta.Shape, int64(meta.Cells), ranks, len(ranks)*rungs*cfg.Chains, f.workers, population); err != nil {
+		return nil, err
+	}
 	est := estimators.STI{Model: spec, Config: cfg}
 	es, err := estimators.NewSpec(estimators.STIName, cfg)
 	if err != nil {
@@ -489,6 +501,15 @@ func selectConfig(model string, f *selectFlags, set map[string]bool) (sti.Config
 	if set["ladder"] || set["temperatures"] {
 		if set["temperatures"] && strings.HasPrefix(f.ladder, "list:") {
 			return cfg, "", usagef("--temperatures does not apply to a --ladder list")
+		}
+		// The ladder and every temperature's chains are allocated before anything else would
+		// check their number.
+		chains := cfg.Chains
+		if set["chains"] {
+			chains = max(f.chains, 1)
+		}
+		if err := memlimit.Check(fmt.Sprintf("--temperatures %d with %d chains", f.temperatures, chains), float64(f.temperatures+1)*float64(chains)*taskBytes); err != nil {
+			return cfg, "", usageError{err}
 		}
 		l, err := evidence.ParseLadder(f.ladder, f.temperatures)
 		if err != nil {

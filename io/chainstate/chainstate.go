@@ -190,9 +190,10 @@ func Read(ctx context.Context, path string) (*sti.State, error) {
 	if err != nil {
 		return nil, err
 	}
-	f, err := parquet.OpenFile(bytes.NewReader(data), int64(len(data)))
+	// A chain state's row holds a distinct float64 parameter: rows beyond one per byte are a lie.
+	f, err := tensorio.OpenParquet(bytes.NewReader(data), int64(len(data)), path, int64(len(data)))
 	if err != nil {
-		return nil, fmt.Errorf("%s: not a chain state: %v", path, err)
+		return nil, fmt.Errorf("not a chain state: %w", err)
 	}
 	meta, ok := f.Lookup(metaKey)
 	if !ok {
@@ -208,9 +209,9 @@ func Read(ctx context.Context, path string) (*sti.State, error) {
 	if err := l.check(); err != nil {
 		return nil, fmt.Errorf("%s: %v", path, err)
 	}
-	rows, err := parquet.Read[row](bytes.NewReader(data), int64(len(data)))
+	rows, err := tensorio.ReadRows[row](f, path)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v", path, err)
+		return nil, err
 	}
 	if len(rows) != l.Params {
 		return nil, fmt.Errorf("%s: %d rows, the metadata says %d parameters", path, len(rows), l.Params)

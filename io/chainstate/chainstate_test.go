@@ -18,7 +18,7 @@ import (
 )
 
 // finalState runs one chain of a small CP problem and returns its final state.
-func finalState(t *testing.T) *sti.State {
+func finalState(t testing.TB) *sti.State {
 	t.Helper()
 	d, _, err := models.GeneratePoisson(rng.New(1), []int{5, 4, 3}, 2, []float64{1, 1, 1})
 	if err != nil {

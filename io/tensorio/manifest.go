@@ -173,6 +173,9 @@ func (m *Manifest) validate() error {
 			return fmt.Errorf("shard %d: path %q listed twice", s, sh.Path)
 		}
 		paths[sh.Path] = true
+		if sh.Rows > math.MaxInt64-rows {
+			return fmt.Errorf("shard %d: rows %d overflow the total", s, sh.Rows)
+		}
 		rows += sh.Rows
 	}
 	if rows != m.Cells {

@@ -20,6 +20,7 @@ import (
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/local"
 	"github.com/parquet-go/parquet-go"
 
+	"github.com/stirank/stirank/internal/memlimit"
 	"github.com/stirank/stirank/tensor"
 )
 
@@ -237,9 +238,15 @@ func read(ctx context.Context, st store, v int, opts ReadOptions, block []int) (
 	for _, sh := range shards {
 		cells += sh.Rows
 	}
-	t := &tensor.Sparse{Shape: slices.Clone(m.Shape), Coords: make([][]int32, m.Order), Values: make([]float64, cells)}
+	if err := checkMemory(st.name(ManifestName), cells, m.Order); err != nil {
+		return nil, err
+	}
+	// The rows are a claim until each shard's pages back them: the tensor grows shard by shard
+	// (decoder.grow), from a start the claim cannot make large.
+	start := min(cells, maxPrealloc/cellBytes(m.Order))
+	t := &tensor.Sparse{Shape: slices.Clone(m.Shape), Coords: make([][]int32, m.Order), Values: make([]float64, 0, start)}
 	for mode := range t.Coords {
-		t.Coords[mode] = make([]int32, cells)
+		t.Coords[mode] = make([]int32, 0, start)
 	}
 	d := &decoder{
 		t:           t,
@@ -315,6 +322,9 @@ func (d *decoder) readShard(st store, sh Shard, file string, pos int) (err error
 	if err != nil {
 		return err
 	}
+	if err := checkFooter(ra, size, file); err != nil {
+		return err
+	}
 	// A corrupt file can drive a Parquet decoder into states it does not expect; report that as
 	// what it is rather than crash.
 	defer func() {
@@ -333,6 +343,10 @@ func (d *decoder) readShard(st store, sh Shard, file string, pos int) (err error
 	if f.NumRows() != sh.Rows {
 		return fileError(file, "has %d rows, the manifest says %d", f.NumRows(), sh.Rows)
 	}
+	if err := (&pageChecker{ra: ra, size: size, file: file}).checkChunks(f.Metadata()); err != nil {
+		return err
+	}
+	d.grow(pos + int(sh.Rows))
 	var row int64
 	for _, rg := range f.RowGroups() {
 		n := rg.NumRows()
@@ -353,8 +367,32 @@ func (d *decoder) readShard(st store, sh Shard, file string, pos int) (err error
 	return nil
 }
 
-// maxPrealloc bounds the buffer allocated up front for a shard read into memory.
+// maxPrealloc bounds the buffers allocated up front from a claim of the manifest: a shard read
+// into memory, the tensor before its shards are read.
 const maxPrealloc = 64 << 20
+
+// cellBytes is the memory a cell of an order-n tensor takes: its coordinates and its value.
+func cellBytes(order int) int64 { return 4*int64(order) + 8 }
+
+// checkMemory refuses a dataset whose cells would not fit in memory, before any is read. Reading
+// holds the tensor, briefly two copies of it while it grows shard by shard, and then the
+// duplicate check's sorted keys (8 bytes a cell, 16 beyond 2⁶⁴ cells).
+func checkMemory(file string, cells int64, order int) error {
+	need := float64(cells) * float64(2*cellBytes(order)+16)
+	if err := memlimit.Check(fmt.Sprintf("%d stored cells", cells), need); err != nil {
+		return fileError(file, "%v", err)
+	}
+	return nil
+}
+
+// grow extends the tensor to n cells, once a shard's pages have shown that it holds them.
+func (d *decoder) grow(n int) {
+	t := d.t
+	for m := range t.Coords {
+		t.Coords[m] = slices.Grow(t.Coords[m], n-len(t.Coords[m]))[:n]
+	}
+	t.Values = slices.Grow(t.Values, n-len(t.Values))[:n]
+}
 
 // sizedReaderAt is a file that supports random access, as local and embedded files do.
 type sizedReaderAt interface {

@@ -7,10 +7,12 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/big"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/stirank/stirank/tensor"
 )
@@ -75,6 +77,10 @@ func ReadTextLines(r io.Reader, name string, f TextFormat, opts TextOptions) (*t
 		}
 	}
 	b := &textBuilder{name: name, format: f, shape: opts.Shape, counts: opts.Kind == Count}
+	// Every format reads line by line; a line has no reason to be long, and a reader that
+	// buffered one without limit would hold a file's worth of memory for it.
+	limit := &lineLimiter{r: r, line: 1}
+	r = limit
 	var err error
 	switch f {
 	case CSV:
@@ -87,6 +93,12 @@ func ReadTextLines(r io.Reader, name string, f TextFormat, opts TextOptions) (*t
 		err = b.readMTX(r)
 	default:
 		_, err = ParseTextFormat(string(f))
+	}
+	// The parsers see the start of a line too long before the limiter's error, and may fail on
+	// it first: the line's length is the problem to report.
+	var e *Error
+	if limit.err != nil && errors.As(err, &e) && e.Line >= limit.err.line {
+		err = b.readError(limit.err)
 	}
 	if err != nil {
 		return nil, "", nil, err
@@ -203,9 +215,9 @@ func (b *textBuilder) readCSV(r io.Reader) error {
 	}
 	if !isCSVHeader(header) {
 		if _, err := strconv.ParseFloat(strings.TrimSpace(header[0]), 64); err == nil {
-			return lineError(b.name, 1, "no header: the first line is %q; want a header line i,j[,k],value (0-based coordinates)", strings.Join(header, ","))
+			return lineError(b.name, 1, "no header: the first line is %s; want a header line i,j[,k],value (0-based coordinates)", excerpt(strings.Join(header, ",")))
 		}
-		return lineError(b.name, 1, "header %q; want i,j[,k],value (0-based coordinates)", strings.Join(header, ","))
+		return lineError(b.name, 1, "header %s; want i,j[,k],value (0-based coordinates)", excerpt(strings.Join(header, ",")))
 	}
 	order := len(header) - 1
 	if err := b.setOrder(1, order); err != nil {
@@ -250,7 +262,78 @@ func (b *textBuilder) csvError(err error) error {
 	if errors.As(err, &pe) {
 		return lineError(b.name, pe.Line, "%v", pe.Err)
 	}
+	return b.readError(err)
+}
+
+// readError names the file, and the line when it is too long, of an error reading it.
+func (b *textBuilder) readError(err error) error {
+	var long *lineTooLong
+	if errors.As(err, &long) {
+		return lineError(b.name, long.line, "line longer than %d bytes", maxLine)
+	}
 	return fileError(b.name, "%v", err)
+}
+
+// lineTooLong is the error of a lineLimiter.
+type lineTooLong struct{ line int }
+
+func (e *lineTooLong) Error() string {
+	return fmt.Sprintf("line %d longer than %d bytes", e.line, maxLine)
+}
+
+// lineLimiter passes a reader on until a line exceeds maxLine bytes, then fails with the line.
+type lineLimiter struct {
+	r    io.Reader
+	line int // the line the next byte belongs to
+	n    int // bytes of that line read so far
+	err  *lineTooLong
+}
+
+func (l *lineLimiter) Read(p []byte) (int, error) {
+	if l.err != nil {
+		return 0, l.err
+	}
+	k, err := l.r.Read(p)
+	for i, c := range p[:k] {
+		if c == '\n' {
+			l.line++
+			l.n = 0
+			continue
+		}
+		if l.n++; l.n > maxLine {
+			l.err = &lineTooLong{line: l.line}
+			return i, l.err
+		}
+	}
+	return k, err
+}
+
+// excerpt quotes s for an error message, cut short when long: a message echoes a field of a
+// line, and the line may be a megabyte long.
+func excerpt(s string) string {
+	const keep = 40
+	if len(s) <= keep {
+		return strconv.Quote(s)
+	}
+	cut := keep
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s… (%d bytes)", strconv.Quote(s[:cut]), len(s))
+}
+
+// exactInteger reports whether v, parsed from the text s, holds s exactly when s is an integer
+// literal of 2⁵³ or more, where float64 starts rounding integers; other text is not its concern.
+func exactInteger(s string, v float64) bool {
+	if math.Abs(v) < 1<<53 || math.IsInf(v, 0) {
+		return true
+	}
+	i, ok := new(big.Int).SetString(strings.TrimPrefix(s, "+"), 10)
+	if !ok {
+		return true
+	}
+	exact, acc := new(big.Float).SetFloat64(v).Int(nil)
+	return acc == big.Exact && exact.Cmp(i) == 0
 }
 
 // parseCell parses the coordinates and value of one line and adds the cell.
@@ -258,24 +341,27 @@ func (b *textBuilder) parseCell(line int, fields []string, idx []int64) error {
 	for m := range idx {
 		i, err := strconv.ParseInt(strings.TrimSpace(fields[m]), 10, 64)
 		if err != nil {
-			return lineError(b.name, line, "mode-%d index %q is not an integer", m, fields[m])
+			return lineError(b.name, line, "mode-%d index %s is not an integer", m, excerpt(fields[m]))
 		}
 		idx[m] = i
 	}
 	s := strings.TrimSpace(fields[len(idx)])
 	v, err := strconv.ParseFloat(s, 64)
 	if err != nil {
-		return lineError(b.name, line, "value %q is not a number", s)
+		return lineError(b.name, line, "value %s is not a number", excerpt(s))
+	}
+	if !exactInteger(s, v) {
+		return lineError(b.name, line, "value %s is an integer above 2⁵³ that a float64 cannot hold exactly", excerpt(s))
 	}
 	return b.add(line, idx, v)
 }
 
-// maxLine bounds the length of a line of a .tns or .mtx file.
+// maxLine bounds the length of a line of a text file, newline excluded.
 const maxLine = 1 << 20
 
 func (b *textBuilder) readTNS(r io.Reader) error {
 	sc := bufio.NewScanner(r)
-	sc.Buffer(nil, maxLine)
+	sc.Buffer(nil, maxLine+2) // lineLimiter fails first, naming the line
 	var idx []int64
 	for line := 1; sc.Scan(); line++ {
 		text := strings.TrimSpace(sc.Text())
@@ -301,7 +387,7 @@ func (b *textBuilder) readTNS(r io.Reader) error {
 
 func (b *textBuilder) scanError(sc *bufio.Scanner) error {
 	if err := sc.Err(); err != nil {
-		return fileError(b.name, "%v", err)
+		return b.readError(err)
 	}
 	return nil
 }
@@ -314,7 +400,7 @@ var (
 
 func (b *textBuilder) readMTX(r io.Reader) error {
 	sc := bufio.NewScanner(r)
-	sc.Buffer(nil, maxLine)
+	sc.Buffer(nil, maxLine+2) // lineLimiter fails first, naming the line
 	if !sc.Scan() {
 		if err := b.scanError(sc); err != nil {
 			return err
@@ -324,7 +410,7 @@ func (b *textBuilder) readMTX(r io.Reader) error {
 	header := strings.Fields(strings.ToLower(sc.Text()))
 	if len(header) != 5 || header[0] != "%%matrixmarket" || header[1] != "matrix" || header[2] != "coordinate" ||
 		!slices.Contains(mtxFields, header[3]) || !slices.Contains(mtxSymmetries, header[4]) {
-		return lineError(b.name, 1, "malformed Matrix Market header %q; want %%%%MatrixMarket matrix coordinate real|integer|pattern general|symmetric|skew-symmetric", sc.Text())
+		return lineError(b.name, 1, "malformed Matrix Market header %s; want %%%%MatrixMarket matrix coordinate real|integer|pattern general|symmetric|skew-symmetric", excerpt(sc.Text()))
 	}
 	field, symmetry := header[3], header[4]
 	if err := b.setOrder(1, 2); err != nil {
@@ -386,7 +472,7 @@ func (b *textBuilder) mtxSize(line int, fields []string) ([]int, int, error) {
 		n[k] = v
 	}
 	if !ok {
-		return nil, 0, lineError(b.name, line, "malformed size line %q; want rows columns entries", strings.Join(fields, " "))
+		return nil, 0, lineError(b.name, line, "malformed size line %s; want rows columns entries", excerpt(strings.Join(fields, " ")))
 	}
 	shape := []int{n[0], n[1]}
 	if b.shape != nil && !slices.Equal(b.shape, shape) {
@@ -400,7 +486,7 @@ func (b *textBuilder) mtxEntry(line int, fields []string, field, symmetry string
 	for m := range idx {
 		i, err := strconv.ParseInt(fields[m], 10, 64)
 		if err != nil {
-			return lineError(b.name, line, "mode-%d index %q is not an integer", m, fields[m])
+			return lineError(b.name, line, "mode-%d index %s is not an integer", m, excerpt(fields[m]))
 		}
 		idx[m] = i
 	}
@@ -409,13 +495,19 @@ func (b *textBuilder) mtxEntry(line int, fields []string, field, symmetry string
 	case "integer":
 		i, err := strconv.ParseInt(fields[2], 10, 64)
 		if err != nil {
-			return lineError(b.name, line, "value %q is not an integer", fields[2])
+			return lineError(b.name, line, "value %s is not an integer", excerpt(fields[2]))
 		}
 		v = float64(i)
+		if !exactInteger(fields[2], v) {
+			return lineError(b.name, line, "value %s is an integer above 2⁵³ that a float64 cannot hold exactly", excerpt(fields[2]))
+		}
 	case "real":
 		f, err := strconv.ParseFloat(fields[2], 64)
 		if err != nil {
-			return lineError(b.name, line, "value %q is not a number", fields[2])
+			return lineError(b.name, line, "value %s is not a number", excerpt(fields[2]))
+		}
+		if !exactInteger(fields[2], f) {
+			return lineError(b.name, line, "value %s is an integer above 2⁵³ that a float64 cannot hold exactly", excerpt(fields[2]))
 		}
 		v = f
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"math"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -219,8 +220,11 @@ func TestSizeBeyondReader(t *testing.T) {
 	}
 }
 
-// FuzzRead checks that no input panics, that errors name the file on one line, and that a
-// decoded file never has more samples than its bytes allow.
+// FuzzRead checks that no input panics, that errors name the file on one line, that a decoded
+// file never has more samples than its bytes allow, and that reading allocates at most 1 MB plus
+// 40 bytes per input byte (a 2-byte sample becomes a float64 per channel and their mean): sizes
+// that chunk headers claim are not allocated. CI runs the seeds; fuzz with
+// go test ./io/wav -run '^$' -fuzz FuzzRead -fuzztime 10m.
 func FuzzRead(f *testing.F) {
 	var buf bytes.Buffer
 	if err := WritePCM16(&buf, []float64{0, 0.5, -0.5, 0.25}, 8000); err != nil {
@@ -230,8 +234,17 @@ func FuzzRead(f *testing.F) {
 	f.Add(riff(extensibleFmtChunk(formatIEEEFloat, 2, 44100, 32), chunk("data", make([]byte, 16))))
 	f.Add(riff(fmtChunk(formatPCM, 3, 48000, 9, 24), chunk("LIST", []byte("x")), chunk("data", make([]byte, 18))))
 	f.Add(append(riff(fmtChunk(formatPCM, 1, 22050, 2, 16)), "data\x00\xf0\xff\x7f\x00\x40"...))
+	claim := bytes.Clone(buf.Bytes())
+	binary.LittleEndian.PutUint32(claim[40:], math.MaxUint32) // the data chunk's size
+	f.Add(claim)
 	f.Fuzz(func(t *testing.T, b []byte) {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
 		a, err := read(b)
+		runtime.ReadMemStats(&after)
+		if n, bound := after.TotalAlloc-before.TotalAlloc, uint64(1<<20+40*len(b)); n > bound {
+			t.Errorf("file of %d bytes: allocated %d bytes, bound %d", len(b), n, bound)
+		}
 		if err != nil {
 			if msg := err.Error(); !strings.HasPrefix(msg, "x.wav: ") || strings.Contains(msg, "\n") {
 				t.Errorf("error %q", msg)

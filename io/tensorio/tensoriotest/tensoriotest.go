@@ -4,16 +4,23 @@
 package tensoriotest
 
 import (
+	"bytes"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/encoding/thrift"
+	"github.com/parquet-go/parquet-go/format"
 
 	"github.com/stirank/stirank/io/tensorio"
 )
@@ -59,6 +66,33 @@ func Rehash(dir string, sh *tensorio.Shard) error {
 	}
 	sh.Bytes, sh.SHA256 = n, hex.EncodeToString(h.Sum(nil))
 	return nil
+}
+
+// RewriteFooter decodes the footer of the Parquet file at path, lets edit change it, and writes
+// the file back with the new footer, so that a test can make a file whose metadata lies about
+// pages that are left as they were.
+func RewriteFooter(path string, edit func(*format.FileMetaData)) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	if len(b) < 12 || !bytes.Equal(b[len(b)-4:], []byte("PAR1")) {
+		return errors.New("not a Parquet file")
+	}
+	n := int(binary.LittleEndian.Uint32(b[len(b)-8:]))
+	body := b[:len(b)-8-n]
+	var md format.FileMetaData
+	if err := thrift.Unmarshal(new(thrift.CompactProtocol), b[len(b)-8-n:len(b)-8], &md); err != nil {
+		return err
+	}
+	edit(&md)
+	footer, err := thrift.Marshal(new(thrift.CompactProtocol), &md)
+	if err != nil {
+		return err
+	}
+	out := append(slices.Clone(body), footer...)
+	out = binary.LittleEndian.AppendUint32(out, uint32(len(footer)))
+	return os.WriteFile(path, append(out, "PAR1"...), 0o644)
 }
 
 // WriteManifest writes m as dir/manifest.json, whatever it says.
@@ -327,6 +361,109 @@ func Corpus(dir string) ([]Case, error) {
 		return []string{shard(d) + " row 2: value is null"}, err
 	})
 
+	// Hostile shards: the manifest's checksums match, the metadata lies. Each once made the
+	// reader allocate without bound or loop.
+	// lie rewrites the footer of the good matrix's shard and the manifest to match the file.
+	lie := func(d string, edit func(*format.FileMetaData)) (*tensorio.Manifest, error) {
+		m, err := good(d)
+		if err != nil {
+			return nil, err
+		}
+		if err := RewriteFooter(shard(d), edit); err != nil {
+			return nil, err
+		}
+		return m, Rehash(d, &m.Shards[0])
+	}
+	dataset("codec-lie-lz4raw", func(d string) ([]string, error) {
+		m, err := lie(d, func(md *format.FileMetaData) {
+			for g := range md.RowGroups {
+				for c := range md.RowGroups[g].Columns {
+					md.RowGroups[g].Columns[c].MetaData.Codec = format.Lz4Raw
+				}
+			}
+		})
+		if err != nil {
+			return nil, err
+		}
+		return []string{shard(d), "is not LZ4_RAW data"}, WriteManifest(d, m)
+	})
+	dataset("rows-lie", func(d string) ([]string, error) {
+		m, err := lie(d, func(md *format.FileMetaData) {
+			md.NumRows, md.RowGroups[0].NumRows = 3, 3
+		})
+		if err != nil {
+			return nil, err
+		}
+		m.Cells, m.Shards[0].Rows = 3, 3
+		return []string{shard(d), "more than the row group's 3 rows"}, WriteManifest(d, m)
+	})
+	dataset("footer-length-lie", func(d string) ([]string, error) {
+		m, err := good(d)
+		if err != nil {
+			return nil, err
+		}
+		b, err := os.ReadFile(shard(d))
+		if err != nil {
+			return nil, err
+		}
+		binary.LittleEndian.PutUint32(b[len(b)-8:], 0xf0000000)
+		if err := os.WriteFile(shard(d), b, 0o644); err != nil {
+			return nil, err
+		}
+		if err := Rehash(d, &m.Shards[0]); err != nil {
+			return nil, err
+		}
+		return []string{shard(d), "footer length 4026531840 is more than the file's"}, WriteManifest(d, m)
+	})
+	dataset("footer-list-lie", func(d string) ([]string, error) {
+		m, err := good(d)
+		if err != nil {
+			return nil, err
+		}
+		// FileMetaData{version: 1, schema: a list of 2³¹−1 structs} in 9 bytes.
+		footer := []byte{0x15, 0x02, 0x19, 0xfc, 0xff, 0xff, 0xff, 0xff, 0x07, 0x00}
+		b := append([]byte("PAR1"), footer...)
+		b = binary.LittleEndian.AppendUint32(b, uint32(len(footer)))
+		if err := os.WriteFile(shard(d), append(b, "PAR1"...), 0o644); err != nil {
+			return nil, err
+		}
+		if err := Rehash(d, &m.Shards[0]); err != nil {
+			return nil, err
+		}
+		return []string{shard(d), "corrupt Parquet footer", "list of 2147483647 elements"}, WriteManifest(d, m)
+	})
+	dataset("manifest-rows-lie", func(d string) ([]string, error) {
+		m, err := good(d)
+		if err != nil {
+			return nil, err
+		}
+		m.Shape = []int{math.MaxInt32, math.MaxInt32}
+		m.Cells, m.Shards[0].Rows = 1e11, 1e11
+		return []string{"manifest.json", "100000000000 stored cells needs about", "of memory, more than"}, WriteManifest(d, m)
+	})
+
+	dataset("manifest-rows-maxint", func(d string) ([]string, error) {
+		m, err := good(d)
+		if err != nil {
+			return nil, err
+		}
+		m.Order, m.Shape = 3, []int{math.MaxInt32, math.MaxInt32, math.MaxInt32}
+		m.Cells, m.Shards[0].Rows = math.MaxInt64, math.MaxInt64
+		return []string{"manifest.json", "9223372036854775807 stored cells needs about"}, WriteManifest(d, m)
+	})
+	dataset("manifest-rows-overflow", func(d string) ([]string, error) {
+		m, err := good(d)
+		if err != nil {
+			return nil, err
+		}
+		second := m.Shards[0]
+		second.Path = "data/shard-00001.parquet"
+		m.Shards = append(m.Shards, second)
+		m.Shards[0].Rows, m.Shards[1].Rows = math.MaxInt64, math.MaxInt64
+		m.Cells = 1
+		return []string{"manifest.json", "shard 1: rows 9223372036854775807 overflow the total"}, WriteManifest(d, m)
+	})
+
 	// text writes a text file for a case.
 	text := func(name, file, content string, f tensorio.TextFormat, opts tensorio.TextOptions, want ...string) {
 		if err != nil {
@@ -365,5 +502,12 @@ func Corpus(dir string) ([]Case, error) {
 	text("mtx-too-many-entries", "x.mtx", "%%MatrixMarket matrix coordinate real general\n4 5 1\n1 1 2\n2 2 1\n", tensorio.MTX, none, "line 4: more entries than the 1 declared on line 2")
 	text("mtx-integer-field", "x.mtx", "%%MatrixMarket matrix coordinate integer general\n4 5 1\n1 1 2.5\n", tensorio.MTX, none, `line 3: value "2.5" is not an integer`)
 	text("mtx-symmetric-upper", "x.mtx", "%%MatrixMarket matrix coordinate real symmetric\n4 4 2\n2 1 2\n1 3 1\n", tensorio.MTX, none, "line 4: entry (1, 3) above the diagonal of a symmetric matrix")
+	long := strings.Repeat("7", 2<<20)
+	text("csv-long-line", "x.csv", "i,j,value\n0,1,3\n1,2,"+long+"\n", tensorio.CSV, none, "line 3: line longer than 1048576 bytes")
+	text("tns-long-line", "x.tns", "1 1 2\n2 1 "+long+"\n", tensorio.TNS, none, "line 2: line longer than 1048576 bytes")
+	text("mtx-long-line", "x.mtx", "%%MatrixMarket matrix coordinate real general\n4 5 2\n1 1 "+long+"\n", tensorio.MTX, none, "line 3: line longer than 1048576 bytes")
+	text("csv-long-field", "x.csv", "i,j,value\n0,1,"+strings.Repeat("x", 5000)+"\n", tensorio.CSV, none, `line 2: value "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"… (5000 bytes) is not a number`)
+	text("csv-count-2^53+1", "x.csv", "i,j,value\n0,1,9007199254740993\n", tensorio.CSV, none, "line 2: value \"9007199254740993\" is an integer above 2⁵³")
+	text("mtx-count-2^53+1", "x.mtx", "%%MatrixMarket matrix coordinate integer general\n4 5 1\n1 1 9007199254740993\n", tensorio.MTX, none, "line 3: value \"9007199254740993\" is an integer above 2⁵³")
 	return cases, err
 }
