@@ -65,7 +65,7 @@ func runDictionary(ctx context.Context, args []string, stdout io.Writer) error {
 	fs.StringVar(&data, "data", "", "data matrix (features x columns): a dataset directory or URL")
 	fs.Var(&dicts, "dict", "a dictionary to score (features x K), as [NAME=]DIR; repeat for several")
 	fs.StringVar(&values, "values", "real", "how the data's values enter: real (amplitudes x) or power (|x|^2 of complex values)")
-	fs.StringVar(&method, "method", "ais", "estimator: "+strings.Join(isnmf.MethodNames(), ", ")+" (is: plain importance sampling from the prior, a baseline that is badly low)")
+	fs.StringVar(&method, "method", "ais", "estimator: "+strings.Join(isnmf.MethodNames(), ", ")+" (is: plain importance sampling from the prior, the baseline; it fails where the posterior of h is concentrated in many directions)")
 	fs.Float64Var(&a, "a", 1, "shape of the inverse-gamma prior of every excitation h_kn")
 	fs.Float64Var(&b, "b", 1, "scale of the inverse-gamma prior of every excitation h_kn")
 	fs.IntVar(&particles, "particles", 100, "particles per run")

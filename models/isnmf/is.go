@@ -7,9 +7,10 @@ import (
 )
 
 // IS is plain importance sampling from the prior, p̂(x | W) = mean p(x | W, h_i) over
-// Particles·Stages draws h_i ~ p(h): the baseline that shows why the other methods exist. It is
-// unbiased, but the prior rarely puts mass where the posterior is, so for informative columns its
-// log estimate is far too low and its spread across replicas understates how far.
+// Particles·Stages draws h_i ~ p(h): the baseline the others are measured against. Its variance
+// grows like the ratio of the prior's volume to the posterior's, exponentially in the number of
+// directions the data pin down; with 10⁵ draws it matched the exact values at K ≤ 3 for F up to
+// 5 000 and the other methods at K = 15 (bench/dictionary), where the paper's 5 000 draws did not.
 type IS struct{ Budget }
 
 func init() { register("is", func(b Budget) Method { return IS{b} }) }
