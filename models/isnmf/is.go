@@ -10,7 +10,7 @@ import (
 // Particles·Stages draws h_i ~ p(h): the baseline the others are measured against. Its variance
 // grows like the ratio of the prior's volume to the posterior's, exponentially in the number of
 // directions the data pin down; with 10⁵ draws it matched the exact values at K ≤ 3 for F up to
-// 5 000 and the other methods at K = 15 (bench/dictionary), where the paper's 5 000 draws did not.
+// 200 and the other methods at K = 15 (bench/dictionary), where the paper's 5 000 draws did not.
 type IS struct{ Budget }
 
 func init() { register("is", func(b Budget) Method { return IS{b} }) }
