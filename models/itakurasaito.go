@@ -5,6 +5,8 @@ import (
 	"math"
 	"math/rand/v2"
 
+	"gonum.org/v1/gonum/stat/distuv"
+
 	"github.com/stirank/stirank/tensor"
 )
 
@@ -234,25 +236,9 @@ func (e *isEval) Metric(t float64, g, gamma []float64) {
 	}
 }
 
-// gammaDraw draws from Gamma(shape, 1) (Marsaglia and Tsang 2000, with the shape < 1 boost).
+// gammaDraw draws from Gamma(shape, 1).
 func gammaDraw(r *rand.Rand, shape float64) float64 {
-	if shape < 1 {
-		return gammaDraw(r, shape+1) * math.Pow(r.Float64(), 1/shape)
-	}
-	d := shape - 1.0/3
-	c := 1 / math.Sqrt(9*d)
-	for {
-		x := r.NormFloat64()
-		v := 1 + c*x
-		if v <= 0 {
-			continue
-		}
-		v = v * v * v
-		q := r.Float64()
-		if q < 1-0.0331*x*x*x*x || math.Log(q) < 0.5*x*x+d*(1-v+math.Log(v)) {
-			return d * v
-		}
-	}
+	return distuv.Gamma{Alpha: shape, Beta: 1, Src: r}.Rand()
 }
 
 // ISTruth is truth.json for Itakura–Saito NMF.

@@ -33,10 +33,10 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/stirank/stirank/baselines"
+	"github.com/stirank/stirank/internal/cputime"
 	"github.com/stirank/stirank/models"
 	"github.com/stirank/stirank/rng"
 	"github.com/stirank/stirank/sti"
@@ -45,14 +45,6 @@ import (
 type estimate struct {
 	logZ, se  float64
 	wall, cpu time.Duration
-}
-
-// cpuTime is the user + system CPU time of this process so far: unlike wall time, it does not
-// count what other processes on the machine take.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 func main() {
@@ -176,16 +168,16 @@ func main() {
 }
 
 func runSTI(p *sti.Problem, R, workers int) estimate {
-	t0, c0 := time.Now(), cpuTime()
+	t0, c0 := time.Now(), cputime.Now()
 	res, err := p.Sweep(context.Background(), []int{R}, workers)
 	if err != nil {
 		fail(err)
 	}
-	return estimate{res[0].LogEvidence, res[0].StdErr, time.Since(t0), cpuTime() - c0}
+	return estimate{res[0].LogEvidence, res[0].StdErr, time.Since(t0), cputime.Now() - c0}
 }
 
 func runBaseline(p *baselines.Problem, method string, R, n, workers int, chib baselines.ChibConfig, ais baselines.AISConfig) estimate {
-	t0, c0 := time.Now(), cpuTime()
+	t0, c0 := time.Now(), cputime.Now()
 	sums := make([]baselines.Summary, n)
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, workers)
@@ -207,7 +199,7 @@ func runBaseline(p *baselines.Problem, method string, R, n, workers int, chib ba
 	if err != nil {
 		fail(err)
 	}
-	return estimate{re.LogEvidence, re.StdErr, time.Since(t0), cpuTime() - c0}
+	return estimate{re.LogEvidence, re.StdErr, time.Since(t0), cputime.Now() - c0}
 }
 
 func blockDesc(c baselines.ChibConfig) string {

@@ -32,9 +32,9 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
+	"github.com/stirank/stirank/internal/cputime"
 	"github.com/stirank/stirank/models"
 	"github.com/stirank/stirank/models/isnmf"
 	"github.com/stirank/stirank/rng"
@@ -54,13 +54,6 @@ var (
 	seed       = flag.Uint64("seed", 1, "seed of the data and the runs")
 	features   = flag.String("features", "10,200", "feature counts F of the accuracy table (the paper's 10, and an informative column)")
 )
-
-// cpuTime is the process's user + system CPU time: comparable across runs on a shared machine.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
 
 // dictionary draws an F×K dictionary with Gamma(1, 1) entries.
 func dictionary(f, k int, stream uint64) *isnmf.Model {
@@ -145,7 +138,7 @@ func accuracyAt(ms []isnmf.Method, F int) {
 		}
 		for _, method := range ms {
 			var sumErr, maxZ float64
-			start := cpuTime()
+			start := cputime.Now()
 			for n, x := range cols {
 				got, se := estimate(method, m, x, uint64(k), uint64(n))
 				e := math.Abs(got - exact[n])
@@ -156,7 +149,7 @@ func accuracyAt(ms []isnmf.Method, F int) {
 					maxZ = math.Inf(1)
 				}
 			}
-			per := (cpuTime() - start) / time.Duration(len(cols))
+			per := (cputime.Now() - start) / time.Duration(len(cols))
 			fmt.Printf("%4d %3d %6s %10.4f %9.2f %12s\n", F, k, method.Name(), sumErr/float64(len(cols)), maxZ, per.Round(time.Millisecond))
 		}
 	}
@@ -169,12 +162,12 @@ func agreement(ms []isnmf.Method) {
 	cols := m.Sample(rng.New(*seed, 3), *columns)
 	est := make([][2]float64, len(ms)*len(cols))
 	for i, method := range ms {
-		start := cpuTime()
+		start := cputime.Now()
 		for n, x := range cols {
 			l, se := estimate(method, m, x, 100, uint64(n))
 			est[i*len(cols)+n] = [2]float64{l, se}
 		}
-		fmt.Printf("  %s: CPU per column %s\n", method.Name(), ((cpuTime() - start) / time.Duration(len(cols))).Round(time.Millisecond))
+		fmt.Printf("  %s: CPU per column %s\n", method.Name(), ((cputime.Now() - start) / time.Duration(len(cols))).Round(time.Millisecond))
 	}
 	fmt.Printf("%6s %10s %9s\n", "method", "mean|gap|", "max z")
 	for i, method := range ms {
@@ -271,15 +264,15 @@ func rank() {
 	}
 	fmt.Printf("%4s %16s %16s %8s %10s %10s\n", "rank", "STI", "AIS", "gap/se", "STI CPU", "AIS CPU")
 	for R := 1; R <= 4; R++ {
-		start := cpuTime()
+		start := cputime.Now()
 		ev, err := prob.Sweep(context.Background(), []int{R}, runtime.GOMAXPROCS(0))
 		if err != nil {
 			panic(err)
 		}
-		stiCPU := cpuTime() - start
+		stiCPU := cputime.Now() - start
 		full := &isnmf.Full{F: F, N: N, R: R, X: cols, WShape: 1, WRate: 1, HShape: 1, HScale: 1}
 		out := make([]float64, *replicas)
-		start = cpuTime()
+		start = cputime.Now()
 		var wg sync.WaitGroup
 		for i := range out {
 			wg.Go(func() {
@@ -287,7 +280,7 @@ func rank() {
 			})
 		}
 		wg.Wait()
-		aisCPU := cpuTime() - start
+		aisCPU := cputime.Now() - start
 		l, se := smc.Combine(out)
 		e := ev[0]
 		fmt.Printf("%4d %9.2f ± %4.2f %9.2f ± %4.2f %8.1f %10s %10s\n", R, e.LogEvidence, e.StdErr, l, se,

@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 
+	"github.com/stirank/stirank/internal/slice"
 	"github.com/stirank/stirank/samplers/smc"
 )
 
@@ -138,7 +139,7 @@ func (p *fullPath) Move(n int, r *rand.Rand, x []float64) {
 			}
 			return l - b*u*(logs.value()+quad)
 		}
-		eta := sliceStep(r, x[i], logDensity)
+		eta := slice.Step(r, logDensity, x[i], 1)
 		e := math.Exp(eta)
 		for c := range count {
 			v, w, _ := partner(c)

@@ -89,9 +89,10 @@ func estimate(method Method, m *Model, x []float64, replicas int, seed uint64) (
 }
 
 // AIS, SMC1 and SMC2 on the paper's synthetic data against the exact evidence (K = 1) and the
-// quadrature (K = 2, 3): within 0.1 nat and three reported standard errors.
+// quadrature (K = 2, 3): within 0.1 nat and three reported standard errors, with 100 particles ×
+// 2 000 stages (at 1 000, SMC2 came out 0.10 nat low on the informative complex column at K = 2).
 func TestEstimatorsMatchQuadrature(t *testing.T) {
-	budget := Budget{Particles: 100, Stages: 1000}
+	budget := Budget{Particles: 100, Stages: 2000}
 	for _, k := range []int{1, 2, 3} {
 		for _, complex := range []bool{false, true} {
 			m, cols := paperData(t, 10, k, 2, complex, uint64(10+k))

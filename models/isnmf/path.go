@@ -6,6 +6,7 @@ import (
 
 	"gonum.org/v1/gonum/stat/distuv"
 
+	"github.com/stirank/stirank/internal/slice"
 	"github.com/stirank/stirank/samplers/smc"
 )
 
@@ -258,43 +259,12 @@ func (p *path) slice(t *target, r *rand.Rand, h []float64) {
 			}
 			return -a*eta - b/e - m.U*(logs.value()+quad)
 		}
-		eta := sliceStep(r, math.Log(hk), logDensity)
+		eta := slice.Step(r, logDensity, math.Log(hk), 1)
 		e := math.Exp(eta)
 		for f := range m.F {
 			v[f] += t.d[f*K+k] * (e - hk)
 		}
 		h[k] = e
-	}
-}
-
-// sliceStep is one update of slice sampling (Neal 2003) of the density exp(logDensity) from eta:
-// stepping out from a unit interval (at most 20 steps each way), then shrinkage.
-func sliceStep(r *rand.Rand, eta float64, logDensity func(float64) float64) float64 {
-	level := logDensity(eta) - r.ExpFloat64()
-	lo := eta - r.Float64()
-	hi := lo + 1
-	for range 20 {
-		if logDensity(lo) <= level {
-			break
-		}
-		lo--
-	}
-	for range 20 {
-		if logDensity(hi) <= level {
-			break
-		}
-		hi++
-	}
-	for {
-		cand := lo + r.Float64()*(hi-lo)
-		if logDensity(cand) > level {
-			return cand
-		}
-		if cand < eta {
-			lo = cand
-		} else {
-			hi = cand
-		}
 	}
 }
 
