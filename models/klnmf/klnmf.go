@@ -96,6 +96,10 @@ func Fit(x *tensor.Sparse, o Options) (*Result, error) {
 	s := newState(x, o)
 	r := &Result{F: F, N: N, K: K}
 	prev := s.ratios()
+	if c := s.unexplained; c >= 0 {
+		return nil, fmt.Errorf("cell (%d, %d) is %v but row %d of the fixed columns is zero and there is no free column to explain it",
+			x.Coords[0][c], x.Coords[1][c], x.Values[c], x.Coords[0][c])
+	}
 	for r.Sweeps < o.Iters {
 		if o.Progress != nil {
 			o.Progress(r.Sweeps, prev)
@@ -135,13 +139,18 @@ type state struct {
 	num        []float64 // numerator of the current multiplicative update
 	sumW, sumH []float64 // column sums of W and of Hᵀ
 	constant   float64   // Σ x log x − x over the stored cells
+	// unexplained is a stored non-zero cell the model gives zero (−1: none). From a positive
+	// start that happens only where the fixed columns have a zero row and there are no free
+	// ones; EM cannot move such a cell, so Fit refuses it.
+	unexplained int
 }
 
 func newState(x *tensor.Sparse, o Options) *state {
 	F, N := x.Shape[0], x.Shape[1]
 	K := o.FixedCols + o.Rank
 	s := &state{x: x, K: K, fixed: o.FixedCols, w: make([]float64, F*K), ht: make([]float64, N*K),
-		q: make([]float64, x.NNZ()), num: make([]float64, max(F, N)*K), sumW: make([]float64, K), sumH: make([]float64, K)}
+		q: make([]float64, x.NNZ()), num: make([]float64, max(F, N)*K), sumW: make([]float64, K), sumH: make([]float64, K),
+		unexplained: -1}
 	for _, v := range x.Values {
 		if v > 0 {
 			s.constant += v*math.Log(v) - v
@@ -178,6 +187,13 @@ func (s *state) ratios() float64 {
 		v := 0.0
 		for k, wk := range w {
 			v += wk * h[k]
+		}
+		if v == 0 {
+			if s.unexplained < 0 {
+				s.unexplained = c
+			}
+			s.q[c] = 0
+			continue
 		}
 		s.q[c] = x / v
 		kl -= x * math.Log(v)

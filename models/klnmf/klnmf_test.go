@@ -1,6 +1,7 @@
 package klnmf
 
 import (
+	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -149,6 +150,7 @@ func TestBadInput(t *testing.T) {
 		{x, Options{Rank: 1, Iters: -1}, "must not be negative"},
 		{x, Options{FixedCols: 1, Fixed: []float64{1}}, "fixed block has 1 entries, want 4 × 1"},
 		{x, Options{FixedCols: 1, Fixed: []float64{1, 1, math.NaN(), 1}}, "fixed entry (2, 0) is NaN"},
+		{x, Options{FixedCols: 1, Fixed: []float64{1, 0, 1, 1}}, "cell (1, 0) is " + fmt.Sprint(x.Values[5]) + " but row 1 of the fixed columns is zero"},
 	} {
 		if _, err := Fit(tt.x, tt.o); err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("Fit(%v, %+v): %v, want %q", tt.x.Shape, tt.o, err, tt.want)
