@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"math"
 	"math/cmplx"
+	"slices"
 
 	"github.com/stirank/stirank/io/spectrogram"
 	"github.com/stirank/stirank/models/klnmf"
@@ -38,7 +39,7 @@ type Options struct {
 
 // Result is an enhanced signal and the fit it came from.
 type Result struct {
-	// Speech has the length of the mixture; samples past its last whole frame are zero.
+	// Speech has the length of the mixture.
 	Speech []float64
 	Fit    *klnmf.Result
 }
@@ -49,7 +50,13 @@ func Enhance(mixture []float64, o Options) (*Result, error) {
 	if F := p.Bins(); o.DictCols < 1 || len(o.Dict) != F*o.DictCols {
 		return nil, fmt.Errorf("the dictionary has %d entries in %d columns, want %d rows (window %d) per column", len(o.Dict), o.DictCols, F, p.Window)
 	}
-	spec, err := spectrogram.STFT(mixture, p)
+	// Zeros after the end make the last frame whole, so that the tail is enhanced too; a
+	// mixture shorter than one window is still refused by STFT.
+	padded := mixture
+	if n := len(mixture); n > p.Window && (n-p.Window)%p.Hop != 0 {
+		padded = append(slices.Clone(mixture), make([]float64, p.Samples(p.Frames(n)+1)-n)...)
+	}
+	spec, err := spectrogram.STFT(padded, p)
 	if err != nil {
 		return nil, err
 	}
@@ -80,11 +87,11 @@ func Enhance(mixture []float64, o Options) (*Result, error) {
 			coeffs[k] *= complex(mask, 0)
 		}
 	}
-	speech, err := spectrogram.ISTFT(spec, p, len(mixture))
+	speech, err := spectrogram.ISTFT(spec, p, len(padded))
 	if err != nil {
 		return nil, err
 	}
-	return &Result{Speech: speech, Fit: fit}, nil
+	return &Result{Speech: speech[:len(mixture)], Fit: fit}, nil
 }
 
 // Magnitudes returns scale·|X| of a complex spectrogram (frames of bins) as a bins × frames

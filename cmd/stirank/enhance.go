@@ -107,17 +107,14 @@ func runEnhance(ctx context.Context, args []string, stdout io.Writer) error {
 	if clean == nil {
 		return nil
 	}
-	// The samples after the last whole frame are not in the estimate; they are left out.
-	n := p.Samples(r.Fit.N)
-	s := clean.Samples[:n]
 	var m [4]float64
-	for i, est := range [][]float64{r.Speech[:n], mix.Samples[:n]} {
-		if m[2*i], err = speech.SDR(s, est); err != nil {
+	for i, est := range [][]float64{r.Speech, mix.Samples} {
+		if m[2*i], err = speech.SDR(clean.Samples, est); err != nil {
 			return fmt.Errorf("%s: %v", *ref, err)
 		}
-		m[2*i+1], _ = speech.SISDR(s, est)
+		m[2*i+1], _ = speech.SISDR(clean.Samples, est)
 	}
-	fmt.Fprintf(stdout, "SDR %.2f dB (input %.2f dB), SI-SDR %.2f dB (input %.2f dB) over the first %d samples\n", m[0], m[2], m[1], m[3], n)
+	fmt.Fprintf(stdout, "SDR %.2f dB (input %.2f dB), SI-SDR %.2f dB (input %.2f dB)\n", m[0], m[2], m[1], m[3])
 	return nil
 }
 

@@ -55,14 +55,13 @@ func TestEnhance(t *testing.T) {
 	out := filepath.Join(dir, "out.wav")
 	stdout := mustExec(t, "enhance", "--in", in, "--dict", dict, "--out", out, "--reference", ref)
 	var sdr, sdrIn, sisdr, sisdrIn float64
-	var n int
 	line := stdout[strings.Index(stdout, "SDR "):]
-	if _, err := fmt.Sscanf(line, "SDR %f dB (input %f dB), SI-SDR %f dB (input %f dB) over the first %d samples", &sdr, &sdrIn, &sisdr, &sisdrIn, &n); err != nil {
+	if _, err := fmt.Sscanf(line, "SDR %f dB (input %f dB), SI-SDR %f dB (input %f dB)", &sdr, &sdrIn, &sisdr, &sisdrIn); err != nil {
 		t.Fatalf("output %q: %v", stdout, err)
 	}
 	t.Logf("%s", stdout)
-	if math.Abs(sisdrIn) > 0.5 || sisdr-sisdrIn < 10 || sdr-sdrIn < 10 || n != 60*256+512 {
-		t.Errorf("SDR %v → %v, SI-SDR %v → %v over %d samples: want 10 dB better", sdrIn, sdr, sisdrIn, sisdr, n)
+	if math.Abs(sisdrIn) > 0.5 || sisdr-sisdrIn < 10 || sdr-sdrIn < 10 {
+		t.Errorf("SDR %v → %v, SI-SDR %v → %v: want 10 dB better", sdrIn, sdr, sisdrIn, sisdr)
 	}
 	a, err := wav.ReadFile(out)
 	if err != nil {
