@@ -123,3 +123,57 @@ func ones(n int) []float64 {
 	}
 	return s
 }
+
+// STFT returns the complex spectra of the frames of samples, the values Counts rounds the
+// magnitudes of: frame f has Bins() coefficients X_f[k], unscaled.
+func STFT(samples []float64, p Params) ([][]complex128, error) {
+	frames := p.Frames(len(samples))
+	if frames == 0 {
+		return nil, fmt.Errorf("%d samples are shorter than one window of %d", len(samples), p.Window)
+	}
+	ham := window.Hamming(ones(p.Window))
+	fft := fourier.NewFFT(p.Window)
+	frame := make([]float64, p.Window)
+	spec := make([][]complex128, frames)
+	for f := range spec {
+		for n, x := range samples[f*p.Hop : f*p.Hop+p.Window] {
+			frame[n] = ham[n] * x
+		}
+		spec[f] = fft.Coefficients(nil, frame)
+	}
+	return spec, nil
+}
+
+// ISTFT inverts STFT by weighted overlap-add: every frame's inverse DFT is windowed again and
+// the sum is divided by Σ_f w²(n − f·hop), the least-squares inverse of Griffin & Lim (1984). It
+// gives back exactly the samples an unmodified STFT was taken of, whatever the overlap, since the
+// Hamming window is nowhere zero; and for a modified spectrum (a masked one) it is the signal
+// whose STFT is closest to it. It returns n samples: those past the last frame are zero.
+func ISTFT(spec [][]complex128, p Params, n int) ([]float64, error) {
+	if len(spec) == 0 || p.Samples(len(spec)) > n {
+		return nil, fmt.Errorf("%d frames of window %d and hop %d do not fit in %d samples", len(spec), p.Window, p.Hop, n)
+	}
+	ham := window.Hamming(ones(p.Window))
+	fft := fourier.NewFFT(p.Window)
+	frame := make([]float64, p.Window)
+	out := make([]float64, n)
+	norm := make([]float64, n)
+	for f, coeffs := range spec {
+		if len(coeffs) != p.Bins() {
+			return nil, fmt.Errorf("frame %d has %d coefficients, want %d", f, len(coeffs), p.Bins())
+		}
+		// gonum's inverse is unnormalised: it returns window × the frame.
+		fft.Sequence(frame, coeffs)
+		start := f * p.Hop
+		for i, w := range ham {
+			out[start+i] += w * frame[i] / float64(p.Window)
+			norm[start+i] += w * w
+		}
+	}
+	for i, d := range norm {
+		if d > 0 {
+			out[i] /= d
+		}
+	}
+	return out, nil
+}

@@ -1,10 +1,12 @@
 // Command speechwav writes a mono 16-bit WAV file of synthetic speech, espeak-ng reading English
 // sentences in turn with male and female voices, cut or padded with silence to exactly the
-// length whose spectrogram has the requested number of frames. make-spectrogram.sh turns it into
-// the speech-size benchmark dataset; espeak-ng must be installed (Debian: apt-get install
-// espeak-ng), this program installs nothing.
+// length whose spectrogram has the requested number of frames (or, with -frames 0, as long as the
+// sentences). make-spectrogram.sh turns it into the speech-size benchmark dataset, and
+// experiment.sh draws its training and test speech from disjoint ranges of sentences; espeak-ng
+// must be installed (Debian: apt-get install espeak-ng), this program installs nothing.
 //
 //	go run ./bench/speech/speechwav -out speech.wav -frames 1661
+//	go run ./bench/speech/speechwav -out test.wav -frames 0 -sentences 15:16
 package main
 
 import (
@@ -12,6 +14,7 @@ import (
 	"flag"
 	"fmt"
 	"log"
+	"math"
 	"os"
 	"os/exec"
 	"strings"
@@ -51,14 +54,19 @@ var sentences = []string{
 
 func main() {
 	out := flag.String("out", "", "output WAV file")
-	frames := flag.Int("frames", 1661, "spectrogram frames the audio must give exactly")
+	frames := flag.Int("frames", 1661, "spectrogram frames the audio must give exactly (0: all of the sentences, uncut)")
+	span := flag.String("sentences", fmt.Sprintf("0:%d", len(sentences)), fmt.Sprintf("range FROM:TO of the %d sentences to read, in order; sentence n is read by voice n mod %d", len(sentences), len(voices)))
 	windowLen := flag.Int("window", spectrogram.DefaultWindow, "spectrogram window in samples")
 	overlap := flag.Float64("overlap", spectrogram.DefaultOverlap, "fraction of a window that consecutive frames share")
 	flag.Parse()
 	log.SetFlags(0)
 	log.SetPrefix("speechwav: ")
-	if *out == "" || *frames < 1 {
-		log.Fatal("-out is required and -frames must be positive")
+	var from, to int
+	if _, err := fmt.Sscanf(*span, "%d:%d", &from, &to); err != nil || from < 0 || from >= to || to > len(sentences) {
+		log.Fatalf("-sentences %q: want FROM:TO with 0 <= FROM < TO <= %d", *span, len(sentences))
+	}
+	if *out == "" || *frames < 0 {
+		log.Fatal("-out is required and -frames must not be negative")
 	}
 	p, err := spectrogram.NewParams(*windowLen, *overlap, 1)
 	if err != nil {
@@ -67,10 +75,13 @@ func main() {
 	if _, err := exec.LookPath("espeak-ng"); err != nil {
 		log.Fatal("espeak-ng is not installed (Debian: apt-get install espeak-ng)")
 	}
-	want := p.Samples(*frames)
+	want := math.MaxInt
+	if *frames > 0 {
+		want = p.Samples(*frames)
+	}
 	var speech []float64
 	rate, spoken := 0, 0
-	for n := 0; len(speech) < want && n < len(sentences); n++ {
+	for n := from; len(speech) < want && n < to; n++ {
 		voice := voices[n%len(voices)]
 		a, err := say(voice, sentences[n])
 		if err != nil {
@@ -82,6 +93,9 @@ func main() {
 		rate = a.SampleRate
 		speech = append(speech, a.Samples...)
 		spoken++
+	}
+	if *frames == 0 {
+		want = len(speech)
 	}
 	padded := want - len(speech)
 	if padded > 0 {
@@ -99,7 +113,7 @@ func main() {
 		log.Fatal(err)
 	}
 	fmt.Printf("%s: %d sentences by %d voices, %d samples at %d Hz (%.2f s; %d padded with silence) for %d frames of %d with hop %d\n",
-		*out, spoken, min(spoken, len(voices)), want, rate, float64(want)/float64(rate), max(padded, 0), *frames, p.Window, p.Hop)
+		*out, spoken, min(spoken, len(voices)), want, rate, float64(want)/float64(rate), max(padded, 0), p.Frames(want), p.Window, p.Hop)
 }
 
 // say returns espeak-ng's reading of text in voice.

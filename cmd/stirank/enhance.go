@@ -1,0 +1,138 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/stirank/stirank/io/spectrogram"
+	"github.com/stirank/stirank/io/tensorio"
+	"github.com/stirank/stirank/io/wav"
+	"github.com/stirank/stirank/models/isnmf"
+	"github.com/stirank/stirank/speech"
+)
+
+func init() {
+	register(command{
+		name:    "enhance",
+		summary: "remove noise from speech in a WAV file with a fixed KL-NMF speech dictionary and a Wiener mask",
+		run:     runEnhance,
+	})
+}
+
+func runEnhance(ctx context.Context, args []string, stdout io.Writer) error {
+	fs := newFlagSet("enhance", "--in NOISY.wav --dict W --out CLEAN.wav [--reference CLEAN.wav] [flags]")
+	in := fs.String("in", "", "noisy speech, a WAV file")
+	dictDir := fs.String("dict", "", "speech dictionary: a features × R dataset (stirank factorize of imported clean speech)")
+	out := fs.String("out", "", "output WAV file for the speech estimate (16-bit PCM at the input's rate)")
+	ref := fs.String("reference", "", "the clean speech, a WAV file of the input's length: print SDR and SI-SDR")
+	noiseRank := fs.Int("noise-rank", 5, "columns of the noise dictionary fitted to the mixture")
+	iters := fs.Int("iters", 200, "most EM sweeps")
+	tol := fs.Float64("tol", 1e-6, "stop once a sweep lowers the KL divergence by less than this fraction of it")
+	seed := fs.Uint64("seed", 1, "random seed of the starting point")
+	windowLen := fs.Int("window", spectrogram.DefaultWindow, "samples per STFT frame (Hamming window); must be the dictionary's")
+	overlap := fs.Float64("overlap", spectrogram.DefaultOverlap, "fraction of a window that consecutive frames share, in [0, 1); must give the dictionary's hop")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	switch {
+	case fs.NArg() > 0:
+		return usagef("unexpected argument %q", fs.Arg(0))
+	case *in == "" || *dictDir == "" || *out == "":
+		return usagef("--in, --dict and --out are required")
+	case *noiseRank < 0:
+		return usagef("--noise-rank %d must not be negative", *noiseRank)
+	case *iters < 1:
+		return usagef("--iters %d must be at least 1", *iters)
+	case !(*tol >= 0):
+		return usagef("--tol %v must not be negative", *tol)
+	}
+	p, err := spectrogram.NewParams(*windowLen, *overlap, spectrogram.DefaultScale)
+	if err != nil {
+		return usageError{err}
+	}
+	mix, err := wav.ReadFile(*in)
+	if err != nil {
+		return err
+	}
+	d, err := tensorio.Read(ctx, *dictDir, tensorio.ReadOptions{})
+	if err != nil {
+		return err
+	}
+	dict, F, K, err := isnmf.Dictionary(d.Tensor)
+	if err != nil {
+		return fmt.Errorf("%s: %v", *dictDir, err)
+	}
+	if err := matchAnalysis(d.Manifest, p, mix.SampleRate); err != nil {
+		return fmt.Errorf("%s: %v", *dictDir, err)
+	}
+	if F != p.Bins() {
+		return fmt.Errorf("%s: the dictionary has %d rows but a window of %d gives %d frequency bins", *dictDir, F, p.Window, p.Bins())
+	}
+	var clean *wav.Audio
+	if *ref != "" {
+		if clean, err = wav.ReadFile(*ref); err != nil {
+			return err
+		}
+		if clean.SampleRate != mix.SampleRate || len(clean.Samples) != len(mix.Samples) {
+			return fmt.Errorf("%s: %d samples at %d Hz, but %s has %d at %d Hz", *ref, len(clean.Samples), clean.SampleRate, *in, len(mix.Samples), mix.SampleRate)
+		}
+	}
+	start := time.Now()
+	last := start
+	progress := func(sweep int, kl float64) {
+		if now := time.Now(); now.Sub(last) >= progressEvery {
+			last = now
+			fmt.Fprintf(os.Stderr, "enhance: sweep %d, KL %.6g (%.1f s)\n", sweep, kl, now.Sub(start).Seconds())
+		}
+	}
+	r, err := speech.Enhance(mix.Samples, speech.Options{Params: p, Dict: dict, DictCols: K, NoiseRank: *noiseRank,
+		Iters: *iters, Tol: *tol, Seed: *seed, Progress: progress})
+	if err != nil {
+		return fmt.Errorf("%s: %v", *in, err)
+	}
+	var buf bytes.Buffer
+	if err := wav.WritePCM16(&buf, r.Speech, mix.SampleRate); err != nil {
+		return fmt.Errorf("%s: %v", *out, err)
+	}
+	if err := os.WriteFile(*out, buf.Bytes(), 0o644); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "enhanced %s into %s: %dx%d spectrogram, %d speech + %d noise columns, KL %.6g after %d sweeps in %.1f s\n",
+		*in, *out, r.Fit.F, r.Fit.N, K, *noiseRank, r.Fit.KL, r.Fit.Sweeps, time.Since(start).Seconds())
+	if clean == nil {
+		return nil
+	}
+	var m [4]float64
+	for i, est := range [][]float64{r.Speech, mix.Samples} {
+		if m[2*i], err = speech.SDR(clean.Samples, est); err != nil {
+			return fmt.Errorf("%s: %v", *ref, err)
+		}
+		m[2*i+1], _ = speech.SISDR(clean.Samples, est)
+	}
+	fmt.Fprintf(stdout, "SDR %.2f dB (input %.2f dB), SI-SDR %.2f dB (input %.2f dB)\n", m[0], m[2], m[1], m[3])
+	return nil
+}
+
+// matchAnalysis checks the STFT analysis p and the sample rate against the ones a dictionary
+// from stirank factorize recorded from its training spectrogram, since a dictionary of another
+// window, hop or rate describes other frequencies. (The count scale may differ: it does not
+// change the mask, see speech.Magnitudes.) Dictionaries made elsewhere record nothing and are
+// taken as they are.
+func matchAnalysis(m *tensorio.Manifest, p spectrogram.Params, rate int) error {
+	prov := m.Provenance
+	for _, c := range []struct {
+		key  string
+		have int
+		what string
+	}{{"data_window", p.Window, "--window"}, {"data_hop", p.Hop, "hop (--window and --overlap)"}, {"data_sample_rate", rate, "sample rate of the input"}} {
+		if v, ok := prov[c.key]; ok && v != strconv.Itoa(c.have) {
+			return fmt.Errorf("the dictionary was trained with %s %s, but the %s gives %d", c.key[len("data_"):], v, c.what, c.have)
+		}
+	}
+	return nil
+}
