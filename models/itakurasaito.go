@@ -53,6 +53,9 @@ func (p ISPrior) Params() Params {
 	return Params{"values": Word(values), "w-shape": Num(p.WShape), "w-rate": Num(p.WRate), "h-shape": Num(p.HShape), "h-scale": Num(p.HScale)}
 }
 
+// ISSpec is the spec of Itakura–Saito NMF with prior p.
+func ISSpec(p ISPrior) Spec { return Spec{Name: isName, Params: p.Params()} }
+
 func isPriorOf(p Params) ISPrior {
 	u := 0.5
 	if p.Word("values") == "power" {

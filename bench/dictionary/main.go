@@ -176,7 +176,7 @@ func agreement(ms []isnmf.Method) {
 			var others, v float64
 			count := 0
 			for j := range ms {
-				if j != i && ms[j].Name() != "is" {
+				if _, prior := ms[j].(isnmf.IS); j != i && !prior {
 					others += est[j*len(cols)+n][0]
 					v += est[j*len(cols)+n][1] * est[j*len(cols)+n][1]
 					count++
@@ -245,12 +245,12 @@ func rank() {
 	const F, N, truth = 10, 8, 2
 	fmt.Printf("rank selection under IS-NMF (w ~ Gamma(1, 1), h ~ IG(1, 1), real amplitudes), %d x %d data of rank %d: STI against full-model AIS (%d particles x %d stages, %d replicas)\n",
 		F, N, truth, *particles, *fullStages, *replicas)
-	info, err := models.Lookup("isnmf")
+	spec := models.ISSpec(models.ISPrior{U: 0.5, WShape: 1, WRate: 1, HShape: 1, HScale: 1})
+	info, err := models.Lookup(spec.Name)
 	if err != nil {
 		panic(err)
 	}
-	p := models.Params{"values": models.Word("real"), "w-shape": models.Num(1), "w-rate": models.Num(1), "h-shape": models.Num(1), "h-scale": models.Num(1)}
-	data, _, err := info.Generate.Draw(rng.New(*seed, 6), models.Truth{Model: "isnmf", Rank: truth, Shape: []int{F, N}}, p)
+	data, _, err := info.Generate.Draw(rng.New(*seed, 6), models.Truth{Model: spec.Name, Rank: truth, Shape: []int{F, N}}, spec.Params)
 	if err != nil {
 		panic(err)
 	}
@@ -258,7 +258,7 @@ func rank() {
 	if err != nil {
 		panic(err)
 	}
-	prob, err := sti.NewProblem(data, models.Spec{Name: "isnmf", Params: p}, sti.Default("isnmf"))
+	prob, err := sti.NewProblem(data, spec, sti.Default(spec.Name))
 	if err != nil {
 		panic(err)
 	}

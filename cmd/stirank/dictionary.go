@@ -30,7 +30,7 @@ func init() {
 	})
 }
 
-const dictionarySynopsis = `--data DIR (--dict [NAME=]DIR ... | --nid) [--values real|power] [--method ais|smc1|smc2|is] --out OUTDIR [flags] [Beam runner flags]`
+var dictionarySynopsis = `--data DIR (--dict [NAME=]DIR ... | --nid) [--values real|power] [--method ` + strings.Join(isnmf.MethodNames(), "|") + `] --out OUTDIR [flags] [Beam runner flags]`
 
 const dictionaryHelp = `Scores dictionaries W (F x K, non-negative; cells not stored are 0) on an F x N data matrix X
 under the multiplicative exponential noise model of NMF with the Itakura-Saito divergence:
@@ -65,7 +65,7 @@ func runDictionary(ctx context.Context, args []string, stdout io.Writer) error {
 	fs.StringVar(&data, "data", "", "data matrix (features x columns): a dataset directory or URL")
 	fs.Var(&dicts, "dict", "a dictionary to score (features x K), as [NAME=]DIR; repeat for several")
 	fs.StringVar(&values, "values", "real", "how the data's values enter: real (amplitudes x) or power (|x|^2 of complex values)")
-	fs.StringVar(&method, "method", "ais", "estimator: "+strings.Join(isnmf.MethodNames(), ", ")+" (is: plain importance sampling from the prior, the baseline; it fails where the posterior of h is concentrated in many directions)")
+	fs.StringVar(&method, "method", isnmf.AIS{}.Name(), "estimator: "+strings.Join(isnmf.MethodNames(), ", ")+" ("+isnmf.IS{}.Name()+": plain importance sampling from the prior, the baseline; it fails where the posterior of h is concentrated in many directions)")
 	fs.Float64Var(&a, "a", 1, "shape of the inverse-gamma prior of every excitation h_kn")
 	fs.Float64Var(&b, "b", 1, "scale of the inverse-gamma prior of every excitation h_kn")
 	fs.IntVar(&particles, "particles", 100, "particles per run")

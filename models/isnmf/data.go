@@ -57,10 +57,12 @@ func Columns(t *tensor.Sparse, v Values, complete bool) ([][]float64, error) {
 		return nil, fmt.Errorf("data is %d×%d; the dictionary scorer holds the matrix in memory, at most 2^28 cells", F, N)
 	}
 	cols := make([][]float64, N)
-	seen := make([][]bool, N)
 	for n := range cols {
 		cols[n] = make([]float64, F)
-		seen[n] = make([]bool, F)
+	}
+	var seen []bool // F×N, column-major, when missing cells are errors
+	if complete {
+		seen = make([]bool, F*N)
 	}
 	for c, x := range t.Values {
 		f, n := int(t.Coords[0][c]), int(t.Coords[1][c])
@@ -75,12 +77,14 @@ func Columns(t *tensor.Sparse, v Values, complete bool) ([][]float64, error) {
 		} else {
 			cols[n][f] = x * x
 		}
-		seen[n][f] = true
+		if complete {
+			seen[n*F+f] = true
+		}
 	}
 	if complete {
 		for n := range N {
 			for f := range F {
-				if !seen[n][f] {
+				if !seen[n*F+f] {
 					return nil, fmt.Errorf("cell (%d, %d) is missing: every feature of every column must be stored", f, n)
 				}
 			}
