@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 
+	"github.com/stirank/stirank/internal/draw"
 	"github.com/stirank/stirank/internal/slice"
 )
 
@@ -101,7 +102,7 @@ func (g *Gibbs) Sweep(r *rand.Rand) {
 		}
 		for i := lo; i < len(fm); i += R {
 			for k := range R {
-				fm[i+k] = gamma(r, 1+float64(sm[i+k]), g.rate[k])
+				fm[i+k] = draw.Gamma(r, 1+float64(sm[i+k]), g.rate[k])
 			}
 		}
 		colSums(fm, R, g.cs[m])
@@ -222,7 +223,7 @@ func (g *Gibbs) allocate(r *rand.Rand) {
 			continue
 		}
 		clear(g.cnt)
-		multinomial(r, xi, a, total, g.cnt)
+		draw.Multinomial(r, xi, a, total, g.cnt)
 		for m := range p.order {
 			row := g.S[m][int(p.coords[m][n])*R:]
 			for k, c := range g.cnt {

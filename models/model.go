@@ -91,18 +91,6 @@ func LogLikGrad(e Eval, m Model, w float64, grad []float64) float64 {
 	return e.Dense(w, grad) + e.Cells(Cells{Lo: 0, Hi: m.NumCells()}, w, grad)
 }
 
-// Conditionals is implemented by the evaluators of factor models whose tempered log posterior
-// t·log p(X | θ) + log p(θ), with every factor but one fixed, is a sum of independent terms, one per
-// row of that factor. A kernel can then move all the rows of a factor at once with one
-// Metropolis–Hastings decision per row, whose acceptance does not fall with the number of rows.
-type Conditionals interface {
-	// Conditional reads the prepared point. For every row i of factor k it writes into terms[i]
-	// the terms of t·log p(X | θ) + log p(θ) that depend on row i, up to a constant that depends on
-	// the other factors only, and it writes into grad (Rows×Cols of factor k, row-major) their
-	// gradient. It returns the full log p(X | θ), constants included.
-	Conditional(k int, t float64, terms, grad []float64) float64
-}
-
 // Rescaler is implemented by factor models whose likelihood does not change when a component's
 // column of one factor is multiplied by c and the same column of another is divided by c. Such
 // directions are left to the prior, and a kernel that moves one factor at a time crawls along
@@ -111,4 +99,22 @@ type Rescaler interface {
 	// Rescale draws new scales of every component from their conditional distribution given
 	// everything else, in place, with r. It leaves every tempered posterior invariant.
 	Rescale(r *rand.Rand, theta []float64)
+}
+
+// Augmentable is implemented by factor models whose likelihood becomes conjugate to each factor
+// once every observation is split over the components (the count of a Poisson cell: Cemgil 2009).
+// Their Gibbs sampler moves a whole row of a factor to a draw from its conditional in one step,
+// however informative the data, where a local kernel crawls.
+type Augmentable interface {
+	// NewAugmented returns the data-augmentation kernel with scratch of its own.
+	NewAugmented() Augmented
+}
+
+// Augmented is a data-augmentation kernel for the power posteriors p(θ) p(X | θ)^t; it serves one
+// chain at a time.
+type Augmented interface {
+	// Sweep moves every factor of θ once, in place, with r, leaving the power posterior at t
+	// invariant, writes each factor's mean acceptance probability (over its rows) into acc and
+	// returns log p(X | θ) at the new θ, which the sweep knows without another pass.
+	Sweep(r *rand.Rand, t float64, theta, acc []float64) float64
 }

@@ -64,9 +64,11 @@ func TestAnnealGaussianExact(t *testing.T) {
 	}
 }
 
-// On rank-1 Poisson NMF (exact evidence by a 1-D integral), with the row-wise kernel and waste-free
-// populations, the mean of four replicas is within three standard errors (plus 0.3 nat) of the
-// exact value, and a rerun is bit-identical.
+// On rank-1 Poisson NMF (exact evidence by a 1-D integral), with the data-augmentation kernel and
+// waste-free populations, the mean of four replicas is within three standard errors (plus 0.3 nat)
+// of the exact value, and a rerun is bit-identical. The conditional ESS target is 0.9: at the
+// default 0.8 the 30×20 case comes out 0.8–1.0 nat low (twelve replicas: −1.02 ± 0.19), the lag
+// of populations that get one sweep per state.
 func TestAnnealPoissonRank1Exact(t *testing.T) {
 	for _, c := range []struct {
 		shape []int
@@ -82,7 +84,7 @@ func TestAnnealPoissonRank1Exact(t *testing.T) {
 			t.Fatal(err)
 		}
 		a := testAnnealing
-		a.Sweeps, a.Chains = 1, 8
+		a.Sweeps, a.Chains, a.CESS = 1, 8, 0.9
 		est, last := annealReplicas(t, p, 1, 4, a)
 		mean, se := evidence.MeanStdErr(est)
 		t.Logf("%v: exact %.3f, annealing %+.3f ± %.3f (%d stages, %d passes)", c.shape, exact, mean-exact, se, len(last.Stages), last.Steps)

@@ -8,15 +8,13 @@ import (
 	"github.com/stirank/stirank/samplers"
 )
 
-// mover is the annealing stage's kernel: Metropolis-adjusted moves that leave the power posterior
-// at t invariant. A mover owns its evaluator's scratch and serves one particle at a time. Both
-// movers propose by samplers.MALA (the model's position-dependent diagonal metric) and use its
-// Hastings correction.
+// mover is the annealing stage's kernel: moves that leave the power posterior at t exactly
+// invariant. A mover owns its scratch and serves one particle at a time.
 type mover interface {
 	// blocks is the number of parameter blocks with a step size of their own.
 	blocks() int
 	// move carries θ through sweeps at temperature t with step sizes step (one per block, MALA's
-	// ε), adds the mean acceptance probability of each block to acc and returns log p(X | θ) at
+	// ε; a kernel without steps ignores them), adds the mean acceptance probability of each block to acc and returns log p(X | θ) at
 	// the end.
 	move(r *rand.Rand, t float64, sweeps int, step []float64, theta, acc []float64) float64
 	// logLik returns log p(X | θ).
@@ -27,42 +25,29 @@ type mover interface {
 	cellEvals() int64
 }
 
-// newMover returns the row-wise kernel for factor models whose evaluator splits by rows
-// (models.Conditionals), and MALA on the whole parameter for the others.
+// newMover returns the model's data-augmentation kernel where it has one (models.Augmentable),
+// else MALA on the whole parameter.
 func newMover(m models.Model) mover {
-	e := m.NewEval()
+	base := moverBase{m: m, e: m.NewEval()}
+	if a, ok := m.(models.Augmentable); ok {
+		gm := &gibbsMover{moverBase: base, k: a.NewAugmented(), acc: make([]float64, len(m.Factors()))}
+		gm.rescale, _ = m.(models.Rescaler)
+		return gm
+	}
 	d := m.Dim()
 	point := func() *samplers.Point {
 		return &samplers.Point{Grad: make([]float64, d), Metric: make([]float64, d), Gamma: make([]float64, d)}
 	}
-	base := moverBase{m: m, e: e, cur: point(), prop: point()}
-	base.prop.Theta = make([]float64, d)
-	if c, ok := e.(models.Conditionals); ok && m.Factors() != nil {
-		rm := &rowMALA{moverBase: base, c: c}
-		rm.rescale, _ = m.(models.Rescaler)
-		for _, f := range m.Factors() {
-			rm.terms = growTo(rm.terms, f.Rows)
-			rm.termsProp = growTo(rm.termsProp, f.Rows)
-		}
-		return rm
-	}
-	return &fullMALA{moverBase: base}
+	fm := &fullMALA{moverBase: base, cur: point(), prop: point()}
+	fm.prop.Theta = make([]float64, d)
+	return fm
 }
 
-func growTo(s []float64, n int) []float64 {
-	if len(s) < n {
-		return make([]float64, n)
-	}
-	return s
-}
-
-// moverBase is what both movers hold: the model, an evaluator, the current point and the
-// proposal, and the count of cells read.
+// moverBase is what both movers hold: the model, an evaluator and the count of cells read.
 type moverBase struct {
-	m         models.Model
-	e         models.Eval
-	cur, prop *samplers.Point
-	cells     int64
+	m     models.Model
+	e     models.Eval
+	cells int64
 }
 
 func (b *moverBase) cellEvals() int64 { return b.cells }
@@ -73,92 +58,63 @@ func (b *moverBase) logLik(theta []float64) float64 {
 	return models.LogLik(b.e, b.m)
 }
 
-// propose writes MALA's proposal from the current point over coordinates [lo, hi) into the
-// proposal, which equals the current point elsewhere.
-func (b *moverBase) propose(r *rand.Rand, lo, hi int, eps float64) {
-	copy(b.prop.Theta, b.cur.Theta)
-	samplers.MALA{}.Update(nil, samplers.Input{Theta: b.prop.Theta, Grad: b.cur.Grad, Metric: b.cur.Metric,
-		Gamma: b.cur.Gamma, Lo: lo, Hi: hi, Eps: eps, Rand: r})
+// gibbsMover sweeps the model's data-augmentation kernel (models.Augmented), which needs no step
+// size, and rescales the components after every sweep.
+type gibbsMover struct {
+	moverBase
+	k       models.Augmented
+	rescale models.Rescaler
+	acc     []float64
 }
 
-// outside reports whether the proposal leaves a non-negative parameterisation over [lo, hi), where
-// the target is zero.
-func (b *moverBase) outside(lo, hi int) bool {
-	if b.m.Positive() {
-		for _, v := range b.prop.Theta[lo:hi] {
+func (gm *gibbsMover) blocks() int { return len(gm.acc) }
+
+// passes counts the kernel's two reads of the cells per factor; the last of them gives the
+// likelihood.
+func (gm *gibbsMover) passes(sweeps int) int { return 2 * len(gm.acc) * sweeps }
+
+// move rescales after every sweep; λ does not change under rescaling, so the log-likelihood of
+// the last sweep is that of θ.
+func (gm *gibbsMover) move(r *rand.Rand, t float64, sweeps int, _ []float64, theta, acc []float64) float64 {
+	ll := math.NaN()
+	for range sweeps {
+		ll = gm.k.Sweep(r, t, theta, gm.acc)
+		for b, a := range gm.acc {
+			acc[b] += a / float64(sweeps)
+		}
+		if gm.rescale != nil {
+			gm.rescale.Rescale(r, theta)
+		}
+	}
+	gm.cells += int64(gm.passes(sweeps)) * int64(gm.m.NumCells())
+	return ll
+}
+
+// fullMALA is MALA on the whole parameter (samplers.MALA with the model's position-dependent
+// diagonal metric, and its Hastings correction), for models without a data-augmentation kernel.
+type fullMALA struct {
+	moverBase
+	cur, prop *samplers.Point
+}
+
+// propose writes MALA's proposal from the current point into the proposal.
+func (fm *fullMALA) propose(r *rand.Rand, eps float64) {
+	copy(fm.prop.Theta, fm.cur.Theta)
+	samplers.MALA{}.Update(nil, samplers.Input{Theta: fm.prop.Theta, Grad: fm.cur.Grad, Metric: fm.cur.Metric,
+		Gamma: fm.cur.Gamma, Lo: 0, Hi: len(fm.prop.Theta), Eps: eps, Rand: r})
+}
+
+// outside reports whether the proposal leaves a non-negative parameterisation, where the target
+// is zero.
+func (fm *fullMALA) outside() bool {
+	if fm.m.Positive() {
+		for _, v := range fm.prop.Theta {
 			if v < 0 {
 				return true
 			}
 		}
 	}
 	return false
-}
-
-// rowMALA is Metropolis-within-Gibbs over the factors of a factor model: a sweep proposes new
-// values for every row of a factor at once, accepts or rejects each row on its own conditional
-// (the Hastings ratio over that row's coordinates), and moves to the next factor; then the
-// components are rescaled along the directions the likelihood does not see (models.Rescaler). A
-// factor's rows are independent given the others, so the acceptance of a row depends on the
-// rank, not on the number of rows.
-type rowMALA struct {
-	moverBase
-	c                models.Conditionals
-	rescale          models.Rescaler
-	terms, termsProp []float64
-}
-
-func (rm *rowMALA) blocks() int { return len(rm.m.Factors()) }
-
-func (rm *rowMALA) passes(sweeps int) int { return 2*len(rm.m.Factors())*sweeps + 1 }
-
-// conditional evaluates the tempered conditional of factor k at pt: per-row terms, gradient and
-// metric.
-func (rm *rowMALA) conditional(pt *samplers.Point, k int, t float64, terms []float64) {
-	lo, hi := rm.m.Factors()[k].Params(0, rm.m.Factors()[k].Rows)
-	rm.e.Prepare(pt.Theta)
-	rm.c.Conditional(k, t, terms, pt.Grad[lo:hi])
-	rm.e.Metric(t, pt.Metric, pt.Gamma)
-	rm.cells += int64(rm.m.NumCells())
-}
-
-func (rm *rowMALA) move(r *rand.Rand, t float64, sweeps int, step []float64, theta, acc []float64) float64 {
-	rm.cur.Theta = theta
-	for s := 0; s < sweeps; s++ {
-		for k, f := range rm.m.Factors() {
-			eps := step[k]
-			lo, hi := f.Params(0, f.Rows)
-			rm.conditional(rm.cur, k, t, rm.terms)
-			rm.propose(r, lo, hi, eps)
-			rm.conditional(rm.prop, k, t, rm.termsProp)
-			accepted := 0.0
-			for i := range f.Rows {
-				a, b := f.Params(i, i+1)
-				if rm.outside(a, b) {
-					continue
-				}
-				logA := rm.termsProp[i] - rm.terms[i] + samplers.MALA{}.LogProposalRatio(rm.cur, rm.prop, a, b, eps)
-				if math.IsNaN(logA) {
-					continue
-				}
-				p := math.Exp(min(logA, 0))
-				accepted += p
-				if r.Float64() < p {
-					copy(theta[a:b], rm.prop.Theta[a:b])
-				}
-			}
-			acc[k] += accepted / float64(f.Rows) / float64(sweeps)
-		}
-		if rm.rescale != nil {
-			rm.rescale.Rescale(r, theta)
-		}
-	}
-	return rm.logLik(theta)
-}
-
-// fullMALA is MALA on the whole parameter, for models whose parameters do not split into
-// conditionally independent rows.
-type fullMALA struct {
-	moverBase
 }
 
 func (fm *fullMALA) blocks() int { return 1 }
@@ -182,8 +138,8 @@ func (fm *fullMALA) move(r *rand.Rand, t float64, sweeps int, step []float64, th
 	fm.cur.Theta = theta
 	ll := fm.target(fm.cur, t)
 	for s := 0; s < sweeps; s++ {
-		fm.propose(r, 0, len(theta), eps)
-		if fm.outside(0, len(theta)) {
+		fm.propose(r, eps)
+		if fm.outside() {
 			continue
 		}
 		llProp := fm.target(fm.prop, t)

@@ -14,6 +14,8 @@ import (
 	"log"
 	"math"
 	"os"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/stirank/stirank/baselines"
@@ -38,6 +40,13 @@ func main() {
 	aisK := flag.Int("ais", 20000, "temperatures of each AIS reference run")
 	aisRuns := flag.Int("ais-runs", 4, "AIS reference runs per rank")
 	only := flag.String("only", "", "run only the data sets whose name contains this")
+	ranks := flag.String("ranks", "", "run only these ranks (comma-separated)")
+	flag.IntVar(&tune.particles, "particles", 0, "annealing particles (0: the default)")
+	flag.IntVar(&tune.chains, "waste-free", -1, "waste-free chains per stage, 0 for standard SMC (-1: the default)")
+	flag.IntVar(&tune.sweeps, "sweeps", 0, "kernel sweeps per particle and stage (0: the default)")
+	flag.Float64Var(&tune.cess, "cess", 0, "conditional ESS target (0: the default)")
+	flag.IntVar(&tune.replicas, "replicas", 0, "annealing replicas per rank (0: the default)")
+	flag.IntVar(&tune.steps, "steps", 0, "steps of each equilibrium chain (0: the default)")
 	flag.Parse()
 	var sets []dataset
 	gen := func(name string, shape []int, trueR int, rate float64, ranks []int) {
@@ -62,6 +71,9 @@ func main() {
 			continue
 		}
 		for _, R := range s.ranks {
+			if *ranks != "" && !slices.Contains(strings.Split(*ranks, ","), strconv.Itoa(R)) {
+				continue
+			}
 			ref, how := reference(s, R, *aisK, *aisRuns)
 			an := annealed(s, R)
 			fixed := fixedLadder(s, R)
@@ -105,9 +117,37 @@ func reference(s dataset, R, K, runs int) (float64, string) {
 	return top + math.Log(sum/float64(runs)), "a"
 }
 
-// annealed runs sti.DefaultAnnealed in process: every replica's annealing, its chains, combined.
+// tune overrides sti.DefaultAnnealed where its fields are set, to compare settings at equal cost.
+var tune struct {
+	particles, chains, sweeps, replicas, steps int
+	cess                                       float64
+}
+
+// annealed runs sti.DefaultAnnealed, as tuned, in process: every replica's annealing, its chains,
+// combined.
 func annealed(s dataset, R int) evidence.RankEvidence {
 	cfg := sti.DefaultAnnealed(s.spec.Name)
+	a := *cfg.Annealing
+	if tune.particles > 0 {
+		a.Particles = tune.particles
+	}
+	if tune.chains >= 0 {
+		a.Chains = tune.chains
+	}
+	if tune.sweeps > 0 {
+		a.Sweeps = tune.sweeps
+	}
+	if tune.cess > 0 {
+		a.CESS = tune.cess
+	}
+	cfg.Annealing = &a
+	if tune.replicas > 0 {
+		cfg.Chains = tune.replicas
+	}
+	if tune.steps > 0 {
+		cfg.Burnin = cfg.Burnin * tune.steps / cfg.Steps
+		cfg.Steps = tune.steps
+	}
 	return run(s, R, cfg)
 }
 

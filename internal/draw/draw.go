@@ -1,0 +1,80 @@
+// Package draw has the random variates the Gibbs kernels of the count models need and math/rand/v2
+// lacks.
+package draw
+
+import (
+	"math"
+	"math/rand/v2"
+
+	"gonum.org/v1/gonum/stat/distuv"
+)
+
+// Gamma draws from Gamma(shape, rate) for shape ≥ 1 (Marsaglia and Tsang 2000); shape 1 is an
+// exponential draw. The full conditionals of the augmented Poisson factor models have shape
+// 1 + (an integer count).
+func Gamma(r *rand.Rand, shape, rate float64) float64 {
+	if shape == 1 {
+		return r.ExpFloat64() / rate
+	}
+	d := shape - 1.0/3
+	c := 1 / math.Sqrt(9*d)
+	for {
+		x := r.NormFloat64()
+		v := 1 + c*x
+		if v <= 0 {
+			continue
+		}
+		v = v * v * v
+		u := r.Float64()
+		x2 := x * x
+		if u < 1-0.0331*x2*x2 || math.Log(u) < 0.5*x2+d*(1-v+math.Log(v)) {
+			return d * v / rate
+		}
+	}
+}
+
+// Multinomial splits the count x over the components in proportion to the weights a (not
+// normalised; their sum is total) and adds the parts to out. Small counts are drawn one event at a
+// time by inversion; large ones by a sequence of conditional binomials.
+func Multinomial(r *rand.Rand, x int, a []float64, total float64, out []int) {
+	R := len(a)
+	if R == 1 {
+		out[0] += x
+		return
+	}
+	if x <= 2*R+8 {
+		for range x {
+			u := r.Float64() * total
+			k := 0
+			for ; k < R-1; k++ {
+				u -= a[k]
+				if u < 0 {
+					break
+				}
+			}
+			out[k]++
+		}
+		return
+	}
+	left := x
+	rest := total
+	for k := 0; k < R-1 && left > 0; k++ {
+		if rest <= 0 {
+			break
+		}
+		q := a[k] / rest
+		var c int
+		switch {
+		case q >= 1:
+			c = left
+		case q <= 0:
+			c = 0
+		default:
+			c = int(distuv.Binomial{N: float64(left), P: q, Src: r}.Rand())
+		}
+		out[k] += c
+		left -= c
+		rest -= a[k]
+	}
+	out[R-1] += left
+}

@@ -1,0 +1,160 @@
+package models
+
+import (
+	"math"
+	"testing"
+
+	"gonum.org/v1/gonum/stat/distuv"
+
+	"github.com/stirank/stirank/rng"
+	"github.com/stirank/stirank/tensor"
+)
+
+// temperedRank1LogZ is log ∫ p(θ) p(X | θ)^t dθ at rank 1. Scaling the mode-0 factor by t turns it
+// into the rank-1 evidence of the margins t·M with that mode's prior rate λ_0/t:
+// log Z(t) = −t·N·log t + Rank1LogEvidenceMargins(t·M, (λ_0/t, λ_1, …)) − t·Σ log x!.
+func temperedRank1LogZ(t *testing.T, data *tensor.Sparse, rates []float64, temp float64) float64 {
+	margins := make([][]float64, data.Order())
+	for m, n := range data.Shape {
+		margins[m] = make([]float64, n)
+	}
+	N, logFact := 0.0, 0.0
+	for n, x := range data.Values {
+		for m := range margins {
+			margins[m][data.Coords[m][n]] += temp * x
+		}
+		N += x
+		logFact += lgamma(x + 1)
+	}
+	scaled := append([]float64(nil), rates...)
+	scaled[0] /= temp
+	v, err := Rank1LogEvidenceMargins(margins, scaled)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return -temp*N*math.Log(temp) + v - temp*logFact
+}
+
+// At rank 1 the power posterior's mean log-likelihood f(t) = d log Z(t)/dt is exact; a long run of
+// the kernel at t must average to it, near the prior (t = 2⁻¹⁰, where almost every rounded count
+// is zero) as near the posterior. The temperatures and the difference step are dyadic, so the
+// scaled margins of every mode sum to the same total exactly. Without the Metropolis–Hastings
+// correction (every proposal accepted) the run settles on the rounded counts' surrogate instead
+// and misses f(t) by many standard errors (checked).
+func TestAugmentedKernelKeepsThePowerPosterior(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		shape []int
+		param Param
+	}{{"nmf", []int{6, 5}, LogScale}, {"nmf", []int{6, 5}, Direct}, {"cp", []int{4, 3, 3}, LogScale}} {
+		rates := make([]float64, len(c.shape))
+		for m := range rates {
+			rates[m] = 0.3
+		}
+		data, _, err := GeneratePoisson(rng.New(5, 1), c.shape, 1, rates)
+		if err != nil {
+			t.Fatal(err)
+		}
+		param := c.param
+		m, err := NewPoisson(c.name, data, 1, rates, param)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, temp := range []float64{1.0 / 1024, 1.0 / 128, 0.25, 0.75} {
+			h := temp / 1024
+			want := (temperedRank1LogZ(t, data, rates, temp+h) - temperedRank1LogZ(t, data, rates, temp-h)) / (2 * h)
+			r := rng.New(5, 2, uint64(param))
+			theta := make([]float64, m.Dim())
+			m.SamplePrior(r, theta)
+			k, e := m.NewAugmented(), m.NewEval()
+			acc := make([]float64, len(c.shape))
+			const burn, sweeps, batches = 500, 40000, 40
+			means := make([]float64, batches)
+			accepted := 0.0
+			for s := range burn + sweeps {
+				ll := k.Sweep(r, temp, theta, acc)
+				if s%1000 == 0 {
+					e.Prepare(theta)
+					if want := LogLik(e, m); math.Abs(ll-want) > 1e-9*math.Abs(want) {
+						t.Fatalf("%v %v t=%v sweep %d: Sweep returned log-likelihood %v, the evaluator %v", c.shape, param, temp, s, ll, want)
+					}
+				}
+				if s < burn {
+					continue
+				}
+				means[(s-burn)*batches/sweeps] += ll * batches / sweeps
+				for _, a := range acc {
+					accepted += a / float64(len(acc)) / sweeps
+				}
+			}
+			mean, se := 0.0, 0.0
+			for _, v := range means {
+				mean += v / batches
+			}
+			for _, v := range means {
+				se += (v - mean) * (v - mean) / (batches - 1) / batches
+			}
+			se = math.Sqrt(se)
+			t.Logf("%v %v t=%v: mean log-lik %.3f ± %.3f, exact %.3f; acceptance %.3f", c.shape, param, temp, mean, se, want, accepted)
+			if math.Abs(mean-want) > 4*se || se > 0.005*math.Abs(want) {
+				t.Errorf("%v %v t=%v: mean log-likelihood %.3f ± %.3f, exact f(t) = %.3f", c.shape, param, temp, mean, se, want)
+			}
+		}
+	}
+}
+
+// The kernel's allocation over components, checked at t = 1 and R = 2 by Geweke's (2004)
+// successive-conditional test: alternating X ~ p(X | θ) with a sweep on θ given X leaves θ
+// distributed as its prior, Exp(1) in every entry, only if the sweep leaves p(θ | X) invariant.
+func TestAugmentedKernelGeweke(t *testing.T) {
+	const R, iters, batches = 2, 40000, 40
+	shape := []int{3, 2}
+	rates := []float64{1, 1}
+	r := rng.New(5, 3)
+	theta := make([]float64, (shape[0]+shape[1])*R)
+	for i := range theta {
+		theta[i] = r.ExpFloat64()
+	}
+	means := make([]float64, batches)
+	for it := range iters {
+		data, err := tensor.New(shape, shape[0]*shape[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range shape[0] {
+			for j := range shape[1] {
+				lam := 0.0
+				for c := range R {
+					lam += theta[i*R+c] * theta[(shape[0]+j)*R+c]
+				}
+				if x := (distuv.Poisson{Lambda: lam, Src: r}).Rand(); x > 0 {
+					data.Append([]int{i, j}, x)
+				}
+			}
+		}
+		m, err := NewPoisson("nmf", data, R, rates, Direct)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.NewAugmented().Sweep(r, 1, theta, make([]float64, 2))
+		m.Rescale(r, theta)
+		// The first factor's entries of component 0 only: a wrong split shows there first.
+		s := 0.0
+		for i := range shape[0] {
+			s += theta[i*R]
+		}
+		means[it*batches/iters] += s / float64(shape[0]) * batches / iters
+	}
+	mean, se := 0.0, 0.0
+	for _, v := range means {
+		mean += v / batches
+	}
+	for _, v := range means {
+		se += (v - mean) * (v - mean) / (batches - 1) / batches
+	}
+	se = math.Sqrt(se)
+	t.Logf("mean of W[:, 0] %.4f ± %.4f; prior mean 1", mean, se)
+	if math.Abs(mean-1) > 4*se || se > 0.05 {
+		t.Errorf("mean of W[:, 0] %.4f ± %.4f, prior mean 1", mean, se)
+	}
+}
