@@ -158,3 +158,35 @@ func TestAugmentedKernelGeweke(t *testing.T) {
 		t.Errorf("mean of W[:, 0] %.4f ± %.4f, prior mean 1", mean, se)
 	}
 }
+
+// A sweep of the kernel on the embedded default's shape at rank 5, against a full-data gradient
+// pass of the same model (what an SG-MCMC step on full data costs): compare the two ns/op.
+func BenchmarkAugmentedSweep(b *testing.B) {
+	rates := []float64{0.3, 0.3}
+	data, _, err := GeneratePoisson(rng.New(3, 0xda7a), []int{30, 20}, 3, rates)
+	if err != nil {
+		b.Fatal(err)
+	}
+	m, err := NewPoisson("nmf", data, 5, rates, LogScale)
+	if err != nil {
+		b.Fatal(err)
+	}
+	r := rng.New(3, 1)
+	theta := make([]float64, m.Dim())
+	m.SamplePrior(r, theta)
+	b.Run("sweep", func(b *testing.B) {
+		k := m.NewAugmented()
+		acc := make([]float64, 2)
+		for b.Loop() {
+			k.Sweep(r, 0.5, theta, acc)
+		}
+	})
+	b.Run("gradient", func(b *testing.B) {
+		e := m.NewEval()
+		grad := make([]float64, m.Dim())
+		for b.Loop() {
+			e.Prepare(theta)
+			LogLikGrad(e, m, 1, grad)
+		}
+	})
+}

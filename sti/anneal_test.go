@@ -244,9 +244,18 @@ func TestCombineAnnealedRank1(t *testing.T) {
 		}
 		anneals = append(anneals, r.Summary())
 		for _, k := range r.Rungs(a.Rungs) {
-			s, err := p.RunFrom(context.Background(), ChainID{Rank: 1, TIndex: k, Chain: rep}, r.Stages[k].T, r.Stages[k].Start)
+			id := ChainID{Rank: 1, TIndex: k, Chain: rep}
+			s, err := p.RunFrom(context.Background(), id, r.Stages[k].T, r.Stages[k].Start)
 			if err != nil {
 				t.Fatal(err)
+			}
+			// Past t = 0 the chain sweeps the data-augmentation kernel, four passes a sweep: 50
+			// sweeps, of which the 38 that end past the 50 passes of burn-in are recorded.
+			if r.Stages[k].T > 0 && (s.Steps != 200 || s.Count != 38) {
+				t.Errorf("chain %+v: %d passes, %d records; want 200 and 38", id, s.Steps, s.Count)
+			}
+			if again, _ := p.RunFrom(context.Background(), id, r.Stages[k].T, r.Stages[k].Start); again.Mean != s.Mean {
+				t.Errorf("chain %+v: rerun averaged %v, first run %v", id, again.Mean, s.Mean)
 			}
 			chains = append(chains, s)
 		}

@@ -183,19 +183,19 @@ func Default(model string) Config {
 
 // DefaultAnnealed returns Default(model) with the annealing stage on (Config.Annealing): the fixed
 // ladder and the mode search give way to Chains = 3 replicas per rank, each annealing a population
-// of 64 particles to t = 1 and then running a chain of 100 steps (25 of burn-in) at each of 30 of
-// its temperatures. Factor models anneal waste-free (8 chains of 8 states per temperature) with
-// one sweep of the data-augmentation kernel per state; the Gaussian additive model keeps 64
-// particles with five MALA steps each. On 30×20 NMF at ranks 1–4 that is 60–75 thousand steps
-// per rank, within twice the fixed ladder's 38 400; the annealing takes nine tenths of it, and
-// the chains add little to the integral of the populations' means (bench/anneal -steps).
+// to t = 1 and then running a chain of 100 steps (25 of burn-in) at each of 30 of its
+// temperatures. Factor models anneal 56 particles waste-free (8 chains of 7 states per
+// temperature) with one sweep of the data-augmentation kernel per state, and their chains run that
+// kernel too; the Gaussian additive model keeps 64 particles with five MALA steps each. On 30×20
+// NMF at ranks 1–10 that is 52–75 thousand steps per rank, within twice the fixed ladder's 38 400;
+// the number of temperatures, and with it the cost, grows with the information in the data.
 func DefaultAnnealed(model string) Config {
 	c := Default(model)
 	c.Ladder, c.Starts, c.StartSteps = nil, 0, 0
 	c.Chains, c.Steps, c.Burnin = 3, 100, 25
-	a := &Annealing{Particles: 64, CESS: 0.8, Resample: 0.5, Sweeps: 1, Chains: 8, Step: 0.125, MaxStages: 10000, Rungs: 30}
+	a := &Annealing{Particles: 56, CESS: 0.8, Resample: 0.5, Sweeps: 1, Chains: 8, Step: 0.125, MaxStages: 10000, Rungs: 30}
 	if info, _ := models.Lookup(model); !info.Factored {
-		a.Sweeps, a.Chains = 5, 0
+		a.Particles, a.Sweeps, a.Chains = 64, 5, 0
 	}
 	c.Annealing = a
 	return c

@@ -50,16 +50,21 @@ func main() {
 	flag.Parse()
 	var sets []dataset
 	gen := func(name string, shape []int, trueR int, rate float64, ranks []int) {
-		rates := []float64{rate, rate}
+		rates := make([]float64, len(shape))
+		for m := range rates {
+			rates[m] = rate
+		}
 		d, _, err := models.GeneratePoisson(rng.New(3, 0xda7a), shape, trueR, rates)
 		if err != nil {
 			log.Fatal(err)
 		}
-		sets = append(sets, dataset{name, d, models.PoissonSpec("nmf", rates, models.LogScale), ranks})
+		model := map[int]string{2: "nmf", 3: "cp"}[len(shape)]
+		sets = append(sets, dataset{name, d, models.PoissonSpec(model, rates, models.LogScale), ranks})
 	}
 	gen("nmf 30x20 rank 1, rate 0.3", []int{30, 20}, 1, 0.3, []int{1})
 	gen("nmf 30x20 rank 3, rate 0.3", []int{30, 20}, 3, 0.3, []int{1, 2, 3, 4})
 	gen("nmf 250x250 rank 2, rate 0.1 (counts in the hundreds)", []int{250, 250}, 2, 0.1, []int{1})
+	gen("cp 6x5x4 rank 3, rate 0.3", []int{6, 5, 4}, 3, 0.3, []int{1, 2, 3, 4})
 	g, err := tensorio.ReadFS(testdata.FS, "gauss5000r5", tensorio.ReadOptions{})
 	if err != nil {
 		log.Fatal(err)
