@@ -184,10 +184,13 @@ type configGroup struct {
 }
 
 // configGroups groups the registered models by their STI defaults, in registry order.
-func configGroups() []configGroup {
+func configGroups() []configGroup { return configGroupsOf(sti.Default) }
+
+// configGroupsOf groups the models by the configuration def gives them.
+func configGroupsOf(def func(model string) sti.Config) []configGroup {
 	var groups []configGroup
 	for _, info := range models.All() {
-		cfg := sti.Default(info.Name)
+		cfg := def(info.Name)
 		i := 0
 		for i < len(groups) && !reflect.DeepEqual(groups[i].cfg, cfg) {
 			i++
@@ -203,8 +206,13 @@ func configGroups() []configGroup {
 
 // perModelDefault spells out a setting of sti.Default for every model: "gauss 480, nmf/cp 600".
 func perModelDefault(setting func(sti.Config) any) string {
+	return perModel(configGroups(), setting)
+}
+
+// perModel spells out a setting of every group of models.
+func perModel(groups []configGroup, setting func(sti.Config) any) string {
 	var parts []string
-	for _, g := range configGroups() {
+	for _, g := range groups {
 		parts = append(parts, fmt.Sprintf("%s %v", g.label, setting(g.cfg)))
 	}
 	return strings.Join(parts, ", ")

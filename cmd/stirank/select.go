@@ -125,8 +125,9 @@ func newSelectFlagSet(name, synopsis, help string, extra func(*flag.FlagSet)) (*
 	fs.IntVar(&f.temperatures, "temperatures", len(p.Ladder)-1, "number of temperatures above 0 on the ladder")
 	fs.StringVar(&f.ladder, "ladder", defaultLadder, "ladder: power:C (t_i = (i/T)^C), uniform, or list:0,…,1 (ignores --temperatures)")
 	fs.IntVar(&f.chains, "chains", p.Chains, "chains (replicas) per rank and temperature; with --anneal, annealed replicas per rank (default 3)")
-	fs.BoolVar(&f.anneal, "anneal", false, "anneal a population per replica (adaptive-tempered SMC) for an adaptive ladder, chain starts and a second estimate (experimental, see README)")
-	fs.IntVar(&f.particles, "particles", 64, "particles per annealed replica (with --anneal)")
+	fs.BoolVar(&f.anneal, "anneal", false, "anneal a population per replica (adaptive-tempered SMC) for an adaptive ladder, chain starts and a second estimate (see README: more accurate than the fixed ladder on matrices and small tensors, not yet on large ones)")
+	fs.IntVar(&f.particles, "particles", 0, fmt.Sprintf("particles per annealed replica (with --anneal; default: %s)",
+		perModel(configGroupsOf(sti.DefaultAnnealed), func(c sti.Config) any { return c.Annealing.Particles })))
 	fs.StringVar(&f.sampler, "sampler", p.Sampler, "SG-MCMC kernel: "+strings.Join(samplers.Names(), ", ")+" (their parameters are listed below)")
 	fs.Func("sampler-param", "parameters of the sampler as name=value, several separated by commas; repeatable (each sampler's parameters are listed below)", func(s string) error {
 		kv, err := samplers.ParseParams(s)
