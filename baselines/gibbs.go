@@ -209,14 +209,7 @@ func (g *Gibbs) allocate(r *rand.Rand) {
 			}
 		}
 		if xi == 1 {
-			u := r.Float64() * total
-			k := 0
-			for ; k < R-1; k++ {
-				u -= a[k]
-				if u < 0 {
-					break
-				}
-			}
+			k := draw.Categorical(r, a, total)
 			for m := range p.order {
 				g.S[m][int(p.coords[m][n])*R+k]++
 			}

@@ -35,6 +35,19 @@ func temperedRank1LogZ(t *testing.T, data *tensor.Sparse, rates []float64, temp 
 	return -temp*N*math.Log(temp) + v - temp*logFact
 }
 
+// batchMean returns the mean of equal batches' means and its standard error.
+func batchMean(means []float64) (float64, float64) {
+	n := float64(len(means))
+	mean, ss := 0.0, 0.0
+	for _, v := range means {
+		mean += v / n
+	}
+	for _, v := range means {
+		ss += (v - mean) * (v - mean)
+	}
+	return mean, math.Sqrt(ss / (n - 1) / n)
+}
+
 // At rank 1 the power posterior's mean log-likelihood f(t) = d log Z(t)/dt is exact; a long run of
 // the kernel at t must average to it, near the prior (t = 2⁻¹⁰, where almost every rounded count
 // is zero) as near the posterior. The temperatures and the difference step are dyadic, so the
@@ -87,14 +100,7 @@ func TestAugmentedKernelKeepsThePowerPosterior(t *testing.T) {
 					accepted += a / float64(len(acc)) / sweeps
 				}
 			}
-			mean, se := 0.0, 0.0
-			for _, v := range means {
-				mean += v / batches
-			}
-			for _, v := range means {
-				se += (v - mean) * (v - mean) / (batches - 1) / batches
-			}
-			se = math.Sqrt(se)
+			mean, se := batchMean(means)
 			t.Logf("%v %v t=%v: mean log-lik %.3f ± %.3f, exact %.3f; acceptance %.3f", c.shape, param, temp, mean, se, want, accepted)
 			if math.Abs(mean-want) > 4*se || se > 0.005*math.Abs(want) {
 				t.Errorf("%v %v t=%v: mean log-likelihood %.3f ± %.3f, exact f(t) = %.3f", c.shape, param, temp, mean, se, want)
@@ -145,14 +151,7 @@ func TestAugmentedKernelGeweke(t *testing.T) {
 		}
 		means[it*batches/iters] += s / float64(shape[0]) * batches / iters
 	}
-	mean, se := 0.0, 0.0
-	for _, v := range means {
-		mean += v / batches
-	}
-	for _, v := range means {
-		se += (v - mean) * (v - mean) / (batches - 1) / batches
-	}
-	se = math.Sqrt(se)
+	mean, se := batchMean(means)
 	t.Logf("mean of W[:, 0] %.4f ± %.4f; prior mean 1", mean, se)
 	if math.Abs(mean-1) > 4*se || se > 0.05 {
 		t.Errorf("mean of W[:, 0] %.4f ± %.4f, prior mean 1", mean, se)

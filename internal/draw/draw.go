@@ -44,15 +44,7 @@ func Multinomial(r *rand.Rand, x int, a []float64, total float64, out []int) {
 	}
 	if x <= 2*R+8 {
 		for range x {
-			u := r.Float64() * total
-			k := 0
-			for ; k < R-1; k++ {
-				u -= a[k]
-				if u < 0 {
-					break
-				}
-			}
-			out[k]++
+			out[Categorical(r, a, total)]++
 		}
 		return
 	}
@@ -77,4 +69,17 @@ func Multinomial(r *rand.Rand, x int, a []float64, total float64, out []int) {
 		rest -= a[k]
 	}
 	out[R-1] += left
+}
+
+// Categorical draws index k with probability a[k]/total (the weights a sum to total) by inversion.
+func Categorical(r *rand.Rand, a []float64, total float64) int {
+	u := r.Float64() * total
+	k := 0
+	for ; k < len(a)-1; k++ {
+		u -= a[k]
+		if u < 0 {
+			break
+		}
+	}
+	return k
 }
