@@ -104,7 +104,7 @@ type Rescaler interface {
 // Augmentable is implemented by factor models whose likelihood becomes conjugate to each factor
 // once every observation is split over the components (the count of a Poisson cell: Cemgil 2009).
 // Their Gibbs sampler moves a whole row of a factor to a draw from its conditional in one step,
-// however informative the data, where a local kernel crawls.
+// where a local kernel takes many small ones.
 type Augmentable interface {
 	// NewAugmented returns the data-augmentation kernel with scratch of its own.
 	NewAugmented() Augmented

@@ -14,8 +14,8 @@ type mover interface {
 	// blocks is the number of parameter blocks with a step size of their own.
 	blocks() int
 	// move carries θ through sweeps at temperature t with step sizes step (one per block, MALA's
-	// ε; a kernel without steps ignores them), adds the mean acceptance probability of each block to acc and returns log p(X | θ) at
-	// the end.
+	// ε; a kernel without steps ignores them), adds the mean acceptance probability of each block
+	// to acc and returns log p(X | θ) at the end.
 	move(r *rand.Rand, t float64, sweeps int, step []float64, theta, acc []float64) float64
 	// logLik returns log p(X | θ).
 	logLik(theta []float64) float64
