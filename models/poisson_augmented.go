@@ -20,7 +20,7 @@ func (m *Poisson) NewAugmented() Augmented {
 		rows = max(rows, f.Rows)
 		a.colsum = append(a.colsum, make([]float64, m.R))
 	}
-	a.S = make([]int32, rows*m.R)
+	a.S = make([]float64, rows*m.R)
 	a.logOld, a.logNew, a.moved = make([]float64, rows), make([]float64, rows), make([]bool, rows)
 	return a
 }
@@ -48,7 +48,7 @@ type poissonAugmented struct {
 	delta   []float64   // t·x_n − ν_n per stored cell
 	// logLam and logLamProp are log λ_n at the current and the proposed last factor.
 	logLam, logLamProp []float64
-	S                  []int32   // Σ_{n in row i} Z_nr of the factor being moved
+	S                  []float64 // Σ_{n in row i} Z_nr of the factor being moved; a row's counts can pass 2³¹
 	logOld, logNew     []float64 // Σ_{n in row i} δ_n log λ_n at the current and the proposed factor
 	moved              []bool    // whether row i of the factor took its proposal
 	comp, rate         []float64
@@ -88,7 +88,7 @@ func (a *poissonAugmented) Sweep(r *rand.Rand, t float64, theta, acc []float64) 
 			clear(a.cnt)
 			draw.Multinomial(r, int(nu), a.comp, lam, a.cnt)
 			for c, z := range a.cnt {
-				S[i*R+c] += int32(z)
+				S[i*R+c] += float64(z)
 			}
 		}
 		for c := range R {
@@ -103,7 +103,7 @@ func (a *poissonAugmented) Sweep(r *rand.Rand, t float64, theta, acc []float64) 
 		copy(a.prop, a.f)
 		lo, hi := fac.Params(0, fac.Rows)
 		for j := lo; j < hi; j++ {
-			a.prop[j] = draw.Gamma(r, 1+float64(S[j-lo]), a.rate[(j-lo)%R])
+			a.prop[j] = draw.Gamma(r, 1+S[j-lo], a.rate[(j-lo)%R])
 		}
 		last := k == len(m.factors)-1
 		for n := range d.Values {
