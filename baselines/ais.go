@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 
+	"github.com/stirank/stirank/models"
 	"github.com/stirank/stirank/rng"
 )
 
@@ -168,7 +169,7 @@ func newSliceState(p *Problem, R int, width float64) *sliceState {
 // incremental updates).
 func (s *sliceState) refresh() {
 	for m := range s.p.order {
-		colSums(s.f.F[m], s.R, s.cs[m])
+		models.ColSums(s.f.F[m], s.R, s.cs[m])
 	}
 	for n := range s.lam {
 		s.lam[n] = s.p.rate(s.f, n)

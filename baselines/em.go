@@ -1,6 +1,10 @@
 package baselines
 
-import "math"
+import (
+	"math"
+
+	"github.com/stirank/stirank/models"
+)
 
 // LogModeRefine moves f uphill to a mode of the posterior density of the log-factors
 // φ = log F, log p(X | θ) + Σ_m Σ_{i,r} (log λ_m − λ_m F_m[i, r] + φ_m[i, r]), by at most iters
@@ -20,7 +24,7 @@ func (p *Problem) LogModeRefine(f Factors, iters int, tol float64) float64 {
 	for m := range p.order {
 		S[m] = make([]float64, p.shape[m]*R)
 		cs[m] = make([]float64, R)
-		colSums(f.F[m], R, cs[m])
+		models.ColSums(f.F[m], R, cs[m])
 	}
 	a := make([]float64, R)
 	obj := func() float64 {
@@ -68,7 +72,7 @@ func (p *Problem) LogModeRefine(f Factors, iters int, tol float64) float64 {
 					fm[i] = (1 + S[m][i]) / rate
 				}
 			}
-			colSums(fm, R, cs[m])
+			models.ColSums(fm, R, cs[m])
 		}
 		cur := obj()
 		if cur-prev < tol {

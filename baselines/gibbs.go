@@ -6,6 +6,7 @@ import (
 
 	"github.com/stirank/stirank/internal/draw"
 	"github.com/stirank/stirank/internal/slice"
+	"github.com/stirank/stirank/models"
 )
 
 // Gibbs is the Gibbs sampler of the augmented Poisson CP model (Cemgil 2009; ICASSP 2016 §4.1.2):
@@ -60,7 +61,7 @@ func NewGibbs(p *Problem, init Factors) *Gibbs {
 	for m := range p.order {
 		g.cs = append(g.cs, make([]float64, R))
 		g.S = append(g.S, make([]int32, p.shape[m]*R))
-		colSums(g.State.F[m], R, g.cs[m])
+		models.ColSums(g.State.F[m], R, g.cs[m])
 	}
 	return g
 }
@@ -69,7 +70,7 @@ func NewGibbs(p *Problem, init Factors) *Gibbs {
 func (g *Gibbs) SetState(f Factors) {
 	g.State.CopyFrom(f)
 	for m := range g.P.order {
-		colSums(g.State.F[m], g.R, g.cs[m])
+		models.ColSums(g.State.F[m], g.R, g.cs[m])
 	}
 }
 
@@ -105,7 +106,7 @@ func (g *Gibbs) Sweep(r *rand.Rand) {
 				fm[i+k] = draw.Gamma(r, 1+float64(sm[i+k]), g.rate[k])
 			}
 		}
-		colSums(fm, R, g.cs[m])
+		models.ColSums(fm, R, g.cs[m])
 	}
 	if !g.NoScale {
 		g.partialScaleMoves(r)
@@ -245,7 +246,7 @@ func (g *Gibbs) Relabel(tau []int) {
 			}
 			copy(fm[i:i+R], g.tmp)
 		}
-		colSums(fm, R, g.cs[m])
+		models.ColSums(fm, R, g.cs[m])
 	}
 }
 

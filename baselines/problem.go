@@ -25,6 +25,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/stirank/stirank/models"
 	"github.com/stirank/stirank/tensor"
 )
 
@@ -149,23 +150,13 @@ func (f Factors) CopyFrom(g Factors) {
 	}
 }
 
-// colSums writes Σ_i F_m[i, r] into cs.
-func colSums(f []float64, R int, cs []float64) {
-	clear(cs)
-	for i := 0; i < len(f); i += R {
-		for r, v := range f[i : i+R] {
-			cs[r] += v
-		}
-	}
-}
-
 // LogLik returns log p(X | θ) = Σ_n x_n log λ_n − Σ_r Π_m colsum_m[r] − Σ_n log Γ(x_n + 1).
 func (p *Problem) LogLik(f Factors) float64 {
 	R := f.R
 	cs := make([][]float64, p.order)
 	for m := range cs {
 		cs[m] = make([]float64, R)
-		colSums(f.F[m], R, cs[m])
+		models.ColSums(f.F[m], R, cs[m])
 	}
 	ll := -p.lgamma
 	for r := range R {

@@ -34,6 +34,17 @@ func (f Factor) Params(lo, hi int) (int, int) {
 	return f.Offset + lo*f.Cols, f.Offset + hi*f.Cols
 }
 
+// ColSums writes the column sums of a row-major matrix f with R columns into cs, adding the rows in
+// order.
+func ColSums(f []float64, R int, cs []float64) {
+	clear(cs)
+	for i := 0; i < len(f); i += R {
+		for r, v := range f[i : i+R] {
+			cs[r] += v
+		}
+	}
+}
+
 // Model is a likelihood and prior bound to a dataset, for one rank. It is immutable and safe to share
 // between chains; per-chain scratch lives in the Eval it makes.
 type Model interface {

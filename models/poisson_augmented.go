@@ -62,7 +62,7 @@ func (a *poissonAugmented) Sweep(r *rand.Rand, t float64, theta, acc []float64) 
 		for i := fac.Offset; i < fac.Offset+fac.Rows*R; i++ {
 			a.f[i] = m.value(theta[i])
 		}
-		colSumsOf(a.f[fac.Offset:fac.Offset+fac.Rows*R], R, a.colsum[k])
+		ColSums(a.f[fac.Offset:fac.Offset+fac.Rows*R], R, a.colsum[k])
 	}
 	d := m.Data
 	for k, fac := range m.factors {
@@ -126,7 +126,7 @@ func (a *poissonAugmented) Sweep(r *rand.Rand, t float64, theta, acc []float64) 
 			}
 		}
 		acc[k] = accepted / float64(fac.Rows)
-		colSumsOf(a.f[lo:hi], R, a.colsum[k])
+		ColSums(a.f[lo:hi], R, a.colsum[k])
 	}
 	// log p(X | θ) = Σ_n x_n log λ_n − Σ_r Π_m colsum_m[r] − Σ_n log Γ(x_n + 1), with λ_n the rate
 	// of the last factor's row that was kept.
@@ -184,14 +184,4 @@ func (a *poissonAugmented) valid(row []float64) bool {
 		}
 	}
 	return true
-}
-
-// colSumsOf writes the column sums of a row-major matrix with R columns into cs.
-func colSumsOf(f []float64, R int, cs []float64) {
-	clear(cs)
-	for i := 0; i < len(f); i += R {
-		for c := range R {
-			cs[c] += f[i+c]
-		}
-	}
 }

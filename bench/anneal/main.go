@@ -58,8 +58,11 @@ func main() {
 		if err != nil {
 			log.Fatal(err)
 		}
-		model := map[int]string{2: "nmf", 3: "cp"}[len(shape)]
-		sets = append(sets, dataset{name, d, models.PoissonSpec(model, rates, models.LogScale), ranks})
+		info, err := models.ForOrder(len(shape))
+		if err != nil {
+			log.Fatal(err)
+		}
+		sets = append(sets, dataset{name, d, models.PoissonSpec(info.Name, rates, models.LogScale), ranks})
 	}
 	gen("nmf 30x20 rank 1, rate 0.3", []int{30, 20}, 1, 0.3, []int{1})
 	gen("nmf 30x20 rank 3, rate 0.3", []int{30, 20}, 3, 0.3, []int{1, 2, 3, 4})
