@@ -31,9 +31,7 @@ func runEnhance(ctx context.Context, args []string, stdout io.Writer) error {
 	out := fs.String("out", "", "output WAV file for the speech estimate (16-bit PCM at the input's rate)")
 	ref := fs.String("reference", "", "the clean speech, a WAV file of the input's length: print SDR and SI-SDR")
 	noiseRank := fs.Int("noise-rank", 5, "columns of the noise dictionary fitted to the mixture")
-	iters := fs.Int("iters", 200, "most EM sweeps")
-	tol := fs.Float64("tol", 1e-6, "stop once a sweep lowers the KL divergence by less than this fraction of it")
-	seed := fs.Uint64("seed", 1, "random seed of the starting point")
+	em := addEMFlags(fs, 200)
 	windowLen := fs.Int("window", spectrogram.DefaultWindow, "samples per STFT frame (Hamming window); must be the dictionary's")
 	overlap := fs.Float64("overlap", spectrogram.DefaultOverlap, "fraction of a window that consecutive frames share, in [0, 1); must give the dictionary's hop")
 	if err := parseFlags(fs, args); err != nil {
@@ -46,10 +44,9 @@ func runEnhance(ctx context.Context, args []string, stdout io.Writer) error {
 		return usagef("--in, --dict and --out are required")
 	case *noiseRank < 0:
 		return usagef("--noise-rank %d must not be negative", *noiseRank)
-	case *iters < 1:
-		return usagef("--iters %d must be at least 1", *iters)
-	case !(*tol >= 0):
-		return usagef("--tol %v must not be negative", *tol)
+	}
+	if err := em.check(); err != nil {
+		return err
 	}
 	p, err := spectrogram.NewParams(*windowLen, *overlap, spectrogram.DefaultScale)
 	if err != nil {
@@ -83,15 +80,8 @@ func runEnhance(ctx context.Context, args []string, stdout io.Writer) error {
 		}
 	}
 	start := time.Now()
-	last := start
-	progress := func(sweep int, kl float64) {
-		if now := time.Now(); now.Sub(last) >= progressEvery {
-			last = now
-			fmt.Fprintf(os.Stderr, "enhance: sweep %d, KL %.6g (%.1f s)\n", sweep, kl, now.Sub(start).Seconds())
-		}
-	}
 	r, err := speech.Enhance(mix.Samples, speech.Options{Params: p, Dict: dict, DictCols: K, NoiseRank: *noiseRank,
-		Iters: *iters, Tol: *tol, Seed: *seed, Progress: progress})
+		Iters: *em.iters, Tol: *em.tol, Seed: *em.seed, Progress: fitProgress("enhance")})
 	if err != nil {
 		return fmt.Errorf("%s: %v", *in, err)
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -34,9 +35,7 @@ func runFactorize(ctx context.Context, args []string, stdout io.Writer) error {
 	rank := fs.Int("rank", 0, "number of columns of W")
 	out := fs.String("out", "", "output dataset directory for W, features × rank (must not exist, or be empty)")
 	hOut := fs.String("h-out", "", "output dataset directory for H, rank × columns (default: H is not written)")
-	iters := fs.Int("iters", 500, "most EM sweeps")
-	tol := fs.Float64("tol", 1e-6, "stop once a sweep lowers the KL divergence by less than this fraction of it")
-	seed := fs.Uint64("seed", 1, "random seed of the starting point")
+	em := addEMFlags(fs, 500)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -47,12 +46,11 @@ func runFactorize(ctx context.Context, args []string, stdout io.Writer) error {
 		return usagef("--data and --out are required")
 	case *rank < 1:
 		return usagef("--rank %d must be at least 1", *rank)
-	case *iters < 1:
-		return usagef("--iters %d must be at least 1", *iters)
-	case !(*tol >= 0):
-		return usagef("--tol %v must not be negative", *tol)
 	case *hOut == *out:
 		return usagef("--out and --h-out must differ")
+	}
+	if err := em.check(); err != nil {
+		return err
 	}
 	for _, dir := range []string{*out, *hOut} {
 		if err := checkFresh(dir); err != nil {
@@ -71,14 +69,7 @@ func runFactorize(ctx context.Context, args []string, stdout io.Writer) error {
 		return fmt.Errorf("%s: a real dataset with cells not stored: KL-NMF needs every cell (store the zeros, or import the data as counts)", *data)
 	}
 	start := time.Now()
-	last := start
-	progress := func(sweep int, kl float64) {
-		if now := time.Now(); now.Sub(last) >= progressEvery {
-			last = now
-			fmt.Fprintf(os.Stderr, "factorize: sweep %d, KL %.6g (%.1f s)\n", sweep, kl, now.Sub(start).Seconds())
-		}
-	}
-	r, err := klnmf.Fit(x, klnmf.Options{Rank: *rank, Iters: *iters, Tol: *tol, Seed: *seed, Progress: progress})
+	r, err := klnmf.Fit(x, klnmf.Options{Rank: *rank, Iters: *em.iters, Tol: *em.tol, Seed: *em.seed, Progress: fitProgress("factorize")})
 	if err != nil {
 		return fmt.Errorf("%s: %v", *data, err)
 	}
@@ -86,7 +77,7 @@ func runFactorize(ctx context.Context, args []string, stdout io.Writer) error {
 		"made_by":   "stirank factorize (KL-NMF by EM)",
 		"data":      *data,
 		"rank":      strconv.Itoa(*rank),
-		"seed":      strconv.FormatUint(*seed, 10),
+		"seed":      strconv.FormatUint(*em.seed, 10),
 		"sweeps":    strconv.Itoa(r.Sweeps),
 		"converged": strconv.FormatBool(r.Converged),
 		"kl":        strconv.FormatFloat(r.KL, 'g', -1, 64),
@@ -111,7 +102,7 @@ func runFactorize(ctx context.Context, args []string, stdout io.Writer) error {
 		state = "did not converge"
 	}
 	fmt.Fprintf(stdout, "factorized %s (%dx%d) at rank %d: KL %.6g after %d sweeps (%s, tol %g) in %.1f s; W %dx%d in %s\n",
-		*data, r.F, r.N, *rank, r.KL, r.Sweeps, state, *tol, time.Since(start).Seconds(), r.F, r.K, *out)
+		*data, r.F, r.N, *rank, r.KL, r.Sweeps, state, *em.tol, time.Since(start).Seconds(), r.F, r.K, *out)
 	return nil
 }
 
@@ -138,4 +129,44 @@ func checkFresh(dir string) error {
 		return fmt.Errorf("%s: output directory is not empty", dir)
 	}
 	return nil
+}
+
+// emFlags are the settings of a KL-NMF fit by EM that factorize and enhance share.
+type emFlags struct {
+	iters *int
+	tol   *float64
+	seed  *uint64
+}
+
+// addEMFlags defines --iters (default iters), --tol and --seed on fs.
+func addEMFlags(fs *flag.FlagSet, iters int) emFlags {
+	return emFlags{
+		iters: fs.Int("iters", iters, "most EM sweeps"),
+		tol:   fs.Float64("tol", 1e-6, "stop once a sweep lowers the KL divergence by less than this fraction of it"),
+		seed:  fs.Uint64("seed", 1, "random seed of the starting point"),
+	}
+}
+
+// check returns a usage error for settings the fit would refuse.
+func (f emFlags) check() error {
+	switch {
+	case *f.iters < 1:
+		return usagef("--iters %d must be at least 1", *f.iters)
+	case !(*f.tol >= 0):
+		return usagef("--tol %v must not be negative", *f.tol)
+	}
+	return nil
+}
+
+// fitProgress returns a progress function for a KL-NMF fit that prints a line on stderr, named
+// after the command, at most every progressEvery.
+func fitProgress(command string) func(sweep int, kl float64) {
+	start := time.Now()
+	last := start
+	return func(sweep int, kl float64) {
+		if now := time.Now(); now.Sub(last) >= progressEvery {
+			last = now
+			fmt.Fprintf(os.Stderr, "%s: sweep %d, KL %.6g (%.1f s)\n", command, sweep, kl, now.Sub(start).Seconds())
+		}
+	}
 }

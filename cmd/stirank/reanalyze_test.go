@@ -22,6 +22,21 @@ import (
 	"github.com/stirank/stirank/runstate"
 )
 
+// reanalyzeTwice imports the first file of a growing CP tensor, re-analyses it, appends the
+// second and re-analyses again, and returns the state directory and the reanalyze arguments.
+func reanalyzeTwice(t *testing.T) (state string, args []string) {
+	t.Helper()
+	files := growingCP(t, []int{8, 10, 12}, 2, 3)
+	data := filepath.Join(t.TempDir(), "data")
+	state = filepath.Join(t.TempDir(), "state")
+	args = append([]string{"reanalyze", "--data", data, "--state", state, "--rate", "0.5", "--ranks", "2-3"}, cheap...)
+	selectOK(t, "import", "--in", files[0], "--out", data)
+	selectOK(t, args...)
+	selectOK(t, "append", "--data", data, "--in", files[1])
+	selectOK(t, args...)
+	return state, args
+}
+
 // growingCP is a CP tensor of known rank 3 and the CSV files of its increments: the cells of
 // equal slabs along the third mode, in order.
 func growingCP(t *testing.T, shape []int, increments int, seed uint64) []string {

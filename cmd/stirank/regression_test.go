@@ -69,14 +69,7 @@ func TestRegression(t *testing.T) {
 	// Warm starts: a re-analysis of grown data resumes every chain from the states of the run
 	// before (rung mapping, settling of new rows, the basin check).
 	t.Run("reanalyze-warm", func(t *testing.T) {
-		files := growingCP(t, []int{8, 10, 12}, 2, 3)
-		data := filepath.Join(t.TempDir(), "data")
-		state := filepath.Join(t.TempDir(), "state")
-		args := append([]string{"reanalyze", "--data", data, "--state", state, "--rate", "0.5", "--ranks", "2-3"}, cheap...)
-		selectOK(t, "import", "--in", files[0], "--out", data)
-		selectOK(t, args...)
-		selectOK(t, "append", "--data", data, "--in", files[1])
-		selectOK(t, args...)
+		state, args := reanalyzeTwice(t)
 		compareRegression(t, "reanalyze-warm", strings.Join(args, " "), filepath.Join(state, "latest", "evidence.json"), update)
 	})
 }

@@ -72,14 +72,7 @@ func TestReport(t *testing.T) {
 // TestReanalyzeReport checks that reanalyze commits the report with the run, showing the history
 // of every run including this one, and that stirank report on STATEDIR/latest finds the history.
 func TestReanalyzeReport(t *testing.T) {
-	files := growingCP(t, []int{8, 10, 12}, 2, 3)
-	data := filepath.Join(t.TempDir(), "data")
-	state := filepath.Join(t.TempDir(), "state")
-	args := append([]string{"reanalyze", "--data", data, "--state", state, "--rate", "0.5", "--ranks", "2-3"}, cheap...)
-	selectOK(t, "import", "--in", files[0], "--out", data)
-	selectOK(t, args...)
-	selectOK(t, "append", "--data", data, "--in", files[1])
-	selectOK(t, args...)
+	state, _ := reanalyzeTwice(t)
 	latest := filepath.Join(state, "latest")
 	page := string(readFile(t, filepath.Join(latest, report.HTML)))
 	if !strings.Contains(page, "<h2>History</h2>") || strings.Count(page, "<td>v000002-") != 1 || strings.Count(page, "<td>v000001-") != 1 {

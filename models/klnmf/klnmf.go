@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/stirank/stirank/models"
 	"github.com/stirank/stirank/rng"
 	"github.com/stirank/stirank/tensor"
 )
@@ -198,8 +199,8 @@ func (s *state) ratios() float64 {
 		s.q[c] = x / v
 		kl -= x * math.Log(v)
 	}
-	colSums(s.w, K, s.sumW)
-	colSums(s.ht, K, s.sumH)
+	models.ColSums(s.w, K, s.sumW)
+	models.ColSums(s.ht, K, s.sumH)
 	for k := range K {
 		kl += s.sumW[k] * s.sumH[k]
 	}
@@ -255,15 +256,6 @@ func multiply(a, num, den []float64, K, from int) {
 			if den[k] > 0 {
 				a[i+k] *= num[i+k] / den[k]
 			}
-		}
-	}
-}
-
-func colSums(a []float64, K int, dst []float64) {
-	clear(dst)
-	for i := 0; i < len(a); i += K {
-		for k := range K {
-			dst[k] += a[i+k]
 		}
 	}
 }
