@@ -76,7 +76,8 @@ func (e STI) TaskSteps(t Task, warm bool) int {
 		}
 		return e.Config.Steps
 	}
-	return e.Config.ChainSteps(ChainID(t), warm)
+	order, _ := e.Model.Order()
+	return e.Config.ChainSteps(ChainID(t), warm, order)
 }
 
 // ChainID is the chain of task t.

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"sync"
 
 	"gonum.org/v1/gonum/stat/distuv"
 
@@ -59,7 +60,7 @@ func ratesHyper(def float64, eachHelp string) Hyper {
 func poissonInfo(name string, order int, summary string) Info {
 	return Info{
 		Name: name, Summary: summary, Order: order,
-		Domain: Counts, UnstoredZero: true, Factored: true,
+		Domain: Counts, UnstoredZero: true, Factored: true, Gibbs: true,
 		Hypers: []Hyper{
 			ratesHyper(defaultRate, "rate of the exponential prior of every factor: prior mean 1/rate, so match it to the scale of the data, e.g. (R/mean cell value)^(1/order); the default is the rate the embedded default data were drawn with"),
 			{Name: "param", Kind: Choice, Choices: []string{LogScale.String(), Direct.String()}, Default: Word(LogScale.String()),
@@ -136,6 +137,9 @@ type Poisson struct {
 	factors []Factor
 	dim     int
 	lgamma  float64 // Σ_n log Γ(x_n + 1), a constant of log p(X | θ)
+
+	layoutOnce sync.Once
+	layout     *augmentedLayout // built on first use, shared by the kernels of every chain
 }
 
 // NewPoisson binds the model registered as name to count data. rates has one exponential rate

@@ -5,24 +5,74 @@ import (
 	"math/rand/v2"
 
 	"github.com/stirank/stirank/internal/draw"
+	"github.com/stirank/stirank/internal/par"
+	"github.com/stirank/stirank/rng"
+	"github.com/stirank/stirank/tensor"
 )
 
 var _ Augmentable = (*Poisson)(nil)
 
 // NewAugmented returns the tempered Gibbs kernel of the Poisson model (poissonAugmented).
 func (m *Poisson) NewAugmented() Augmented {
-	a := &poissonAugmented{m: m, f: make([]float64, m.dim), prop: make([]float64, m.dim),
-		delta: make([]float64, m.Data.NNZ()), logLam: make([]float64, m.Data.NNZ()),
-		logLamProp: make([]float64, m.Data.NNZ()), comp: make([]float64, m.R), cnt: make([]int, m.R),
-		rate: make([]float64, m.R)}
-	rows := 0
-	for _, f := range m.factors {
-		rows = max(rows, f.Rows)
+	lay := m.augmentedLayout()
+	a := &poissonAugmented{m: m, lay: lay, f: make([]float64, m.dim), rate: make([]float64, m.R)}
+	n := 0
+	for k := range m.factors {
 		a.colsum = append(a.colsum, make([]float64, m.R))
+		n = max(n, len(lay.chunks[k])-1)
 	}
-	a.S = make([]float64, rows*m.R)
-	a.logOld, a.logNew, a.moved = make([]float64, rows), make([]float64, rows), make([]bool, rows)
+	a.chunks = make([]augmentedChunk, n)
+	for c := range a.chunks {
+		ch := &a.chunks[c]
+		ch.st.Init(0)
+		// One block per chunk, padded by a cache line: chunks write their scratch at every cell.
+		buf := make([]float64, 4*m.R+8)
+		ch.other, ch.comp, ch.prop, ch.colsum = buf[:m.R], buf[m.R:2*m.R], buf[2*m.R:3*m.R], buf[3*m.R:4*m.R]
+		ch.cnt = make([]int, m.R+8)[:m.R]
+	}
 	return a
+}
+
+// augmentedLayout is what the kernels of every chain of a model share, read-only: the cells
+// grouped by the rows of each mode, and each mode's rows cut into chunks of about equal work.
+type augmentedLayout struct {
+	byRow []*tensor.ByRow
+	// chunks[k] are the row boundaries of mode k's chunks: chunk c is rows chunks[k][c] to chunks[k][c+1].
+	chunks [][]int
+}
+
+// augmentedLayout builds the layout on first use.
+func (m *Poisson) augmentedLayout() *augmentedLayout {
+	m.layoutOnce.Do(func() {
+		lay := &augmentedLayout{}
+		for k := range m.factors {
+			g := m.Data.GroupByRow(k)
+			lay.byRow = append(lay.byRow, g)
+			lay.chunks = append(lay.chunks, workChunks(g.Start))
+		}
+		m.layout = lay
+	})
+	return m.layout
+}
+
+// workChunks cuts the rows whose cells start at start (one entry per row and a last one) into at
+// most par.MaxChunks chunks of about equal work, a row costing its cells and its own parameters,
+// and no smaller than par.MinChunk. The cut depends on the data alone, so the chunks' random
+// streams, and the sweep, are the same on any number of cores.
+func workChunks(start []int) []int {
+	rows := len(start) - 1
+	total := start[rows] + rows
+	size := max(par.MinChunk, (total+par.MaxChunks-1)/par.MaxChunks)
+	cuts := []int{0}
+	work := 0
+	for i := range rows {
+		work += start[i+1] - start[i] + 1
+		if work >= size && i+1 < rows {
+			cuts = append(cuts, i+1)
+			work = 0
+		}
+	}
+	return append(cuts, rows)
 }
 
 // poissonAugmented is Cemgil's (2009) Gibbs sampler of the augmented Poisson model, made exact at
@@ -38,59 +88,48 @@ func (m *Poisson) NewAugmented() Augmented {
 // π_t(F')π̃(F) / (π_t(F)π̃(F')) = Π_n (λ'_n / λ_n)^{t·x_n − ν_n}, which factorises over the rows of
 // F_k (independent given the other factors), so each row is accepted on its own. The exponents
 // are below one in size and of mean zero, so the acceptance stays high however large the counts;
-// at t = 1 nothing is rounded and the kernel is the plain Gibbs sampler. A sweep reads the stored
-// cells twice per factor (split, then the proposal's rates); the rates of the last factor's two
-// reads give the log-likelihood at the end.
+// at t = 1 nothing is rounded and the kernel is the plain Gibbs sampler.
+//
+// Everything a row's move reads — its cells, the rows of the other factors, the other factors'
+// column sums — is fixed while factor k moves, so the rows of a factor move concurrently, in
+// chunks that each draw from a stream of their own (the sweep's key, the factor, the chunk). A
+// row reads its cells once to split them and, when a rounded count or the log-likelihood needs
+// it, once more at the proposal; the last factor's reads give the log-likelihood at the end.
 type poissonAugmented struct {
-	m       *Poisson
-	f, prop []float64   // factor values; the proposed values of the factor being moved
-	colsum  [][]float64 // colsum[k][r] = Σ_i F_k[i, r]
-	delta   []float64   // t·x_n − ν_n per stored cell
-	// logLam and logLamProp are log λ_n at the current and the proposed last factor.
-	logLam, logLamProp []float64
-	S                  []float64 // Σ_{n in row i} Z_nr of the factor being moved; a row's counts can pass 2³¹
-	logOld, logNew     []float64 // Σ_{n in row i} δ_n log λ_n at the current and the proposed factor
-	moved              []bool    // whether row i of the factor took its proposal
-	comp, rate         []float64
-	cnt                []int
+	m      *Poisson
+	lay    *augmentedLayout
+	f      []float64   // factor values
+	colsum [][]float64 // colsum[k][r] = Σ_i F_k[i, r]
+	rate   []float64   // the Gamma conditionals' rates of the factor being moved
+	chunks []augmentedChunk
+}
+
+// augmentedChunk is one chunk's stream, scratch and results.
+type augmentedChunk struct {
+	st                        rng.Stream
+	other, comp, prop, colsum []float64
+	cnt                       []int
+	up                        []bool // whether ν was rounded up, per cell of the row being moved
+	accepted, ll              float64
+	_                         [64]byte // chunks write their results at every row: keep them off each other's cache lines
 }
 
 func (a *poissonAugmented) Sweep(r *rand.Rand, t float64, theta, acc []float64) float64 {
 	m := a.m
 	R := m.R
-	for k, fac := range m.factors {
-		for i := fac.Offset; i < fac.Offset+fac.Rows*R; i++ {
-			a.f[i] = m.value(theta[i])
-		}
-		ColSums(a.f[fac.Offset:fac.Offset+fac.Rows*R], R, a.colsum[k])
+	key := r.Uint64()
+	for k := range m.factors {
+		a.each(k, func(ch *augmentedChunk, lo, hi int) {
+			clear(ch.colsum)
+			off := m.factors[k].Offset
+			for j := off + lo*R; j < off+hi*R; j++ {
+				a.f[j] = m.value(theta[j])
+				ch.colsum[(j-off)%R] += a.f[j]
+			}
+		})
 	}
-	d := m.Data
+	ll := 0.0
 	for k, fac := range m.factors {
-		S := a.S[:fac.Rows*R]
-		clear(S)
-		logOld, logNew := a.logOld[:fac.Rows], a.logNew[:fac.Rows]
-		clear(logOld)
-		clear(logNew)
-		for n, x := range d.Values {
-			lam := a.components(n, a.f)
-			i := int(d.Coords[k][n])
-			tx := t * x
-			nu := math.Floor(tx)
-			if r.Float64() < tx-nu {
-				nu++
-			}
-			a.delta[n] = tx - nu
-			a.logLam[n] = math.Log(lam)
-			logOld[i] += a.delta[n] * a.logLam[n]
-			if nu == 0 {
-				continue
-			}
-			clear(a.cnt)
-			draw.Multinomial(r, int(nu), a.comp, lam, a.cnt)
-			for c, z := range a.cnt {
-				S[i*R+c] += float64(z)
-			}
-		}
 		for c := range R {
 			o := 1.0
 			for k2 := range m.factors {
@@ -100,45 +139,25 @@ func (a *poissonAugmented) Sweep(r *rand.Rand, t float64, theta, acc []float64) 
 			}
 			a.rate[c] = m.Rates[k] + t*o
 		}
-		copy(a.prop, a.f)
-		lo, hi := fac.Params(0, fac.Rows)
-		for j := lo; j < hi; j++ {
-			a.prop[j] = draw.Gamma(r, 1+S[j-lo], a.rate[(j-lo)%R])
-		}
 		last := k == len(m.factors)-1
-		for n := range d.Values {
-			if a.delta[n] != 0 || last {
-				a.logLamProp[n] = math.Log(a.components(n, a.prop))
-				logNew[d.Coords[k][n]] += a.delta[n] * a.logLamProp[n]
+		a.each(k, func(ch *augmentedChunk, lo, hi int) {
+			ch.st.Reset(key, uint64(k), uint64(lo))
+			ch.accepted, ch.ll = 0, 0
+			clear(ch.colsum)
+			for i := lo; i < hi; i++ {
+				a.moveRow(ch, k, i, t, last, theta)
 			}
-		}
+		})
 		accepted := 0.0
-		moved := a.moved[:fac.Rows]
-		for i := range fac.Rows {
-			p := math.Exp(min(logNew[i]-logOld[i], 0))
-			if !a.valid(a.prop[lo+i*R : lo+(i+1)*R]) {
-				p = 0
-			}
-			accepted += p
-			moved[i] = r.Float64() < p
-			if moved[i] {
-				copy(a.f[lo+i*R:lo+(i+1)*R], a.prop[lo+i*R:lo+(i+1)*R])
+		for c := range len(a.lay.chunks[k]) - 1 {
+			accepted += a.chunks[c].accepted
+			if last {
+				ll += a.chunks[c].ll
 			}
 		}
 		acc[k] = accepted / float64(fac.Rows)
-		ColSums(a.f[lo:hi], R, a.colsum[k])
 	}
-	// log p(X | θ) = Σ_n x_n log λ_n − Σ_r Π_m colsum_m[r] − Σ_n log Γ(x_n + 1), with λ_n the rate
-	// of the last factor's row that was kept.
-	k := len(m.factors) - 1
-	ll := 0.0
-	for n, x := range d.Values {
-		if a.moved[d.Coords[k][n]] {
-			ll += x * a.logLamProp[n]
-		} else {
-			ll += x * a.logLam[n]
-		}
-	}
+	// log p(X | θ) = Σ_n x_n log λ_n − Σ_r Π_m colsum_m[r] − Σ_n log Γ(x_n + 1).
 	for c := range R {
 		p := 1.0
 		for _, cs := range a.colsum {
@@ -146,42 +165,138 @@ func (a *poissonAugmented) Sweep(r *rand.Rand, t float64, theta, acc []float64) 
 		}
 		ll -= p
 	}
-	for i, v := range a.f {
-		if m.Param == LogScale {
-			v = math.Log(v)
-		}
-		theta[i] = v
-	}
 	return ll - m.lgamma
 }
 
-// components writes a_nr for cell n at factor values f into comp and returns λ_n.
-func (a *poissonAugmented) components(n int, f []float64) float64 {
-	m, d := a.m, a.m.Data
-	R := m.R
-	for c := range a.comp {
-		a.comp[c] = 1
-	}
-	for k, fac := range m.factors {
-		row := f[fac.Offset+int(d.Coords[k][n])*R:]
-		for c := range a.comp {
-			a.comp[c] *= row[c]
+// each runs body on every chunk of mode k's rows, concurrently, and then sets colsum[k] to the
+// chunks' column sums, added in chunk order.
+func (a *poissonAugmented) each(k int, body func(ch *augmentedChunk, lo, hi int)) {
+	cuts := a.lay.chunks[k]
+	par.Tasks(len(cuts)-1, func(c int) { body(&a.chunks[c], cuts[c], cuts[c+1]) })
+	cs := a.colsum[k]
+	clear(cs)
+	for c := range len(cuts) - 1 {
+		for r, v := range a.chunks[c].colsum {
+			cs[r] += v
 		}
 	}
-	lam := 0.0
-	for _, v := range a.comp {
-		lam += v
-	}
-	return lam
 }
 
-// valid reports whether a proposed row is one the parameterisation can hold: a Gamma draw can
-// underflow to zero, whose logarithm the log parameterisation cannot take.
-func (a *poissonAugmented) valid(row []float64) bool {
-	for _, v := range row {
-		if !(v > 0) || math.IsInf(v, 0) {
-			return false
+// moveRow moves row i of factor k: it splits the row's rounded counts, proposes the row from its
+// Gamma conditional and accepts it by the Metropolis–Hastings ratio. It adds the row's acceptance
+// probability, its values and, for the last factor, its cells' Σ x log λ to the chunk's results,
+// and writes an accepted row into θ.
+func (a *poissonAugmented) moveRow(ch *augmentedChunk, k, i int, t float64, last bool, theta []float64) {
+	m := a.m
+	R := m.R
+	g := a.lay.byRow[k]
+	lo, hi := g.Start[i], g.Start[i+1]
+	off := m.factors[k].Offset + i*R
+	row := a.f[off : off+R]
+	if cap(ch.up) < hi-lo {
+		ch.up = make([]bool, max(hi-lo, 64))
+	}
+	up := ch.up[:hi-lo]
+	clear(ch.cnt)
+	rounded := false
+	for p := lo; p < hi; p++ {
+		lam := 0.0
+		o := a.others(g, p, ch.other)
+		for c := range R {
+			ch.comp[c] = row[c] * o[c]
+			lam += ch.comp[c]
+		}
+		tx := t * g.Values[p]
+		nu := math.Floor(tx)
+		up[p-lo] = false
+		if fr := tx - nu; fr > 0 {
+			rounded = true
+			if ch.st.Float64() < fr {
+				nu++
+				up[p-lo] = true
+			}
+		}
+		if nu > 0 {
+			draw.Multinomial(ch.st.Rand, int(nu), ch.comp, lam, ch.cnt)
 		}
 	}
-	return true
+	valid := true
+	for c := range R {
+		v := draw.Gamma(ch.st.Rand, 1+float64(ch.cnt[c]), a.rate[c])
+		ch.prop[c] = v
+		// A Gamma draw can underflow to zero, whose logarithm the log parameterisation cannot take.
+		valid = valid && v > 0 && !math.IsInf(v, 0)
+	}
+	// The second read needs a logarithm only where a count was rounded (the ratio λ'/λ) and, for
+	// the last factor, at every cell (the log-likelihood at whichever row is kept).
+	p, xOld, xNew := 1.0, 0.0, 0.0
+	switch {
+	case !valid:
+		p = 0
+	case rounded || last:
+		logRatio := 0.0
+		for q := lo; q < hi; q++ {
+			lam, lamProp := 0.0, 0.0
+			o := a.others(g, q, ch.other)
+			for c := range R {
+				lam += row[c] * o[c]
+				lamProp += ch.prop[c] * o[c]
+			}
+			x := g.Values[q]
+			tx := t * x
+			d := tx - math.Floor(tx)
+			if d > 0 && up[q-lo] {
+				d--
+			}
+			if last {
+				lg, lgProp := math.Log(lam), math.Log(lamProp)
+				xOld += x * lg
+				xNew += x * lgProp
+				logRatio += d * (lgProp - lg)
+			} else if d != 0 {
+				logRatio += d * math.Log(lamProp/lam)
+			}
+		}
+		p = math.Exp(min(logRatio, 0))
+	}
+	ch.accepted += p
+	keep := xOld
+	if p == 1 || (p > 0 && ch.st.Float64() < p) {
+		copy(row, ch.prop)
+		for c, v := range row {
+			if m.Param == LogScale {
+				v = math.Log(v)
+			}
+			theta[off+c] = v
+		}
+		keep = xNew
+	}
+	if last {
+		ch.ll += keep
+	}
+	for c, v := range row {
+		ch.colsum[c] += v
+	}
+}
+
+// others writes Π_{m≠k} F_m[i_m, r] for the cell at position p of g (grouped by mode k) into o.
+func (a *poissonAugmented) others(g *tensor.ByRow, p int, o []float64) []float64 {
+	m := a.m
+	R := m.R
+	j := 0
+	for k, fac := range m.factors {
+		if k == g.Mode {
+			continue
+		}
+		row := a.f[fac.Offset+int(g.Other[j][p])*R:]
+		if j == 0 {
+			copy(o, row[:R])
+		} else {
+			for c := range o {
+				o[c] *= row[c]
+			}
+		}
+		j++
+	}
+	return o
 }

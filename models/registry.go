@@ -54,6 +54,10 @@ type Info struct {
 	// schedule can block them, they gain rows when the data gain indices, and relabelled
 	// components make the posterior multimodal. sti.Default chooses its settings by it.
 	Factored bool
+	// Gibbs says the model's likelihood has a data augmentation that makes each factor row
+	// conjugate, and its models implement Augmentable: sti.Default runs its chains on that
+	// Gibbs kernel.
+	Gibbs bool
 	// Hypers are the hyper-parameters, in the order usage texts list them.
 	Hypers []Hyper
 	// Build binds the model with valid hyper-parameters p to data of its order at rank R.

@@ -123,6 +123,9 @@ func TestEveryRegisteredModel(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			if _, ok := m.(Augmentable); ok != info.Gibbs {
+				t.Errorf("built %s implements Augmentable: %v; registered Gibbs %v", m.Name(), ok, info.Gibbs)
+			}
 			if m.Name() != info.Name || m.Rank() != 2 || (m.Factors() != nil) != info.Factored {
 				t.Errorf("built %s rank %d, factors %v; registered Factored %v", m.Name(), m.Rank(), m.Factors(), info.Factored)
 			}

@@ -244,6 +244,12 @@ func (s Spec) Factored() bool {
 	return err == nil && info.Factored
 }
 
+// Gibbs reports whether the model has a data-augmentation Gibbs kernel (Info.Gibbs).
+func (s Spec) Gibbs() bool {
+	info, err := Lookup(s.Name)
+	return err == nil && info.Gibbs
+}
+
 // UnstoredZero reports whether the model reads unstored cells as zeros (Info.UnstoredZero), so that
 // stored zeros can be left out.
 func (s Spec) UnstoredZero() bool {

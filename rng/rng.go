@@ -39,9 +39,17 @@ type Stream struct {
 // NewStream returns a Stream positioned on the stream named by seed and parts.
 func NewStream(seed uint64, parts ...uint64) *Stream {
 	s := &Stream{}
+	s.Init(seed, parts...)
+	return s
+}
+
+// Init makes a zero Stream in place, a field of a larger value, positioned on the stream named by
+// seed and parts. Streams that goroutines draw from concurrently should be fields of their own
+// padded scratch: each draw writes the generator's state, and two streams on one cache line
+// serialise their goroutines.
+func (s *Stream) Init(seed uint64, parts ...uint64) {
 	s.Rand = rand.New(&s.pcg)
 	s.Reset(seed, parts...)
-	return s
 }
 
 // Reset repositions s onto the stream named by seed and parts.

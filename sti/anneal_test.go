@@ -227,7 +227,7 @@ func TestCombineAnnealedRank1(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := Default("nmf")
+	cfg := DefaultSGMCMC("nmf")
 	cfg.Steps, cfg.Burnin = 200, 50
 	p, err := NewProblem(d, models.PoissonSpec("nmf", rates, models.LogScale), cfg)
 	if err != nil {

@@ -17,9 +17,14 @@ func benchChain(b *testing.B, d *tensor.Sparse, spec models.Spec, sampler string
 	benchChainAt(b, d, spec, sampler, blocks, cv, 10)
 }
 
-// benchChainAt is benchChain at rank R.
+// benchChainAt is benchChain at rank R. The sampler "gibbs" runs the model's Gibbs kernel
+// (Config.Gibbs) and reports sweeps per second instead.
 func benchChainAt(b *testing.B, d *tensor.Sparse, spec models.Spec, sampler string, blocks int, cv bool, R int) {
-	cfg := Default(spec.Name)
+	if sampler == "gibbs" {
+		benchGibbs(b, d, spec, R)
+		return
+	}
+	cfg := DefaultSGMCMC(spec.Name)
 	cfg.Sampler = sampler
 	cfg.Blocks = blocks
 	cfg.ControlVariates = cv
@@ -47,6 +52,27 @@ func benchChainAt(b *testing.B, d *tensor.Sparse, spec models.Spec, sampler stri
 	b.ReportMetric(float64(steps)/time.Since(start).Seconds(), "steps/s")
 }
 
+// benchGibbs runs one chain of rank R for 20 sweeps at t = 0.5 and reports sweeps per second.
+func benchGibbs(b *testing.B, d *tensor.Sparse, spec models.Spec, R int) {
+	cfg := Default(spec.Name)
+	cfg.Steps, cfg.Burnin, cfg.Starts, cfg.StartSteps = 20, 10, 0, 0
+	cfg.Ladder = evidence.Ladder{0, 0.5, 1}
+	p, err := NewProblem(d, spec, cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	start := time.Now()
+	sweeps := 0
+	for i := range b.N {
+		if _, err := p.RunChain(context.Background(), ChainID{Rank: R, TIndex: 1, Chain: i}); err != nil {
+			b.Fatal(err)
+		}
+		sweeps += cfg.Steps
+	}
+	b.ReportMetric(float64(sweeps)/time.Since(start).Seconds(), "sweeps/s")
+}
+
 var (
 	nmfOnce, cpOnce, speechOnce sync.Once
 	nmf100x75                   *tensor.Sparse
@@ -63,7 +89,7 @@ func BenchmarkStepNMF100x75(b *testing.B) {
 		sampler string
 		blocks  int
 		cv      bool
-	}{{"sgld/B=5", "sgld", 5, false}, {"psgld/B=5", "psgld", 5, false}, {"lmsgld/B=5/cv", "lmsgld", 5, true}, {"lmsgld/B=1", "lmsgld", 1, false}} {
+	}{{"sgld/B=5", "sgld", 5, false}, {"psgld/B=5", "psgld", 5, false}, {"lmsgld/B=5/cv", "lmsgld", 5, true}, {"lmsgld/B=1", "lmsgld", 1, false}, {"gibbs", "gibbs", 1, false}} {
 		b.Run(c.name, func(b *testing.B) { benchChain(b, nmf100x75, spec, c.sampler, c.blocks, c.cv) })
 	}
 }
@@ -80,7 +106,7 @@ func BenchmarkStepCP1e6(b *testing.B) {
 		name    string
 		sampler string
 		cv      bool
-	}{{"sgld/B=12", "sgld", false}, {"psgld/B=12", "psgld", false}, {"lmsgld/B=12/cv", "lmsgld", true}} {
+	}{{"sgld/B=12", "sgld", false}, {"psgld/B=12", "psgld", false}, {"lmsgld/B=12/cv", "lmsgld", true}, {"gibbs", "gibbs", false}} {
 		b.Run(c.name, func(b *testing.B) { benchChain(b, cp1e6, spec, c.sampler, 12, c.cv) })
 	}
 }
@@ -94,11 +120,12 @@ func BenchmarkStepNMFSpeech(b *testing.B) {
 	b.Logf("%d non-zeros", speech.NNZ())
 	spec := models.PoissonSpec("nmf", []float64{0.0004, 0.0004}, models.LogScale)
 	for _, c := range []struct {
-		name   string
-		blocks int
-		cv     bool
-	}{{"lmsgld/B=1", 1, false}, {"lmsgld/B=8/cv", 8, true}} {
-		b.Run(c.name, func(b *testing.B) { benchChainAt(b, speech, spec, "lmsgld", c.blocks, c.cv, 64) })
+		name    string
+		blocks  int
+		cv      bool
+		sampler string
+	}{{"lmsgld/B=1", 1, false, "lmsgld"}, {"lmsgld/B=8/cv", 8, true, "lmsgld"}, {"gibbs", 1, false, "gibbs"}} {
+		b.Run(c.name, func(b *testing.B) { benchChainAt(b, speech, spec, c.sampler, c.blocks, c.cv, 64) })
 	}
 }
 
@@ -108,8 +135,10 @@ func BenchmarkStoredZeros(b *testing.B) {
 	nmfOnce.Do(func() { nmf100x75, _ = poissonData(b, []int{100, 75}, 6, 5, 1) })
 	dense := listingZeros(b, nmf100x75)
 	spec := models.PoissonSpec("nmf", []float64{5, 5}, models.LogScale)
-	b.Run("listed", func(b *testing.B) { benchChain(b, dense, spec, "lmsgld", 1, false) })
-	b.Run("nonzeros", func(b *testing.B) { benchChain(b, nmf100x75, spec, "lmsgld", 1, false) })
+	for _, sampler := range []string{"lmsgld", "gibbs"} {
+		b.Run("listed/"+sampler, func(b *testing.B) { benchChain(b, dense, spec, sampler, 1, false) })
+		b.Run("nonzeros/"+sampler, func(b *testing.B) { benchChain(b, nmf100x75, spec, sampler, 1, false) })
+	}
 }
 
 // BenchmarkGaussSweep is the whole ICASSP Gaussian sweep: R = 1…20 with the defaults.

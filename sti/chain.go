@@ -79,6 +79,9 @@ func NewProblem(data *tensor.Sparse, spec models.Spec, cfg Config) (*Problem, er
 			data, p.Data = d, d
 		}
 	}
+	if cfg.Gibbs && !spec.Gibbs() {
+		return nil, fmt.Errorf("the %s model has no Gibbs kernel", spec.Name)
+	}
 	if cfg.Blocks > 1 {
 		if !spec.Factored() {
 			return nil, fmt.Errorf("the %s model has no factor blocks; use a subsample instead of blocks", spec.Name)
@@ -144,8 +147,11 @@ func (p *Problem) RunFrom(ctx context.Context, id ChainID, t float64, start []fl
 	}
 	var div string
 	if _, ok := m.(models.Augmentable); ok && t > 0 {
-		records, div, sum.Steps = p.sweepFrom(ctx, m, id, t, start, records)
-		sum.CellEvals = int64(sum.Steps) * int64(m.NumCells())
+		mv := newMover(m)
+		per := mv.passes(1)
+		records, div, sum.Steps = p.sweep(ctx, mv, id, t, append([]float64(nil), start...), cfg.Burnin/per, cfg.Steps/per, records)
+		sum.Steps *= per
+		sum.CellEvals = mv.cellEvals()
 		return p.summarize(ctx, sum, div, records)
 	}
 	w := newWalker(p, m, id, t)
@@ -174,31 +180,25 @@ func (p *Problem) summarize(ctx context.Context, sum evidence.ChainSummary, div 
 	return sum, nil
 }
 
-// sweepFrom runs the model's data-augmentation kernel from start at t for Config.Steps passes over
-// the data, recording log p(X | θ) after every sweep past the first Config.Burnin passes, and
-// returns the records, a divergence and the passes made.
-func (p *Problem) sweepFrom(ctx context.Context, m models.Model, id ChainID, t float64, start, records []float64) ([]float64, string, int) {
-	cfg := p.Config
-	mv := newMover(m)
-	per := mv.passes(1)
-	theta := append([]float64(nil), start...)
-	r := rng.New(cfg.Seed, uint64(id.Rank), uint64(id.TIndex), uint64(id.Chain), streamSweep)
+// sweep runs the mover's data-augmentation kernel on θ, in place, at t for n sweeps, recording
+// log p(X | θ) after every sweep past the first burn, and returns the records, a divergence and
+// the sweeps made.
+func (p *Problem) sweep(ctx context.Context, mv mover, id ChainID, t float64, theta []float64, burn, n int, records []float64) ([]float64, string, int) {
+	r := rng.New(p.Config.Seed, uint64(id.Rank), uint64(id.TIndex), uint64(id.Chain), streamSweep)
 	acc := make([]float64, mv.blocks())
-	passes := 0
-	for s := 0; passes+per <= cfg.Steps; s++ {
+	for s := 1; s <= n; s++ {
 		if s%16 == 0 && ctx.Err() != nil {
-			return records, "", passes
+			return records, "", s - 1
 		}
 		ll := mv.move(r, t, 1, nil, theta, acc)
-		passes += per
 		if math.IsNaN(ll) || math.IsInf(ll, 1) {
-			return records, fmt.Sprintf("rank %d, t=%.6g (stage %d), chain %d, sweep %d: log-likelihood %v", id.Rank, t, id.TIndex, id.Chain, s, ll), passes
+			return records, fmt.Sprintf("rank %d, t=%.6g (rung %d), chain %d, sweep %d: log-likelihood %v", id.Rank, t, id.TIndex, id.Chain, s, ll), s
 		}
-		if passes > cfg.Burnin {
+		if s > burn {
 			records = append(records, ll)
 		}
 	}
-	return records, "", passes
+	return records, "", n
 }
 
 // State is where a chain ended: its parameters in the model's sampling parameterisation and their
@@ -329,7 +329,10 @@ func (p *Problem) walk(ctx context.Context, w *Walker, warm bool, newRows [][2]i
 	cfg := p.Config
 	steps := w.burnin + cfg.Steps - cfg.Burnin
 	spent := 0
+	gibbs := p.gibbs(w.m)
 	switch {
+	case warm && gibbs:
+		// A sweep draws the rows the state did not have from their conditionals at once.
 	case warm:
 		n, err := w.settle(newRows, cfg.SettleSteps)
 		spent += n
@@ -350,6 +353,12 @@ func (p *Problem) walk(ctx context.Context, w *Walker, warm bool, newRows [][2]i
 	default:
 		w.SamplePrior(p.initStream(w.id))
 	}
+	if gibbs {
+		mv := newMover(w.m)
+		records, div, n := p.sweep(ctx, mv, w.id, w.t, w.theta, w.burnin, steps, records)
+		w.cellEvals += mv.cellEvals()
+		return records, div, spent + mv.passes(n)
+	}
 	for k := 1; k <= steps; k++ {
 		if k%64 == 0 && ctx.Err() != nil {
 			return records, "", spent
@@ -369,6 +378,12 @@ func (p *Problem) walk(ctx context.Context, w *Walker, warm bool, newRows [][2]i
 		}
 	}
 	return records, "", spent
+}
+
+// gibbs reports whether the chains of model m run its data-augmentation kernel (Config.Gibbs).
+func (p *Problem) gibbs(m models.Model) bool {
+	_, ok := m.(models.Augmentable)
+	return ok && p.Config.Gibbs
 }
 
 // settle carries the parameters of rows a warm walker's saved state did not have (prior draws) to
@@ -454,17 +469,25 @@ func (p *Problem) mode(ctx context.Context, rank int) (*rankMode, error) {
 }
 
 // ChainSteps is the number of sampler steps RunChain (warm false) or Resume from a saved state
-// (warm true) reports for chain id: prior draws at t = 0; otherwise the burn-in and the recorded
-// steps, plus, for the cold chain that accounts for it, the rank's mode search, and for a warm
-// one the steps that settle new rows (which it spends only when the data gained rows).
-func (cfg Config) ChainSteps(id ChainID, warm bool) int {
+// (warm true) reports for chain id of a model of the given order: prior draws at t = 0; otherwise
+// the burn-in and the recorded steps, plus, for the cold chain that accounts for it, the rank's
+// mode search, and for a warm one the steps that settle new rows (which it spends only when the
+// data gained rows). A Gibbs sweep counts as the passes over the data it makes, the unit of a
+// full-data step, so that progress estimates weigh sweeps and steps alike.
+func (cfg Config) ChainSteps(id ChainID, warm bool, order int) int {
 	if cfg.Ladder[id.TIndex] == 0 {
 		return cfg.Steps - cfg.Burnin
+	}
+	if cfg.Gibbs && warm {
+		return (cfg.warmBurnin() + cfg.Steps - cfg.Burnin) * sweepPasses(order)
 	}
 	if warm {
 		return cfg.SettleSteps + cfg.warmBurnin() + cfg.Steps - cfg.Burnin
 	}
 	n := cfg.Steps
+	if cfg.Gibbs {
+		n *= sweepPasses(order)
+	}
 	if cfg.Starts > 0 && id.Chain == 0 && id.TIndex == len(cfg.Ladder)-1 {
 		n += cfg.Starts * cfg.StartSteps
 	}

@@ -71,7 +71,11 @@ func (gm *gibbsMover) blocks() int { return len(gm.acc) }
 
 // passes counts the kernel's two reads of the cells per factor; the last of them gives the
 // likelihood.
-func (gm *gibbsMover) passes(sweeps int) int { return 2 * len(gm.acc) * sweeps }
+func (gm *gibbsMover) passes(sweeps int) int { return sweepPasses(len(gm.acc)) * sweeps }
+
+// sweepPasses is the number of passes over the data a Gibbs sweep of a model with that many
+// factors makes.
+func sweepPasses(factors int) int { return 2 * factors }
 
 // move rescales after every sweep; λ does not change under rescaling, so the log-likelihood of
 // the last sweep is that of θ.

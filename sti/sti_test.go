@@ -144,9 +144,20 @@ func abs(a int) int {
 }
 
 // Rank-1 Poisson NMF has an exact evidence; the papers' recipe lost these chains entirely. The
-// estimate must be within 3 standard errors (plus half a nat for the ladder) of it.
+// estimate must be within 3 standard errors (plus half a nat for the ladder) of it, with the
+// chains on the SG-MCMC kernel and on the Gibbs kernel.
 func TestPoissonRank1MatchesExact(t *testing.T) {
-	cfg := Default("nmf")
+	for _, gibbs := range []bool{false, true} {
+		cfg := Default("nmf")
+		cfg.Gibbs = gibbs
+		if gibbs {
+			cfg.Steps, cfg.Burnin = 200, 40
+		}
+		t.Run(map[bool]string{false: "sgmcmc", true: "gibbs"}[gibbs], func(t *testing.T) { poissonRank1MatchesExact(t, cfg) })
+	}
+}
+
+func poissonRank1MatchesExact(t *testing.T, cfg Config) {
 	for _, c := range []struct {
 		shape []int
 		rate  float64
@@ -205,7 +216,7 @@ func TestPoissonRankRecovery(t *testing.T) {
 // blocks of a part run on separate goroutines, and they change with the seed.
 func TestDeterminism(t *testing.T) {
 	d, rates := poissonData(t, []int{12, 10, 9}, 2, 0.5, 5)
-	cfg := Default("cp")
+	cfg := DefaultSGMCMC("cp")
 	cfg.Ladder = evidence.Power(6, 4)
 	cfg.Steps, cfg.Burnin, cfg.StartSteps = 80, 30, 10
 	cfg.Blocks = 3
@@ -241,8 +252,8 @@ func TestDeterminism(t *testing.T) {
 func TestPartsAgreeWithFullData(t *testing.T) {
 	d, rates := poissonData(t, []int{30, 20}, 3, 0.3, 1)
 	spec := models.PoissonSpec("nmf", rates, models.LogScale)
-	full := sweep(t, d, spec, Default("nmf"), []int{1, 3})
-	cfg := Default("nmf")
+	full := sweep(t, d, spec, DefaultSGMCMC("nmf"), []int{1, 3})
+	cfg := DefaultSGMCMC("nmf")
 	cfg.Blocks = 2
 	parts := sweep(t, d, spec, cfg, []int{1, 3})
 	for i := range full {
@@ -259,7 +270,7 @@ func TestPartsAgreeWithFullData(t *testing.T) {
 // is not computed.
 func TestDivergenceIsReported(t *testing.T) {
 	d, rates := poissonData(t, []int{10, 8}, 2, 0.5, 1)
-	cfg := Default("nmf")
+	cfg := DefaultSGMCMC("nmf")
 	cfg.Sampler = "sgld"
 	cfg.StepA, cfg.StepDecay = 1e6, 1
 	cfg.Ladder = evidence.Power(4, 3)
@@ -279,7 +290,7 @@ func TestResumeOnGrownData(t *testing.T) {
 	full, rates := poissonData(t, []int{8, 6, 10}, 2, 0.5, 3)
 	old := full.Slab(2, 0, 6)
 	spec := models.PoissonSpec("cp", rates, models.LogScale)
-	cfg := Default("cp")
+	cfg := DefaultSGMCMC("cp")
 	cfg.Ladder = evidence.Power(10, 4)
 	cfg.Steps, cfg.Burnin, cfg.WarmBurnin, cfg.SettleSteps, cfg.Starts, cfg.StartSteps = 60, 30, 10, 7, 2, 15
 	po, err := NewProblem(old, spec, cfg)
@@ -356,8 +367,8 @@ func TestResumeOnGrownData(t *testing.T) {
 	// (Chain 0 at t = 1 also accounts for the rank's basin check.)
 	id1 := ChainID{Rank: 2, TIndex: len(cfg.Ladder) - 1, Chain: 1}
 	sum, _, err := pf.Resume(context.Background(), id1, states[id1])
-	if err != nil || !sum.Warm || sum.Steps != cfg.ChainSteps(id1, true) || sum.Count != cfg.Steps-cfg.Burnin {
-		t.Errorf("resumed chain: %+v, %v; want %d steps and %d records", sum, err, cfg.ChainSteps(id1, true), cfg.Steps-cfg.Burnin)
+	if err != nil || !sum.Warm || sum.Steps != cfg.ChainSteps(id1, true, 3) || sum.Count != cfg.Steps-cfg.Burnin {
+		t.Errorf("resumed chain: %+v, %v; want %d steps and %d records", sum, err, cfg.ChainSteps(id1, true, 3), cfg.Steps-cfg.Burnin)
 	}
 
 	// States whose basin is far worse than the grown data's best make their rank start cold: here
@@ -400,6 +411,46 @@ func TestResumeOnGrownData(t *testing.T) {
 	}
 }
 
+// Gibbs chains resume from saved states too: the rows the data gained are drawn in the first
+// sweep (no settling), the warm burn-in is counted in sweeps, and the result does not depend on
+// the number of workers.
+func TestGibbsResumeOnGrownData(t *testing.T) {
+	full, rates := poissonData(t, []int{8, 6, 10}, 2, 0.5, 3)
+	old := full.Slab(2, 0, 6)
+	spec := models.PoissonSpec("cp", rates, models.LogScale)
+	cfg := Default("cp")
+	cfg.Ladder = evidence.Power(6, 4)
+	cfg.Steps, cfg.Burnin, cfg.WarmBurnin, cfg.Starts, cfg.StartSteps = 20, 10, 4, 2, 15
+	po, err := NewProblem(old, spec, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, states, err := po.SweepFrom(context.Background(), []int{2}, 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pf, err := NewProblem(full, spec, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _, err := pf.SweepFrom(context.Background(), []int{2}, 1, states)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _, err := pf.SweepFrom(context.Background(), []int{2}, 3, states)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(a, b) || a[0].WarmChains != len(states) || len(a[0].Diverged) > 0 {
+		t.Errorf("resumed sweeps differ or are not warm: %d and %d warm chains, evidence %v and %v", a[0].WarmChains, b[0].WarmChains, a[0].LogEvidence, b[0].LogEvidence)
+	}
+	id := ChainID{Rank: 2, TIndex: 3, Chain: 1}
+	sum, _, err := pf.Resume(context.Background(), id, states[id])
+	if want := cfg.ChainSteps(id, true, 3); err != nil || !sum.Warm || sum.Steps != want || sum.Count != cfg.Steps-cfg.Burnin {
+		t.Errorf("resumed chain: %+v, %v; want %d steps (passes) and %d records", sum, err, want, cfg.Steps-cfg.Burnin)
+	}
+}
+
 // listingZeros returns the matrix m (cells in row-major order) as a table that lists every cell,
 // zeros included, as most people export a matrix.
 func listingZeros(t testing.TB, m *tensor.Sparse) *tensor.Sparse {
@@ -436,7 +487,7 @@ func TestStoredZerosCostNothing(t *testing.T) {
 	}
 	spec := models.PoissonSpec("nmf", rates, models.LogScale)
 	for _, blocks := range []int{1, 3} {
-		cfg := Default("nmf")
+		cfg := DefaultSGMCMC("nmf")
 		cfg.Blocks = blocks
 		cfg.Ladder = evidence.Power(4, 4)
 		cfg.Steps, cfg.Burnin = 40, 10
@@ -453,7 +504,7 @@ func TestStoredZerosCostNothing(t *testing.T) {
 func TestLongModelDoesNotDependOnCores(t *testing.T) {
 	d, rates := poissonData(t, []int{par.MinChunk + 500, 4}, 2, 2, 3)
 	for _, blocks := range []int{1, 2} {
-		cfg := Default("nmf")
+		cfg := DefaultSGMCMC("nmf")
 		cfg.Blocks = blocks
 		cfg.Ladder = evidence.Power(2, 4)
 		cfg.Steps, cfg.Burnin, cfg.Starts, cfg.StartSteps = 12, 4, 1, 3
@@ -473,5 +524,31 @@ func TestLongModelDoesNotDependOnCores(t *testing.T) {
 		if one.Mean != four.Mean || one.M2 != four.M2 || one.Mean == 0 {
 			t.Errorf("B=%d: 1 core mean %v (M2 %v), 4 cores %v (M2 %v)", blocks, one.Mean, one.M2, four.Mean, four.M2)
 		}
+	}
+}
+
+// The Gibbs kernel moves a factor's rows in chunks on all cores; a chain on it is the same on one
+// core as on four, and on a sweep of the whole ladder by one worker or three.
+func TestGibbsChainsDoNotDependOnCores(t *testing.T) {
+	d, rates := poissonData(t, []int{3 * par.MinChunk, 6}, 2, 2, 3)
+	cfg := Default("nmf")
+	cfg.Gibbs = true
+	cfg.Ladder = evidence.Power(3, 4)
+	cfg.Steps, cfg.Burnin, cfg.Starts, cfg.StartSteps = 6, 2, 1, 3
+	p, err := NewProblem(d, models.PoissonSpec("nmf", rates, models.LogScale), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(procs, workers int) []evidence.RankEvidence {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+		res, err := p.Sweep(context.Background(), []int{2}, workers)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	one, four := run(1, 1), run(4, 3)
+	if !reflect.DeepEqual(one, four) || one[0].LogEvidence == 0 {
+		t.Errorf("1 core, 1 worker: %+v\n4 cores, 3 workers: %+v", one[0], four[0])
 	}
 }

@@ -13,7 +13,7 @@ import (
 // whose factor entries have mean 1/λ.
 func TestWalkerSamplesItsTemperature(t *testing.T) {
 	d, rates := poissonData(t, []int{12, 9}, 2, 2, 5)
-	cfg := Default("nmf")
+	cfg := DefaultSGMCMC("nmf")
 	cfg.Starts = 0
 	p, err := NewProblem(d, models.PoissonSpec("nmf", rates, models.LogScale), cfg)
 	if err != nil {

@@ -2,6 +2,7 @@ package tensor
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -106,5 +107,47 @@ func TestSlab(t *testing.T) {
 	}
 	if p := x.Slab(2, 0, 4); p.NNZ() != 3 || !slices.Equal(p.Shape, x.Shape) {
 		t.Fatalf("whole slab: %d cells, shape %v", p.NNZ(), p.Shape)
+	}
+}
+
+// Grouping by any mode keeps every cell once, under its row, in stored order within a row.
+func TestGroupByRow(t *testing.T) {
+	d, err := New([]int{3, 4, 2}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cells := [][]int{{2, 1, 0}, {0, 3, 1}, {2, 0, 1}, {1, 1, 1}, {0, 0, 0}, {2, 3, 0}}
+	for n, c := range cells {
+		d.Append(c, float64(n+1))
+	}
+	for m := range d.Order() {
+		g := d.GroupByRow(m)
+		var got [][]int
+		for i := range d.Shape[m] {
+			for p := g.Start[i]; p < g.Start[i+1]; p++ {
+				c := []int{}
+				j := 0
+				for k := range d.Order() {
+					if k == m {
+						c = append(c, i)
+						continue
+					}
+					c = append(c, int(g.Other[j][p]))
+					j++
+				}
+				got = append(got, append(c, int(g.Values[p])))
+			}
+		}
+		var want [][]int
+		for i := range d.Shape[m] {
+			for n, c := range cells {
+				if c[m] == i {
+					want = append(want, append(append([]int(nil), c...), n+1))
+				}
+			}
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("mode %d: %v, want %v", m, got, want)
+		}
 	}
 }

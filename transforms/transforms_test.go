@@ -180,7 +180,7 @@ func TestLoadProblemCachesAndChecks(t *testing.T) {
 func TestProgress(t *testing.T) {
 	cfg := sti.Default("nmf")
 	e := estimators.STI{Config: cfg}
-	steps := func(t estimators.Task) int { return cfg.ChainSteps(estimators.ChainID(t), false) }
+	steps := func(t estimators.Task) int { return cfg.ChainSteps(estimators.ChainID(t), false, 2) }
 	p := Track("t1", e, []int{1, 2}, steps)
 	defer Untrack("t1")
 	s := p.Snapshot()

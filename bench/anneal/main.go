@@ -1,8 +1,10 @@
 // Command anneal prints, per data set and rank, the two estimates of an annealed STI run (the
-// thermodynamic integral and the SMC estimate, sti.DefaultAnnealed) and of today's default fixed
-// ladder against a reference: the exact evidence where it exists (Gaussian, Poisson rank 1) and
-// otherwise the mean of long AIS runs (package baselines, slice sampling, -ais temperatures),
-// which agree with the exact values at rank 1. It shows where either estimate breaks.
+// thermodynamic integral and the SMC estimate, sti.DefaultAnnealed) and of the fixed ladder with
+// its chains on the SG-MCMC kernel (sti.DefaultSGMCMC) and on the Gibbs kernel (sti.Default, for
+// the Poisson models) against a reference: the exact evidence where it exists (Gaussian, Poisson
+// rank 1) and otherwise the mean of long AIS runs (package baselines, slice sampling, -ais
+// temperatures), which agree with the exact values at rank 1. It shows where each estimate
+// breaks, and the seconds each took.
 //
 //	go run ./bench/anneal -ais 20000
 package main
@@ -17,6 +19,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/stirank/stirank/baselines"
 	"github.com/stirank/stirank/estimators"
@@ -47,6 +50,8 @@ func main() {
 	flag.Float64Var(&tune.cess, "cess", 0, "conditional ESS target (0: the default)")
 	flag.IntVar(&tune.replicas, "replicas", 0, "annealing replicas per rank (0: the default)")
 	flag.IntVar(&tune.steps, "steps", 0, "steps of each equilibrium chain (0: the default)")
+	flag.IntVar(&tune.gibbsSteps, "gibbs-steps", 0, "sweeps of each chain of the fixed ladder on the Gibbs kernel (0: the default)")
+	flag.IntVar(&tune.gibbsBurnin, "gibbs-burnin", -1, "burn-in sweeps of those chains (-1: a fifth of -gibbs-steps)")
 	flag.Parse()
 	var sets []dataset
 	gen := func(name string, shape []int, trueR int, rate float64, ranks []int) {
@@ -66,6 +71,7 @@ func main() {
 	}
 	gen("nmf 30x20 rank 1, rate 0.3", []int{30, 20}, 1, 0.3, []int{1})
 	gen("nmf 30x20 rank 3, rate 0.3", []int{30, 20}, 3, 0.3, []int{1, 2, 3, 4})
+	gen("nmf 100x75 rank 3, rate 5 (ICASSP)", []int{100, 75}, 3, 5, []int{1, 3, 5, 8})
 	gen("nmf 250x250 rank 2, rate 0.1 (counts in the hundreds)", []int{250, 250}, 2, 0.1, []int{1})
 	gen("cp 6x5x4 rank 3, rate 0.3", []int{6, 5, 4}, 3, 0.3, []int{1, 2, 3, 4})
 	g, err := tensorio.ReadFS(testdata.FS, "gauss5000r5", tensorio.ReadOptions{})
@@ -73,7 +79,7 @@ func main() {
 		log.Fatal(err)
 	}
 	sets = append(sets, dataset{"gauss5000r5 (embedded)", g.Tensor, models.GaussSpec(models.ICASSPGauss), []int{3, 5, 8}})
-	fmt.Printf("%-52s %4s %12s %16s %16s %16s %9s\n", "data", "R", "reference", "integral", "SMC", "fixed ladder", "steps×10³")
+	fmt.Printf("%-52s %4s %12s %16s %16s %16s %16s %9s %s\n", "data", "R", "reference", "integral", "SMC", "sgmcmc ladder", "gibbs ladder", "steps×10³", "seconds")
 	for _, s := range sets {
 		if !strings.Contains(s.name, *only) {
 			continue
@@ -83,11 +89,16 @@ func main() {
 				continue
 			}
 			ref, how := reference(s, R, *aisK, *aisRuns)
+			t0 := time.Now()
 			an := annealed(s, R)
-			fixed := fixedLadder(s, R)
-			fmt.Printf("%-52s %4d %12.2f%s %+8.2f ± %5.2f %+8.2f ± %5.2f %+8.2f ± %5.2f %4d/%d%s\n", s.name, R, ref, how,
-				an.LogEvidence-ref, an.StdErr, an.SMC-ref, an.SMCStdErr, fixed.LogEvidence-ref, fixed.StdErr,
-				an.Steps/1000, fixed.Steps/1000, map[bool]string{true: " !"}[an.Disagree])
+			t1 := time.Now()
+			fixed := fixedLadder(s, R, false)
+			t2 := time.Now()
+			gibbs := fixedLadder(s, R, true)
+			t3 := time.Now()
+			fmt.Printf("%-52s %4d %12.2f%s %+8.2f ± %5.2f %+8.2f ± %5.2f %+8.2f ± %5.2f %+8.2f ± %5.2f %4d/%d %5.1f/%.1f/%.1f%s\n", s.name, R, ref, how,
+				an.LogEvidence-ref, an.StdErr, an.SMC-ref, an.SMCStdErr, fixed.LogEvidence-ref, fixed.StdErr, gibbs.LogEvidence-ref, gibbs.StdErr,
+				an.Steps/1000, fixed.Steps/1000, t1.Sub(t0).Seconds(), t2.Sub(t1).Seconds(), t3.Sub(t2).Seconds(), map[bool]string{true: " !"}[an.Disagree])
 		}
 	}
 }
@@ -127,8 +138,8 @@ func reference(s dataset, R, K, runs int) (float64, string) {
 
 // tune overrides sti.DefaultAnnealed where its fields are set, to compare settings at equal cost.
 var tune struct {
-	particles, chains, sweeps, replicas, steps int
-	cess                                       float64
+	particles, chains, sweeps, replicas, steps, gibbsSteps, gibbsBurnin int
+	cess                                                                float64
 }
 
 // annealed runs sti.DefaultAnnealed, as tuned, in process: every replica's annealing, its chains,
@@ -159,9 +170,24 @@ func annealed(s dataset, R int) evidence.RankEvidence {
 	return run(s, R, cfg)
 }
 
-// fixedLadder runs sti.Default in process.
-func fixedLadder(s dataset, R int) evidence.RankEvidence {
-	return run(s, R, sti.Default(s.spec.Name))
+// fixedLadder runs the fixed ladder in process: sti.Default, whose chains run the model's Gibbs
+// kernel where it has one (with -gibbs-steps and -gibbs-burnin where set), or with gibbs false
+// sti.DefaultSGMCMC, whose chains run the SG-MCMC kernel.
+func fixedLadder(s dataset, R int, gibbs bool) evidence.RankEvidence {
+	if !gibbs {
+		return run(s, R, sti.DefaultSGMCMC(s.spec.Name))
+	}
+	cfg := sti.Default(s.spec.Name)
+	if !cfg.Gibbs {
+		return evidence.RankEvidence{LogEvidence: math.NaN()}
+	}
+	if tune.gibbsSteps > 0 {
+		cfg.Steps, cfg.Burnin = tune.gibbsSteps, tune.gibbsSteps/5
+	}
+	if tune.gibbsBurnin >= 0 {
+		cfg.Burnin = tune.gibbsBurnin
+	}
+	return run(s, R, cfg)
 }
 
 func run(s dataset, R int, cfg sti.Config) evidence.RankEvidence {

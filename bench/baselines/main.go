@@ -3,7 +3,8 @@
 // J = 75, λ = 5, one dataset per true rank R* (3 and 6 by default), and every candidate rank
 // R = 1 … 10. For every dataset and rank it runs
 //
-//   - STI: sti.Default("nmf") through (*sti.Problem).Sweep, one rank at a time on -workers cores;
+//   - STI: sti.Default("nmf") (sti.DefaultSGMCMC with -sgmcmc) through (*sti.Problem).Sweep, one
+//     rank at a time on -workers cores;
 //   - Chib: -replicas replicas of baselines.DefaultChib (or the paper's recipe with -chib paper),
 //     run concurrently on the same cores;
 //   - optionally AIS (-ais N: N runs of baselines.DefaultAIS with -ais-temps temperatures), as a
@@ -59,6 +60,7 @@ func main() {
 	chibPreset := flag.String("chib", "default", "Chib configuration: default or paper")
 	aisRuns := flag.Int("ais", 0, "AIS runs per rank (0: no AIS)")
 	aisTemps := flag.Int("ais-temps", 2000, "AIS temperatures")
+	sgmcmc := flag.Bool("sgmcmc", false, "STI with its chains on the SG-MCMC kernel (sti.DefaultSGMCMC) instead of the default Gibbs kernel")
 	flag.Parse()
 
 	lo, hi, err := parseRange(*ranksFlag)
@@ -80,14 +82,21 @@ func main() {
 	chib.Seed = *seed
 	ais := baselines.DefaultAIS()
 	ais.Temperatures, ais.Seed = *aisTemps, *seed
-	stiCfg := sti.Default("nmf")
+	stiCfg, stiName := sti.Default("nmf"), "sti.Default"
+	if *sgmcmc {
+		stiCfg, stiName = sti.DefaultSGMCMC("nmf"), "sti.DefaultSGMCMC"
+	}
 	stiCfg.Seed = *seed
 	rates := []float64{*rate, *rate}
 
 	fmt.Printf("STI vs Chib on the ICASSP 2016 synthetic NMF workload: I=%d, J=%d, λ=%g, ranks %d-%d, %d cores (GOMAXPROCS %d)\n",
 		*I, *J, *rate, lo, hi, *workers, runtime.GOMAXPROCS(0))
-	fmt.Printf("STI: sti.Default(\"nmf\") — %d temperatures × %d chains × %d steps (burn-in %d), sampler %s\n",
-		len(stiCfg.Ladder)-1, stiCfg.Chains, stiCfg.Steps, stiCfg.Burnin, stiCfg.Sampler)
+	kernel := stiCfg.Sampler
+	if stiCfg.Gibbs {
+		kernel = "gibbs (steps are sweeps)"
+	}
+	fmt.Printf("STI: %s(\"nmf\") — %d temperatures × %d chains × %d steps (burn-in %d), sampler %s\n",
+		stiName, len(stiCfg.Ladder)-1, stiCfg.Chains, stiCfg.Steps, stiCfg.Burnin, kernel)
 	fmt.Printf("Chib: %s — %d replicas × (%d burn-in + %d full-run sweeps + per block %d+%d reduced sweeps, blocks of %s)\n",
 		*chibPreset, *replicas, chib.Burnin, chib.Samples, chib.ReducedBurnin, chib.ReducedSamples, blockDesc(chib))
 	if *aisRuns > 0 {

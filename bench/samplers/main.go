@@ -146,11 +146,11 @@ func main() {
 			var n, cover, div int
 			var sum, sum2, maxe, sumz float64
 			var stepsPer, evalsPer float64
-			cfg := sti.Default(ps[0].spec.Name)
+			cfg := sti.DefaultSGMCMC(ps[0].spec.Name)
 			start := time.Now()
 			for _, p := range ps {
 				for cs := range *chainSeeds {
-					cfg = sti.Default(p.spec.Name)
+					cfg = sti.DefaultSGMCMC(p.spec.Name)
 					cfg.Sampler = k
 					if v, ok := stepOf[k]; ok {
 						cfg.Step = v

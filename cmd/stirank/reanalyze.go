@@ -51,7 +51,8 @@ run: its manifest checksum, its final chain states and its evidence, and the his
   - When the dataset and the settings are those of the last run, it says so and exits 0 at once.
   - Otherwise every (rank, temperature, chain) resumes from the chain's saved final state: factor
     rows of new indices are carried from prior draws to their conditional mode by %d steps of
-    ascent, then a burn-in of --warm-burnin steps (default: %s) replaces the mode
+    ascent (a Gibbs chain draws them from their conditionals in its first sweep instead), then a
+    burn-in of --warm-burnin steps or sweeps (default: %s) replaces the mode
     search and the cold burn-in. A chain resumes from its replica's state at the rung whose
     temperature, scaled by the data's growth, is nearest its own. Ranks without saved states
     start cold, and so does a rank whose saved t = 1 states, carried to their modes, fall more

@@ -45,6 +45,21 @@ func init() {
 // defaultLadder is the --ladder of sti.Default's ladder.
 var defaultLadder = fmt.Sprintf("power:%g", float64(evidence.DefaultPower))
 
+// gibbsSampler is the --sampler that runs the chains on the model's data-augmentation kernel
+// (sti.Config.Gibbs); the SG-MCMC sampler then serves the mode search.
+const gibbsSampler = "gibbs"
+
+// gibbsModels lists the models with a Gibbs kernel.
+func gibbsModels() string {
+	var names []string
+	for _, info := range models.All() {
+		if info.Gibbs {
+			names = append(names, info.Name)
+		}
+	}
+	return strings.Join(names, ", ")
+}
+
 // embeddedPrefix selects an embedded dataset with --data.
 const embeddedPrefix = "embedded:"
 
@@ -71,7 +86,11 @@ func selectHelp() string {
 	c := groups[0].cfg
 	var perModel strings.Builder
 	for _, g := range groups {
-		fmt.Fprintf(&perModel, "\n  %-7s %d steps of which %d burn-in, step %g, %s%s", g.label+":", g.cfg.Steps, g.cfg.Burnin, g.cfg.Step, sub(g.cfg), start(g.cfg))
+		if g.cfg.Gibbs {
+			fmt.Fprintf(&perModel, "\n  %-7s %d sweeps of the %s kernel of which %d burn-in%s", g.label+":", g.cfg.Steps, gibbsSampler, g.cfg.Burnin, start(g.cfg))
+			continue
+		}
+		fmt.Fprintf(&perModel, "\n  %-7s %d %s steps of which %d burn-in, step %g, %s%s", g.label+":", g.cfg.Steps, g.cfg.Sampler, g.cfg.Burnin, g.cfg.Step, sub(g.cfg), start(g.cfg))
 	}
 	var list strings.Builder
 	for _, info := range models.All() {
@@ -86,8 +105,8 @@ Without --data it runs on the embedded default dataset (Poisson NMF, 30x20, true
 Models (--model):%s
 
 Defaults (sti.Default): a power ladder of %d temperatures above 0 with exponent %g (%s),
-%d chains per temperature, the %s sampler%s;%s`,
-		list.String(), len(c.Ladder)-1, float64(evidence.DefaultPower), defaultLadder, c.Chains, c.Sampler, map[bool]string{true: " with control variates"}[c.ControlVariates],
+%d chains per temperature, SG-MCMC steps with control variates where a step reads a subsample;%s`,
+		list.String(), len(c.Ladder)-1, float64(evidence.DefaultPower), defaultLadder, c.Chains,
 		perModel.String())
 }
 
@@ -128,7 +147,13 @@ func newSelectFlagSet(name, synopsis, help string, extra func(*flag.FlagSet)) (*
 	fs.BoolVar(&f.anneal, "anneal", false, "anneal a population per replica (adaptive-tempered SMC) for an adaptive ladder, chain starts and a second estimate (see README: more accurate than the fixed ladder on matrices and small tensors, not yet on large ones)")
 	fs.IntVar(&f.particles, "particles", 0, fmt.Sprintf("particles per annealed replica (with --anneal; default: %s)",
 		perModel(configGroupsOf(sti.DefaultAnnealed), func(c sti.Config) any { return c.Annealing.Particles })))
-	fs.StringVar(&f.sampler, "sampler", p.Sampler, "SG-MCMC kernel: "+strings.Join(samplers.Names(), ", ")+" (their parameters are listed below)")
+	fs.StringVar(&f.sampler, "sampler", "", "kernel of the chains: "+gibbsSampler+" (for "+gibbsModels()+": the model's exact data-augmentation Gibbs sampler; --steps and --burnin count its sweeps) or an SG-MCMC kernel: "+strings.Join(samplers.Names(), ", ")+" (their parameters are listed below) (default: "+
+		perModelDefault(func(c sti.Config) any {
+			if c.Gibbs {
+				return gibbsSampler
+			}
+			return c.Sampler
+		})+")")
 	fs.Func("sampler-param", "parameters of the sampler as name=value, several separated by commas; repeatable (each sampler's parameters are listed below)", func(s string) error {
 		kv, err := samplers.ParseParams(s)
 		if f.samplerParams == nil {
@@ -480,9 +505,14 @@ func openData(ctx context.Context, f *selectFlags, full bool) (transforms.Source
 	return src, info, m, t, nil
 }
 
-// selectConfig is sti.Default(model) with the flags given applied.
+// selectConfig is sti.Default(model) with the flags given applied. An SG-MCMC --sampler, or
+// --blocks or --subsample (schedules of SG-MCMC steps), starts instead from the model's SG-MCMC
+// defaults (sti.DefaultSGMCMC), whose steps are sampler steps rather than Gibbs sweeps.
 func selectConfig(model string, f *selectFlags, set map[string]bool) (sti.Config, string, error) {
 	cfg := sti.Default(model)
+	if sg := set["blocks"] || set["subsample"] || set["sampler"]; sg && f.sampler != gibbsSampler {
+		cfg = sti.DefaultSGMCMC(model)
+	}
 	ladderSpec := fmt.Sprintf("%s with %d temperatures", defaultLadder, len(cfg.Ladder)-1)
 	if f.anneal {
 		if set["ladder"] || set["temperatures"] {
@@ -525,8 +555,11 @@ func selectConfig(model string, f *selectFlags, set map[string]bool) (sti.Config
 	if set["chains"] {
 		cfg.Chains = f.chains
 	}
-	if set["sampler"] {
+	if set["sampler"] && f.sampler != gibbsSampler {
 		cfg.Sampler = f.sampler
+	}
+	if f.sampler == gibbsSampler && !cfg.Gibbs && !f.anneal {
+		return cfg, "", usagef("--sampler %s: the %s model has no Gibbs kernel (%s)", gibbsSampler, model, gibbsModels())
 	}
 	// Every parameter's value is recorded, so evidence.json says what ran.
 	sampler, err := samplers.New(cfg.Sampler, f.samplerParams)

@@ -62,7 +62,7 @@ func Multinomial(r *rand.Rand, x int, a []float64, total float64, out []int) {
 		case q <= 0:
 			c = 0
 		default:
-			c = int(distuv.Binomial{N: float64(left), P: q, Src: r}.Rand())
+			c = Binomial(r, left, q)
 		}
 		out[k] += c
 		left -= c
@@ -82,4 +82,37 @@ func Categorical(r *rand.Rand, a []float64, total float64) int {
 		}
 	}
 	return k
+}
+
+// Binomial draws from Binomial(n, p). Where n·min(p, 1−p) ≤ 30 it inverts the distribution
+// function from 0 up, one uniform per try (BINV, Kachitvichyanukul and Schmeiser 1988), which
+// costs O(n·p) products and no logarithm of a factorial; beyond, gonum's rejection sampler.
+func Binomial(r *rand.Rand, n int, p float64) int {
+	if p > 0.5 {
+		return n - Binomial(r, n, 1-p)
+	}
+	np := float64(n) * p
+	if np > 30 {
+		return int(distuv.Binomial{N: float64(n), P: p, Src: r}.Rand())
+	}
+	q := 1 - p
+	q0 := math.Exp(float64(n) * math.Log1p(-p))
+	// Mass beyond the bound is below 1e-20; a try that runs past it starts again.
+	bound := min(float64(n), np+10*math.Sqrt(np*q+1))
+	for {
+		u := r.Float64()
+		px := q0
+		x := 0
+		for u > px {
+			x++
+			if float64(x) > bound {
+				break
+			}
+			u -= px
+			px *= float64(n-x+1) * p / (float64(x) * q)
+		}
+		if float64(x) <= bound {
+			return x
+		}
+	}
 }

@@ -34,8 +34,14 @@ func Inline(n int) bool { return n <= MinChunk }
 // GOMAXPROCS goroutines, and returns when all have returned.
 func For(n int, body func(c, lo, hi int)) {
 	count, size := Chunks(n)
+	Tasks(count, func(c int) { body(c, c*size, min(n, (c+1)*size)) })
+}
+
+// Tasks calls body(c) once for every c in [0, count), concurrently on up to GOMAXPROCS
+// goroutines, and returns when all have returned; a single task runs inline.
+func Tasks(count int, body func(c int)) {
 	if count == 1 {
-		body(0, 0, n)
+		body(0)
 		return
 	}
 	workers := min(runtime.GOMAXPROCS(0), count)
@@ -50,7 +56,7 @@ func For(n int, body func(c, lo, hi int)) {
 				if c >= count {
 					return
 				}
-				body(c, c*size, min(n, (c+1)*size))
+				body(c)
 			}
 		}()
 	}
