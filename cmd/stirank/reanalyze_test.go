@@ -92,7 +92,7 @@ func TestReanalyzeGrowingDataset(t *testing.T) {
 	files := growingCP(t, []int{10, 15, 40}, 4, 5)
 	data := filepath.Join(t.TempDir(), "data")
 	state := filepath.Join(t.TempDir(), "state")
-	args := []string{"reanalyze", "--data", data, "--state", state, "--rate", "0.5", "--ranks", "1-6", "--window", "1", "--quiet"}
+	args := []string{"reanalyze", "--data", data, "--state", state, "--rate", "0.5", "--ranks", "1-6", "--window", "1", "--temperatures", "12", "--steps", "60", "--burnin", "20", "--quiet"}
 	var rows int
 	for k, file := range files {
 		if k == 0 {
@@ -196,7 +196,7 @@ func TestReanalyzeSurvivesSIGKILL(t *testing.T) {
 		versions = append(versions, dir)
 	}
 
-	flags := []string{"--rate", "0.5", "--ranks", "2-4", "--temperatures", "12", "--steps", "240", "--burnin", "80", "--warm-burnin", "30", "--quiet"}
+	flags := []string{"--rate", "0.5", "--ranks", "2-4", "--temperatures", "12", "--steps", "60", "--burnin", "20", "--warm-burnin", "10", "--quiet"}
 	reanalyze := func(data, state string) *exec.Cmd {
 		cmd := exec.Command(bin, append([]string{"reanalyze", "--data", data, "--state", state}, flags...)...)
 		cmd.Stderr = new(bytes.Buffer)
@@ -367,7 +367,7 @@ func TestReanalyzeWindowWidensEndToEnd(t *testing.T) {
 	files := growingCP(t, []int{10, 15, 24}, 2, 5)
 	data := filepath.Join(t.TempDir(), "data")
 	state := t.TempDir()
-	cheapFlags := []string{"--rate", "0.5", "--temperatures", "10", "--steps", "240", "--burnin", "80", "--quiet"}
+	cheapFlags := []string{"--rate", "0.5", "--temperatures", "10", "--steps", "60", "--burnin", "20", "--quiet"}
 	selectOK(t, "import", "--in", files[0], "--out", data)
 	selectOK(t, append([]string{"reanalyze", "--data", data, "--state", state, "--ranks", "1-2"}, cheapFlags...)...)
 	selectOK(t, "append", "--data", data, "--in", files[1])
