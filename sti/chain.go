@@ -329,7 +329,7 @@ func (p *Problem) walk(ctx context.Context, w *Walker, warm bool, newRows [][2]i
 	cfg := p.Config
 	steps := w.burnin + cfg.Steps - cfg.Burnin
 	spent := 0
-	gibbs := p.gibbs(w.m)
+	gibbs := cfg.Gibbs // NewProblem checked that the model has the kernel
 	switch {
 	case warm && gibbs:
 		// A sweep draws the rows the state did not have from their conditionals at once.
@@ -378,12 +378,6 @@ func (p *Problem) walk(ctx context.Context, w *Walker, warm bool, newRows [][2]i
 		}
 	}
 	return records, "", spent
-}
-
-// gibbs reports whether the chains of model m run its data-augmentation kernel (Config.Gibbs).
-func (p *Problem) gibbs(m models.Model) bool {
-	_, ok := m.(models.Augmentable)
-	return ok && p.Config.Gibbs
 }
 
 // settle carries the parameters of rows a warm walker's saved state did not have (prior draws) to

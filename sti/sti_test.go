@@ -284,29 +284,52 @@ func TestDivergenceIsReported(t *testing.T) {
 	}
 }
 
+// grownCP returns problems under cfg on a CP tensor (rank 2, 8×6×10) and on its first 6 slices,
+// the data it grew from, with the final states of a cold sweep at rank 2 on the latter.
+func grownCP(t *testing.T, cfg Config) (po, pf *Problem, states States) {
+	t.Helper()
+	full, rates := poissonData(t, []int{8, 6, 10}, 2, 0.5, 3)
+	spec := models.PoissonSpec("cp", rates, models.LogScale)
+	po, err := NewProblem(full.Slab(2, 0, 6), spec, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, states, err = po.SweepFrom(context.Background(), []int{2}, 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	if pf, err = NewProblem(full, spec, cfg); err != nil {
+		t.Fatal(err)
+	}
+	return po, pf, states
+}
+
+// resumedTwice resumes rank 2 of pf from states on one worker and on three, checks that the two
+// agree and that every chain resumed, and returns the evidence.
+func resumedTwice(t *testing.T, pf *Problem, states States) []evidence.RankEvidence {
+	t.Helper()
+	a, _, err := pf.SweepFrom(context.Background(), []int{2}, 1, states)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _, err := pf.SweepFrom(context.Background(), []int{2}, 3, states)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(a, b) || a[0].WarmChains != len(states) || len(a[0].Diverged) > 0 {
+		t.Errorf("resumed sweeps differ, diverged or are not warm: %d and %d warm chains, evidence %v and %v", a[0].WarmChains, b[0].WarmChains, a[0].LogEvidence, b[0].LogEvidence)
+	}
+	return a
+}
+
 // Resuming on grown data keeps the saved rows, draws the new ones, runs the warm burn-in, and is
 // bit-identical across reruns and worker counts; a state from larger data is refused.
 func TestResumeOnGrownData(t *testing.T) {
-	full, rates := poissonData(t, []int{8, 6, 10}, 2, 0.5, 3)
-	old := full.Slab(2, 0, 6)
-	spec := models.PoissonSpec("cp", rates, models.LogScale)
 	cfg := DefaultSGMCMC("cp")
 	cfg.Ladder = evidence.Power(10, 4)
 	cfg.Steps, cfg.Burnin, cfg.WarmBurnin, cfg.SettleSteps, cfg.Starts, cfg.StartSteps = 60, 30, 10, 7, 2, 15
-	po, err := NewProblem(old, spec, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, states, err := po.SweepFrom(context.Background(), []int{2}, 0, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	po, pf, states := grownCP(t, cfg)
 	if len(states) != (len(cfg.Ladder)-1)*cfg.Chains || states[ChainID{Rank: 2, TIndex: 0}] != nil {
 		t.Fatalf("%d final states (want one per chain above t = 0)", len(states))
-	}
-	pf, err := NewProblem(full, spec, cfg)
-	if err != nil {
-		t.Fatal(err)
 	}
 	id := ChainID{Rank: 2, TIndex: len(cfg.Ladder) - 1}
 	s := states[id]
@@ -331,17 +354,7 @@ func TestResumeOnGrownData(t *testing.T) {
 		t.Errorf("warm burn-in %d, want %d", w.burnin, cfg.WarmBurnin)
 	}
 
-	a, _, err := pf.SweepFrom(context.Background(), []int{2}, 1, states)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _, err := pf.SweepFrom(context.Background(), []int{2}, 3, states)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(a, b) || a[0].WarmChains != len(states) {
-		t.Errorf("resumed sweeps differ or are not warm: %d and %d warm chains, evidence %v and %v", a[0].WarmChains, b[0].WarmChains, a[0].LogEvidence, b[0].LogEvidence)
-	}
+	resumedTwice(t, pf, states)
 	// Chains resume from the rung whose temperature, scaled by the growth, is nearest their own.
 	g := pf.size / po.size
 	moved := 0
@@ -394,7 +407,7 @@ func TestResumeOnGrownData(t *testing.T) {
 	// Blocked problems resume too (new rows settle on all cells, then the parts take over).
 	cfgB := cfg
 	cfgB.Blocks = 2
-	pb, err := NewProblem(full, spec, cfgB)
+	pb, err := NewProblem(pf.Data, pf.Spec, cfgB)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -415,35 +428,11 @@ func TestResumeOnGrownData(t *testing.T) {
 // sweep (no settling), the warm burn-in is counted in sweeps, and the result does not depend on
 // the number of workers.
 func TestGibbsResumeOnGrownData(t *testing.T) {
-	full, rates := poissonData(t, []int{8, 6, 10}, 2, 0.5, 3)
-	old := full.Slab(2, 0, 6)
-	spec := models.PoissonSpec("cp", rates, models.LogScale)
 	cfg := Default("cp")
 	cfg.Ladder = evidence.Power(6, 4)
 	cfg.Steps, cfg.Burnin, cfg.WarmBurnin, cfg.Starts, cfg.StartSteps = 20, 10, 4, 2, 15
-	po, err := NewProblem(old, spec, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, states, err := po.SweepFrom(context.Background(), []int{2}, 0, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pf, err := NewProblem(full, spec, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, _, err := pf.SweepFrom(context.Background(), []int{2}, 1, states)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _, err := pf.SweepFrom(context.Background(), []int{2}, 3, states)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(a, b) || a[0].WarmChains != len(states) || len(a[0].Diverged) > 0 {
-		t.Errorf("resumed sweeps differ or are not warm: %d and %d warm chains, evidence %v and %v", a[0].WarmChains, b[0].WarmChains, a[0].LogEvidence, b[0].LogEvidence)
-	}
+	_, pf, states := grownCP(t, cfg)
+	resumedTwice(t, pf, states)
 	id := ChainID{Rank: 2, TIndex: 3, Chain: 1}
 	sum, _, err := pf.Resume(context.Background(), id, states[id])
 	if want := cfg.ChainSteps(id, true, 3); err != nil || !sum.Warm || sum.Steps != want || sum.Count != cfg.Steps-cfg.Burnin {
@@ -499,13 +488,15 @@ func TestStoredZerosCostNothing(t *testing.T) {
 	}
 }
 
-// A model long enough for its parameter loops to be cut into chunks (more rows than par.MinChunk)
-// must give the same chain on one core as on four.
+// A model long enough for its parameter loops to be cut into chunks (more rows than par.MinChunk),
+// and for the Gibbs kernel to move its rows in chunks, must give the same chain on one core as on
+// four.
 func TestLongModelDoesNotDependOnCores(t *testing.T) {
 	d, rates := poissonData(t, []int{par.MinChunk + 500, 4}, 2, 2, 3)
-	for _, blocks := range []int{1, 2} {
-		cfg := DefaultSGMCMC("nmf")
-		cfg.Blocks = blocks
+	sg := DefaultSGMCMC("nmf")
+	blocked := sg
+	blocked.Blocks = 2
+	for name, cfg := range map[string]Config{"sgmcmc": sg, "sgmcmc B=2": blocked, "gibbs": Default("nmf")} {
 		cfg.Ladder = evidence.Power(2, 4)
 		cfg.Steps, cfg.Burnin, cfg.Starts, cfg.StartSteps = 12, 4, 1, 3
 		p, err := NewProblem(d, models.PoissonSpec("nmf", rates, models.LogScale), cfg)
@@ -522,33 +513,7 @@ func TestLongModelDoesNotDependOnCores(t *testing.T) {
 		}
 		one, four := run(1), run(4)
 		if one.Mean != four.Mean || one.M2 != four.M2 || one.Mean == 0 {
-			t.Errorf("B=%d: 1 core mean %v (M2 %v), 4 cores %v (M2 %v)", blocks, one.Mean, one.M2, four.Mean, four.M2)
+			t.Errorf("%s: 1 core mean %v (M2 %v), 4 cores %v (M2 %v)", name, one.Mean, one.M2, four.Mean, four.M2)
 		}
-	}
-}
-
-// The Gibbs kernel moves a factor's rows in chunks on all cores; a chain on it is the same on one
-// core as on four, and on a sweep of the whole ladder by one worker or three.
-func TestGibbsChainsDoNotDependOnCores(t *testing.T) {
-	d, rates := poissonData(t, []int{3 * par.MinChunk, 6}, 2, 2, 3)
-	cfg := Default("nmf")
-	cfg.Gibbs = true
-	cfg.Ladder = evidence.Power(3, 4)
-	cfg.Steps, cfg.Burnin, cfg.Starts, cfg.StartSteps = 6, 2, 1, 3
-	p, err := NewProblem(d, models.PoissonSpec("nmf", rates, models.LogScale), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	run := func(procs, workers int) []evidence.RankEvidence {
-		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
-		res, err := p.Sweep(context.Background(), []int{2}, workers)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return res
-	}
-	one, four := run(1, 1), run(4, 3)
-	if !reflect.DeepEqual(one, four) || one[0].LogEvidence == 0 {
-		t.Errorf("1 core, 1 worker: %+v\n4 cores, 3 workers: %+v", one[0], four[0])
 	}
 }

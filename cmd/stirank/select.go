@@ -162,7 +162,7 @@ func newSelectFlagSet(name, synopsis, help string, extra func(*flag.FlagSet)) (*
 		maps.Copy(f.samplerParams, kv)
 		return err
 	})
-	fs.IntVar(&f.steps, "steps", 0, fmt.Sprintf("steps per chain, burn-in included (default: %s)", perModelDefault(func(c sti.Config) any { return c.Steps })))
+	fs.IntVar(&f.steps, "steps", 0, fmt.Sprintf("steps per chain, burn-in included: sweeps for the %s kernel, and with --anneal passes over the data for %s (default: %s)", gibbsSampler, gibbsModels(), perModelDefault(func(c sti.Config) any { return c.Steps })))
 	fs.IntVar(&f.burnin, "burnin", 0, fmt.Sprintf("burn-in steps per chain (default: %s; at most a fifth of --steps when only --steps is given)", perModelDefault(func(c sti.Config) any { return c.Burnin })))
 	fs.Float64Var(&f.step, "step", 0, fmt.Sprintf("step size after burn-in (default: %s)", perModelDefault(func(c sti.Config) any { return c.Step })))
 	fs.IntVar(&f.subsample, "subsample", 0, fmt.Sprintf("cells per step, drawn at random (default: %s; 0 is all cells)", perModelDefault(func(c sti.Config) any { return c.Subsample })))
