@@ -196,7 +196,7 @@ func TestReanalyzeSurvivesSIGKILL(t *testing.T) {
 		versions = append(versions, dir)
 	}
 
-	flags := []string{"--rate", "0.5", "--ranks", "2-4", "--temperatures", "12", "--steps", "60", "--burnin", "20", "--warm-burnin", "10", "--quiet"}
+	flags := []string{"--rate", "0.5", "--ranks", "2-4", "--temperatures", "8", "--steps", "40", "--burnin", "10", "--warm-burnin", "10", "--quiet"}
 	reanalyze := func(data, state string) *exec.Cmd {
 		cmd := exec.Command(bin, append([]string{"reanalyze", "--data", data, "--state", state}, flags...)...)
 		cmd.Stderr = new(bytes.Buffer)
