@@ -158,7 +158,7 @@ func newSliceState(p *Problem, R int, width float64) *sliceState {
 	for m := range p.order {
 		s.cs = append(s.cs, make([]float64, R))
 		for i := range p.shape[m] {
-			maxRow = max(maxRow, int(p.rowPtr[m][i+1]-p.rowPtr[m][i]))
+			maxRow = max(maxRow, p.rowPtr[m][i+1]-p.rowPtr[m][i])
 		}
 	}
 	s.g, s.c, s.x = make([]float64, maxRow), make([]float64, maxRow), make([]float64, maxRow)

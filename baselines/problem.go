@@ -42,7 +42,7 @@ type Problem struct {
 	x      []float64 // their counts
 	xi     []int     // the counts as integers
 	// rowPtr[m][i]..rowPtr[m][i+1] are the positions in rowCells[m] of the cells in row i of mode m.
-	rowPtr   [][]int32
+	rowPtr   [][]int
 	rowCells [][]int32
 	// lgamma is Σ_n log Γ(x_n + 1), the constant of log p(X | θ).
 	lgamma float64
@@ -85,26 +85,17 @@ func NewProblem(data *tensor.Sparse, rates []float64) (*Problem, error) {
 		p.total += v
 	}
 	maxRow := 0
-	p.rowPtr = make([][]int32, order)
+	p.rowPtr = make([][]int, order)
 	p.rowCells = make([][]int32, order)
 	for m := range order {
-		ptr := make([]int32, p.shape[m]+1)
+		p.rowPtr[m], p.rowCells[m] = tensor.RowIndex(p.coords[m], p.shape[m])
 		sums := make([]int, p.shape[m])
 		for n, i := range p.coords[m] {
-			ptr[i+1]++
 			sums[i] += p.xi[n]
 		}
-		for i := range p.shape[m] {
-			ptr[i+1] += ptr[i]
-			maxRow = max(maxRow, sums[i])
+		for _, s := range sums {
+			maxRow = max(maxRow, s)
 		}
-		cells := make([]int32, len(p.x))
-		next := append([]int32(nil), ptr[:p.shape[m]]...)
-		for n, i := range p.coords[m] {
-			cells[next[i]] = int32(n)
-			next[i]++
-		}
-		p.rowPtr[m], p.rowCells[m] = ptr, cells
 	}
 	p.logFact = make([]float64, maxRow+1)
 	for k := 1; k <= maxRow; k++ {

@@ -227,13 +227,14 @@ func (a *poissonAugmented) moveRow(ch *augmentedChunk, k, i int, t float64, last
 		// A Gamma draw can underflow to zero, whose logarithm the log parameterisation cannot take.
 		valid = valid && v > 0 && !math.IsInf(v, 0)
 	}
-	// The second read needs a logarithm only where a count was rounded (the ratio λ'/λ) and, for
-	// the last factor, at every cell (the log-likelihood at whichever row is kept).
-	p, xOld, xNew := 1.0, 0.0, 0.0
-	switch {
-	case !valid:
-		p = 0
-	case rounded || last:
+	// The second read needs a logarithm only where a count was rounded (the ratio λ'/λ) of a valid
+	// proposal and, for the last factor, at every cell (the log-likelihood at whichever row is
+	// kept, the current one when the proposal is not valid).
+	p, xOld, xNew := 0.0, 0.0, 0.0
+	if valid {
+		p = 1
+	}
+	if (valid && rounded) || last {
 		logRatio := 0.0
 		for q := lo; q < hi; q++ {
 			lam, lamProp := 0.0, 0.0
@@ -243,21 +244,30 @@ func (a *poissonAugmented) moveRow(ch *augmentedChunk, k, i int, t float64, last
 				lamProp += ch.prop[c] * o[c]
 			}
 			x := g.Values[q]
+			lg := 0.0
+			if last {
+				lg = math.Log(lam)
+				xOld += x * lg
+			}
+			if !valid {
+				continue
+			}
 			tx := t * x
 			d := tx - math.Floor(tx)
 			if d > 0 && up[q-lo] {
 				d--
 			}
 			if last {
-				lg, lgProp := math.Log(lam), math.Log(lamProp)
-				xOld += x * lg
+				lgProp := math.Log(lamProp)
 				xNew += x * lgProp
 				logRatio += d * (lgProp - lg)
 			} else if d != 0 {
 				logRatio += d * math.Log(lamProp/lam)
 			}
 		}
-		p = math.Exp(min(logRatio, 0))
+		if valid {
+			p = math.Exp(min(logRatio, 0))
+		}
 	}
 	ch.accepted += p
 	keep := xOld

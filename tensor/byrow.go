@@ -14,34 +14,43 @@ type ByRow struct {
 	Values []float64
 }
 
-// GroupByRow returns the cells grouped by their mode-m index (a counting sort: stable, O(NNZ)).
+// GroupByRow returns the cells grouped by their mode-m index (RowIndex, then the cells' other
+// indices and values gathered in that order).
 func (t *Sparse) GroupByRow(m int) *ByRow {
-	n := t.NNZ()
-	g := &ByRow{Mode: m, Start: make([]int, t.Shape[m]+1), Values: make([]float64, n)}
-	for _, i := range t.Coords[m] {
-		g.Start[i+1]++
-	}
-	for i := range t.Shape[m] {
-		g.Start[i+1] += g.Start[i]
-	}
-	next := append([]int(nil), g.Start[:t.Shape[m]]...)
-	pos := make([]int, n)
-	for c, i := range t.Coords[m] {
-		pos[c] = next[i]
-		next[i]++
-	}
+	start, cells := RowIndex(t.Coords[m], t.Shape[m])
+	g := &ByRow{Mode: m, Start: start, Values: make([]float64, len(cells))}
 	for k := range t.Order() {
 		if k == m {
 			continue
 		}
-		o := make([]int32, n)
-		for c, i := range t.Coords[k] {
-			o[pos[c]] = i
+		o := make([]int32, len(cells))
+		for p, n := range cells {
+			o[p] = t.Coords[k][n]
 		}
 		g.Other = append(g.Other, o)
 	}
-	for c, v := range t.Values {
-		g.Values[pos[c]] = v
+	for p, n := range cells {
+		g.Values[p] = t.Values[n]
 	}
 	return g
+}
+
+// RowIndex lists the cells of every row of a mode whose cells have the indices coords (each in
+// [0, rows)): row i's cells are cells[start[i]:start[i+1]], in their stored order (a stable
+// counting sort, O(len(coords) + rows)).
+func RowIndex(coords []int32, rows int) (start []int, cells []int32) {
+	start = make([]int, rows+1)
+	for _, i := range coords {
+		start[i+1]++
+	}
+	for i := range rows {
+		start[i+1] += start[i]
+	}
+	next := append([]int(nil), start[:rows]...)
+	cells = make([]int32, len(coords))
+	for n, i := range coords {
+		cells[next[i]] = int32(n)
+		next[i]++
+	}
+	return start, cells
 }
