@@ -74,6 +74,9 @@ type Result struct {
 	Divergence string
 	// Summary is the estimator's record of the task, encoded by Pack.
 	Summary []byte
+	// Seconds and CPUSeconds are the wall-clock and CPU time the task took on its worker, set by
+	// the Beam layer that ran it (transforms.RunFn). No estimate depends on them.
+	Seconds, CPUSeconds float64
 }
 
 // Estimator is an estimation method with its model and configuration, before any data.

@@ -3,6 +3,7 @@ package pipelines
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -15,12 +16,14 @@ import (
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/local"
 
 	"github.com/stirank/stirank/io/tensorio"
+	"github.com/stirank/stirank/transforms"
 )
 
 // Output file names inside the output directory.
 const (
 	EvidenceJSON = "evidence.json"
 	EvidenceCSV  = "evidence.csv"
+	TimingJSON   = "timing.json"
 )
 
 // CheckOutDir fails when results cannot be written to dir: a local dir must not exist or be an
@@ -62,17 +65,60 @@ func CheckOutDir(ctx context.Context, dir string) error {
 
 func joinURL(dir, name string) string { return strings.TrimSuffix(dir, "/") + "/" + name }
 
-// WriteResult writes evidence.json and evidence.csv into dir. A local dir appears complete or
-// not at all: the files are written into a temporary directory beside it, which is then renamed
-// to dir (replacing an empty directory). On a Beam filesystem each file is written under a
-// temporary name and renamed. Writing the same result again succeeds, so a retried bundle does
-// no harm.
-func WriteResult(ctx context.Context, dir string, r Result) error {
+// WriteResult writes evidence.json, evidence.csv and timing.json into dir. A local dir appears
+// complete or not at all: the files are written into a temporary directory beside it, which is
+// then renamed to dir (replacing an empty directory). On a Beam filesystem each file is written
+// under a temporary name and renamed, evidence.json last. Writing the same result again succeeds,
+// so a retried bundle does no harm; the first timing stays.
+func WriteResult(ctx context.Context, dir string, r Result, t Timing) error {
 	js, err := r.JSON()
 	if err != nil {
 		return err
 	}
-	return writeFiles(ctx, dir, []outFile{{EvidenceCSV, r.CSV()}, {EvidenceJSON, js}})
+	tj, err := t.JSON()
+	if err != nil {
+		return err
+	}
+	return writeFiles(ctx, dir, []outFile{{EvidenceCSV, r.CSV()}, {TimingJSON, tj}, {EvidenceJSON, js}})
+}
+
+// Timing is what a run cost, per rank: timing.json. It is kept apart from evidence.json, which
+// a rerun reproduces byte for byte.
+type Timing struct {
+	Ranks []transforms.RankTime `json:"ranks"`
+}
+
+// JSON encodes t as timing.json.
+func (t Timing) JSON() ([]byte, error) {
+	b, err := json.MarshalIndent(t, "", "  ")
+	return append(b, '\n'), err
+}
+
+// Rank returns the cost of rank, and false when t has none.
+func (t Timing) Rank(rank int) (transforms.RankTime, bool) {
+	for _, rt := range t.Ranks {
+		if rt.Rank == rank {
+			return rt, true
+		}
+	}
+	return transforms.RankTime{}, false
+}
+
+// ReadTiming reads dir/timing.json; a directory without one (written before stirank recorded
+// timings, or by a command that does not) gives an empty Timing.
+func ReadTiming(dir string) (Timing, error) {
+	var t Timing
+	b, err := os.ReadFile(filepath.Join(dir, TimingJSON))
+	if errors.Is(err, fs.ErrNotExist) {
+		return t, nil
+	}
+	if err != nil {
+		return t, err
+	}
+	if err := json.Unmarshal(b, &t); err != nil {
+		return t, fmt.Errorf("%s: %v", filepath.Join(dir, TimingJSON), err)
+	}
+	return t, nil
 }
 
 // outFile is one file of a result; the last of a result's files is its evidence.json.

@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/stirank/stirank/evidence"
 	"github.com/stirank/stirank/models"
 	"github.com/stirank/stirank/sti"
+	"github.com/stirank/stirank/transforms"
 )
 
 func testMeta() Meta {
@@ -81,16 +83,21 @@ func TestWriteResult(t *testing.T) {
 	if err := CheckOutDir(ctx, dir); err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteResult(ctx, dir, r); err != nil {
+	timing := Timing{Ranks: []transforms.RankTime{{Rank: 1, Tasks: 4, Seconds: 1.5, CPUSeconds: 1.25}}}
+	if err := WriteResult(ctx, dir, r, timing); err != nil {
 		t.Fatal(err)
 	}
-	// Writing the same result again (a retried bundle) succeeds; a different one does not.
-	if err := WriteResult(ctx, dir, r); err != nil {
+	// Writing the same result again (a retried bundle) succeeds, even with another timing, which
+	// does not replace the first; a different result does not.
+	if err := WriteResult(ctx, dir, r, Timing{}); err != nil {
 		t.Errorf("rewrite: %v", err)
+	}
+	if got, err := ReadTiming(dir); err != nil || !reflect.DeepEqual(got, timing) {
+		t.Errorf("timing read back: %+v, %v; want %+v", got, err, timing)
 	}
 	r2 := r
 	r2.Seed++
-	if err := WriteResult(ctx, dir, r2); err == nil {
+	if err := WriteResult(ctx, dir, r2, timing); err == nil {
 		t.Error("overwrote a different result")
 	}
 	if err := CheckOutDir(ctx, dir); err == nil {
@@ -110,10 +117,14 @@ func TestWriteResult(t *testing.T) {
 	if err := CheckOutDir(ctx, empty); err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteResult(ctx, empty, r); err != nil {
+	if err := WriteResult(ctx, empty, r, Timing{}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(filepath.Join(empty, EvidenceCSV)); err != nil {
 		t.Error(err)
+	}
+	// A directory written before timings were recorded has none, which is no error.
+	if got, err := ReadTiming(parent); err != nil || len(got.Ranks) != 0 {
+		t.Errorf("timing of a directory without timing.json: %+v, %v", got, err)
 	}
 }

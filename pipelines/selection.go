@@ -13,6 +13,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
@@ -23,7 +24,8 @@ import (
 )
 
 func init() {
-	register.DoFn2x1[context.Context, []evidence.RankEvidence, error](&writeFn{})
+	register.DoFn3x1[context.Context, []evidence.RankEvidence, func(*transforms.RankTime) bool, error](&writeFn{})
+	register.Iter1[transforms.RankTime]()
 }
 
 // Options configures a rank selection.
@@ -78,8 +80,9 @@ func (o Options) Validate() error {
 }
 
 // Evidence adds the estimation to the pipeline and returns its PCollection<KV<int,
-// evidence.RankEvidence>>, one element per rank. The options must be valid (see Validate).
-func Evidence(s beam.Scope, o Options) beam.PCollection {
+// evidence.RankEvidence>>, one element per rank, and what each rank cost, a PCollection<KV<int,
+// transforms.RankTime>>. The options must be valid (see Validate).
+func Evidence(s beam.Scope, o Options) (ranks, times beam.PCollection) {
 	s = s.Scope("Evidence")
 	e, err := o.Work.New()
 	if err != nil {
@@ -95,9 +98,9 @@ func Evidence(s beam.Scope, o Options) beam.PCollection {
 // the results to o.OutDir.
 func RankSelection(s beam.Scope, o Options) {
 	s = s.Scope("RankSelection")
-	ranks := Evidence(s, o)
+	ranks, times := Evidence(s, o)
 	all := transforms.Gather(s, beam.DropKey(s, ranks))
-	beam.ParDo0(s, &writeFn{OutDir: o.OutDir, Meta: o.meta()}, all)
+	beam.ParDo0(s, &writeFn{OutDir: o.OutDir, Meta: o.meta()}, all, beam.SideInput{Input: beam.DropKey(s, times)})
 }
 
 func (o Options) meta() Meta {
@@ -127,7 +130,7 @@ type writeFn struct {
 	Meta   Meta
 }
 
-func (f *writeFn) ProcessElement(ctx context.Context, ranks []evidence.RankEvidence) error {
+func (f *writeFn) ProcessElement(ctx context.Context, ranks []evidence.RankEvidence, times func(*transforms.RankTime) bool) error {
 	r, err := NewResult(f.Meta, ranks)
 	if err != nil {
 		return err
@@ -135,5 +138,11 @@ func (f *writeFn) ProcessElement(ctx context.Context, ranks []evidence.RankEvide
 	if r.BestRank == 0 {
 		return fmt.Errorf("every rank diverged; first: %s", r.Divergences[0])
 	}
-	return WriteResult(ctx, f.OutDir, r)
+	var t Timing
+	var rt transforms.RankTime
+	for times(&rt) {
+		t.Ranks = append(t.Ranks, rt)
+	}
+	slices.SortFunc(t.Ranks, func(a, b transforms.RankTime) int { return a.Rank - b.Rank })
+	return WriteResult(ctx, f.OutDir, r, t)
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/stirank/stirank/estimators"
 	"github.com/stirank/stirank/evidence"
+	"github.com/stirank/stirank/internal/cputime"
 	"github.com/stirank/stirank/io/tensorio"
 	"github.com/stirank/stirank/models"
 	"github.com/stirank/stirank/runners"
@@ -159,9 +160,29 @@ func TestInlinePoissonMatchesSweep(t *testing.T) {
 	spec := models.PoissonSpec("nmf", []float64{0.5, 0.5}, models.LogScale)
 	o := inline(t, data, spec, tiny("nmf"))
 	o.Ranks = []int{3, 1, 2}
+	o.OutDir = filepath.Join(t.TempDir(), "out")
+	cpu0 := cputime.Now()
 	got, _ := runPipeline(t, o)
+	cpu := (cputime.Now() - cpu0).Seconds()
 	want := sweep(t, o, data)
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("pipeline and in-process sweep differ:\n%+v\n%+v", got.Ranks, want.Ranks)
+	}
+	// timing.json has every rank, all of its tasks, and CPU shares that add up to no more than
+	// the process used.
+	timing, err := ReadTiming(o.OutDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := tiny("nmf")
+	var sum float64
+	for i, rt := range timing.Ranks {
+		if rt.Rank != i+1 || rt.Tasks != len(c.Ladder)*c.Chains || !(rt.Seconds > 0) || rt.CPUSeconds < 0 {
+			t.Errorf("timing of rank %d: %+v, want %d tasks and a positive time", i+1, rt, len(c.Ladder)*c.Chains)
+		}
+		sum += rt.CPUSeconds
+	}
+	if len(timing.Ranks) != 3 || sum > cpu {
+		t.Errorf("timing %+v: %.3f CPU seconds in all, the process used %.3f", timing.Ranks, sum, cpu)
 	}
 }

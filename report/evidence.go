@@ -14,8 +14,9 @@ import (
 )
 
 // Evidence builds the report of an evidence.json (select, chib, ais, reanalyze). history is the
-// state directory's history of a reanalyze run, this run included; nil otherwise.
-func Evidence(r pipelines.Result, history []runstate.HistoryRow) Report {
+// state directory's history of a reanalyze run, this run included; nil otherwise. timing is the
+// run's timing.json; an empty one leaves the time columns out.
+func Evidence(r pipelines.Result, history []runstate.HistoryRow, timing pipelines.Timing) Report {
 	rep := Report{Title: title(r), Summary: summary(r)}
 	rep.Sections = append(rep.Sections, Section{
 		Title: "Evidence against rank",
@@ -25,8 +26,8 @@ func Evidence(r pipelines.Result, history []runstate.HistoryRow) Report {
 	})
 	rep.Sections = append(rep.Sections, Section{
 		Title: "Diagnostics",
-		Text:  "Per rank: what the estimate rests on. A highlighted row has an issue, explained beneath the table.",
-		Table: diagnosticsTable(r),
+		Text:  "Per rank: what the estimate rests on" + timingText(timing) + ". A highlighted row has an issue, explained beneath the table.",
+		Table: diagnosticsTable(r, timing),
 	})
 	if f := curvesFigure(r); f != nil {
 		rep.Sections = append(rep.Sections, Section{
@@ -90,11 +91,23 @@ func secondEstimate(r pipelines.Result) string {
 	return ""
 }
 
-func diagnosticsTable(r pipelines.Result) *Table {
+// timingText explains the time columns, when there are any.
+func timingText(timing pipelines.Timing) string {
+	if len(timing.Ranks) == 0 {
+		return ""
+	}
+	return ", and what it cost: the wall-clock seconds of its tasks added up (tasks that ran side by side count each) and their CPU seconds (the process's CPU time split evenly among the tasks running at the time)"
+}
+
+func diagnosticsTable(r pipelines.Result, timing pipelines.Timing) *Table {
 	t := &Table{Head: []string{"rank", "log p(X|R)", "± stderr", "p(R|X)", "steps", "rungs", "ESS min", "ESS median", "divergences"}}
 	ann := annealed(r)
 	if ann {
 		t.Head = append(t.Head, "SMC", "TI–SMC gap (s.e.)")
+	}
+	timed := len(timing.Ranks) > 0
+	if timed {
+		t.Head = append(t.Head, "tasks", "wall s", "CPU s")
 	}
 	for _, rr := range r.Ranks {
 		d := rr.Diagnose()
@@ -103,6 +116,13 @@ func diagnosticsTable(r pipelines.Result) *Table {
 			num(d.ESSMin, 1), num(d.ESSMedian, 1), strconv.Itoa(d.Divergences)}
 		if ann {
 			cells = append(cells, num(float64(rr.SMC), 2), num(d.Gap, 1))
+		}
+		if timed {
+			if rt, ok := timing.Rank(rr.Rank); ok {
+				cells = append(cells, strconv.Itoa(rt.Tasks), num(rt.Seconds, 1), num(rt.CPUSeconds, 1))
+			} else {
+				cells = append(cells, "–", "–", "–")
+			}
 		}
 		row := Row{Cells: cells, Flag: len(d.Issues) > 0}
 		for _, is := range d.Issues {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/stirank/stirank/pipelines"
 	"github.com/stirank/stirank/runstate"
+	"github.com/stirank/stirank/transforms"
 )
 
 // stored reads the regression outputs of every command (select, chib, ais, reanalyze): their
@@ -56,12 +57,50 @@ func history(r pipelines.Result) []runstate.HistoryRow {
 	return rows
 }
 
+// timing is a timing.json for r's ranks but its last, which a run that lost it would show.
+func timing(r pipelines.Result) pipelines.Timing {
+	var t pipelines.Timing
+	for i, rr := range r.Ranks[:len(r.Ranks)-1] {
+		t.Ranks = append(t.Ranks, transforms.RankTime{Rank: rr.Rank, Tasks: 30, Seconds: 1.25 * float64(i+1), CPUSeconds: float64(i + 1)})
+	}
+	return t
+}
+
 func build(name string, r pipelines.Result) Report {
 	var h []runstate.HistoryRow
 	if strings.HasPrefix(name, "reanalyze") {
 		h = history(r)
 	}
-	return Evidence(r, h)
+	return Evidence(r, h, timing(r))
+}
+
+// TestTimingColumns: the diagnostics show each rank's tasks, wall and CPU seconds from
+// timing.json, a dash for a rank it lacks, and no time columns without one.
+func TestTimingColumns(t *testing.T) {
+	r := stored(t)["select-default"]
+	diagnostics := func(rep Report) *Table {
+		for _, s := range rep.Sections {
+			if s.Title == "Diagnostics" {
+				return s.Table
+			}
+		}
+		t.Fatal("no diagnostics table")
+		return nil
+	}
+	tab := diagnostics(Evidence(r, nil, timing(r)))
+	n := len(tab.Head)
+	if !slices.Equal(tab.Head[n-3:], []string{"tasks", "wall s", "CPU s"}) {
+		t.Fatalf("head %v", tab.Head)
+	}
+	if got := tab.Rows[1].Cells[n-3:]; !slices.Equal(got, []string{"30", "2.5", "2.0"}) {
+		t.Errorf("rank %d: time cells %v", r.Ranks[1].Rank, got)
+	}
+	if got := tab.Rows[len(tab.Rows)-1].Cells[n-3:]; !slices.Equal(got, []string{"–", "–", "–"}) {
+		t.Errorf("rank without a timing: %v", got)
+	}
+	if h := diagnostics(Evidence(r, nil, pipelines.Timing{})).Head; slices.Contains(h, "CPU s") {
+		t.Errorf("time columns without timing.json: %v", h)
+	}
 }
 
 // TestDeterministic writes the report of every stored result twice and wants the same files
@@ -170,7 +209,7 @@ func TestDiverged(t *testing.T) {
 	r.Ranks[2].LogEvidence, r.Ranks[2].StdErr, r.Ranks[2].PosteriorProb = pipelines.Float(math.NaN()), pipelines.Float(math.NaN()), pipelines.Float(math.NaN())
 	r.Ranks[2].Diverged = []string{bad}
 	r.Divergences = []string{bad}
-	rep := Evidence(r, nil)
+	rep := Evidence(r, nil, pipelines.Timing{})
 	var diag *Table
 	for _, s := range rep.Sections {
 		if s.Title == "Diagnostics" {

@@ -20,20 +20,23 @@ func init() {
 }
 
 // Estimate runs every task of estimator e for ranks and combines them: a PCollection<KV<int,
-// evidence.RankEvidence>>, one element per rank. e is fn.Work's estimator; fn configures the
+// evidence.RankEvidence>>, one element per rank, and what the tasks of each rank cost, a
+// PCollection<KV<int, RankTime>>. e is fn.Work's estimator; fn configures the
 // workers of both stages when e is staged (see estimators.Staged): its first-stage tasks run
 // through Expand, each emitting its own result and its follow-on tasks, which are reshuffled
 // so the runner can spread them, and run like the tasks of a single-stage estimator; the
 // results of both stages then combine per rank.
-func Estimate(s beam.Scope, e estimators.Estimator, ranks []int, fn *RunFn) beam.PCollection {
+func Estimate(s beam.Scope, e estimators.Estimator, ranks []int, fn *RunFn) (evidence, times beam.PCollection) {
 	s = s.Scope("Estimate")
 	tasks := FanOut(s, e, ranks)
+	var results beam.PCollection
 	if !estimators.IsStaged(e) {
-		return CombinePerRank(s, fn.Work, Run(s, fn, tasks))
+		results = Run(s, fn, tasks)
+	} else {
+		first, next := Expand(s, fn, tasks)
+		results = beam.Flatten(s, first, Run(s, fn, beam.Reshuffle(s, next)))
 	}
-	first, next := Expand(s, fn, tasks)
-	results := beam.Flatten(s, first, Run(s, fn, beam.Reshuffle(s, next)))
-	return CombinePerRank(s, fn.Work, results)
+	return CombinePerRank(s, fn.Work, results), TimePerRank(s, results)
 }
 
 // FanOut returns the estimator's tasks of every rank, the costliest (highest rank) first,
@@ -134,7 +137,9 @@ func (f *RunFn) ProcessElement(ctx context.Context, t estimators.Task, emit func
 		return err
 	}
 	err := f.tasks.Go(f.Workers, func(ctx context.Context) (estimators.Result, error) {
+		stop := startClock()
 		r, err := f.problem.Run(ctx, t)
+		r.Seconds, r.CPUSeconds = stop()
 		if err != nil {
 			return r, err
 		}
@@ -234,7 +239,9 @@ func (f *expandFn) ProcessElement(ctx context.Context, t estimators.Task, emit f
 		return err
 	}
 	err := f.tasks.Go(f.Workers, func(ctx context.Context) (expansion, error) {
+		stop := startClock()
 		r, next, err := f.problem.Expand(ctx, t)
+		r.Seconds, r.CPUSeconds = stop()
 		if err != nil {
 			return expansion{}, err
 		}

@@ -237,7 +237,7 @@ func runStaged(t *testing.T, c stagedConfig, ranks []int, fn *RunFn) ([]evidence
 	})
 	defer Untrack(fn.RunID)
 	p, s := beam.NewPipelineWithRoot()
-	ev := Estimate(s, e, ranks, fn)
+	ev, _ := Estimate(s, e, ranks, fn)
 	beam.ParDo0(s, &collectFn{Key: t.Name()}, Gather(s, beam.DropKey(s, ev)))
 	rr, err := runners.Run(context.Background(), p, runners.Logging{})
 	if err != nil {

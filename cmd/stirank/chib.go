@@ -15,7 +15,6 @@ import (
 	"github.com/stirank/stirank/io/tensorio"
 	"github.com/stirank/stirank/models"
 	"github.com/stirank/stirank/pipelines"
-	"github.com/stirank/stirank/report"
 	"github.com/stirank/stirank/runners"
 	"github.com/stirank/stirank/testdata"
 	"github.com/stirank/stirank/transforms"
@@ -161,7 +160,11 @@ func baselineCommand(ctx context.Context, name, help string, args []string, stdo
 		return fmt.Errorf("reading the results back: %w", err)
 	}
 	if !f.noReport {
-		if err := writeReport(f.out, report.Evidence(r, nil)); err != nil {
+		rep, err := evidenceReport(f.out, r, nil)
+		if err == nil {
+			err = writeReport(f.out, rep)
+		}
+		if err != nil {
 			if !existed {
 				removeOutDir(f.out)
 			}

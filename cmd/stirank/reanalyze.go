@@ -26,6 +26,7 @@ import (
 	"github.com/stirank/stirank/runners"
 	"github.com/stirank/stirank/runstate"
 	"github.com/stirank/stirank/sti"
+	"github.com/stirank/stirank/transforms"
 )
 
 func init() {
@@ -206,12 +207,18 @@ func runReanalyze(ctx context.Context, args []string, stdout io.Writer) error {
 		states = strings.TrimSuffix(rf.stateURL, "/") + "/" + id
 	}
 	var res *pipelines.Result
+	var timing pipelines.Timing
 	for pass := 1; len(ranks) > 0; pass++ {
 		o := pipelines.Options{Ranks: ranks, OutDir: filepath.Join(txn.Dir(), fmt.Sprintf("pass-%d", pass)), StartDir: startDir, StateDir: states}
 		r, err := job.run(ctx, f, o, warm, stdout)
 		if err != nil {
 			return err
 		}
+		t, err := pipelines.ReadTiming(o.OutDir)
+		if err != nil {
+			return err
+		}
+		timing.Ranks = append(timing.Ranks, t.Ranks...)
 		if err := os.RemoveAll(o.OutDir); err != nil {
 			return err
 		}
@@ -232,6 +239,14 @@ func runReanalyze(ctx context.Context, args []string, stdout io.Writer) error {
 		return err
 	}
 	if err := os.WriteFile(filepath.Join(txn.Dir(), pipelines.EvidenceCSV), res.CSV(), 0o644); err != nil {
+		return err
+	}
+	slices.SortFunc(timing.Ranks, func(a, b transforms.RankTime) int { return a.Rank - b.Rank })
+	tj, err := timing.JSON()
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(txn.Dir(), pipelines.TimingJSON), tj, 0o644); err != nil {
 		return err
 	}
 	run := runstate.Run{
@@ -257,7 +272,7 @@ func runReanalyze(ctx context.Context, args []string, stdout io.Writer) error {
 		if err != nil {
 			return err
 		}
-		if _, err := report.Evidence(*res, history).Write(txn.Dir()); err != nil {
+		if _, err := report.Evidence(*res, history, timing).Write(txn.Dir()); err != nil {
 			return err
 		}
 	}

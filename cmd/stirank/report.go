@@ -49,13 +49,24 @@ func runReport(ctx context.Context, args []string, stdout io.Writer) error {
 		if err != nil {
 			return err
 		}
-		rep = report.Evidence(r, history)
+		if rep, err = evidenceReport(dir, r, history); err != nil {
+			return err
+		}
 	}
 	if _, err := rep.Write(dir); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "report: %s\n", filepath.Join(dir, report.HTML))
 	return nil
+}
+
+// evidenceReport builds the report of result r, read from dir, with the run's timing.json.
+func evidenceReport(dir string, r pipelines.Result, history []runstate.HistoryRow) (report.Report, error) {
+	timing, err := pipelines.ReadTiming(dir)
+	if err != nil {
+		return report.Report{}, err
+	}
+	return report.Evidence(r, history, timing), nil
 }
 
 // addNoReport adds --no-report to a command that writes a report by default.

@@ -4,9 +4,11 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/stirank/stirank/pipelines"
 	"github.com/stirank/stirank/report"
 )
 
@@ -52,17 +54,29 @@ func TestReport(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(without, report.HTML)); !os.IsNotExist(err) {
 		t.Errorf("--no-report: %v", err)
 	}
-	// stirank report renders what select rendered, from evidence.json alone.
-	again := filepath.Join(dir, "again")
-	if err := os.MkdirAll(again, 0o755); err != nil {
-		t.Fatal(err)
+	// stirank report renders what select rendered, from evidence.json and timing.json; from
+	// evidence.json alone, without the time columns.
+	page := string(readFile(t, filepath.Join(with, report.HTML)))
+	if !strings.Contains(page, "<th>CPU s</th>") {
+		t.Error("the report has no time columns")
 	}
-	if err := os.WriteFile(filepath.Join(again, "evidence.json"), readFile(t, filepath.Join(with, "evidence.json")), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	selectOK(t, "report", again)
-	if string(readFile(t, filepath.Join(again, report.HTML))) != string(readFile(t, filepath.Join(with, report.HTML))) {
-		t.Error("stirank report wrote a different page than select")
+	for _, files := range [][]string{{"evidence.json", "timing.json"}, {"evidence.json"}} {
+		again := filepath.Join(dir, strings.Join(files, "+"))
+		if err := os.MkdirAll(again, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range files {
+			if err := os.WriteFile(filepath.Join(again, f), readFile(t, filepath.Join(with, f)), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		selectOK(t, "report", again)
+		got := string(readFile(t, filepath.Join(again, report.HTML)))
+		if timed := len(files) == 2; timed && got != page {
+			t.Error("stirank report wrote a different page than select")
+		} else if !timed && strings.Contains(got, "<th>CPU s</th>") {
+			t.Error("a report without timing.json has time columns")
+		}
 	}
 	if code, _, _ := selectRun(t, "report"); code != 2 {
 		t.Errorf("report without OUTDIR: exit %d", code)
@@ -80,6 +94,22 @@ func TestReanalyzeReport(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(latest, "history.svg")); err != nil {
 		t.Error(err)
+	}
+	// timing.json has every rank of the run, whichever of its passes ran it.
+	timing, err := pipelines.ReadTiming(latest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ranks []int
+	for _, rt := range timing.Ranks {
+		ranks = append(ranks, rt.Rank)
+	}
+	var want []int
+	for _, rr := range readResult(t, latest).Ranks {
+		want = append(want, rr.Rank)
+	}
+	if !slices.Equal(ranks, want) {
+		t.Errorf("latest/timing.json has ranks %v, the run %v", ranks, want)
 	}
 	os.Remove(filepath.Join(latest, report.HTML))
 	selectOK(t, "report", latest)

@@ -25,7 +25,6 @@ import (
 	"github.com/stirank/stirank/io/tensorio"
 	"github.com/stirank/stirank/models"
 	"github.com/stirank/stirank/pipelines"
-	"github.com/stirank/stirank/report"
 	"github.com/stirank/stirank/runners"
 	"github.com/stirank/stirank/samplers"
 	"github.com/stirank/stirank/sti"
@@ -284,7 +283,11 @@ func runSelect(ctx context.Context, args []string, stdout io.Writer) error {
 		return err
 	}
 	if !f.noReport {
-		if err := writeReport(f.out, report.Evidence(*r, nil)); err != nil {
+		rep, err := evidenceReport(f.out, *r, nil)
+		if err == nil {
+			err = writeReport(f.out, rep)
+		}
+		if err != nil {
 			if !existed {
 				removeOutDir(f.out)
 			}
