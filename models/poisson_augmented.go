@@ -110,8 +110,12 @@ type augmentedChunk struct {
 	other, comp, prop, colsum []float64
 	cnt                       []int
 	up                        []bool // whether ν was rounded up, per cell of the row being moved
-	accepted, ll              float64
-	_                         [64]byte // chunks write their results at every row: keep them off each other's cache lines
+	// others and lam keep each cell's Π_{m≠k} F_m[i_m, ·] and λ from a row's first read for its
+	// second, so that the second reads them in order instead of gathering the other factors' rows
+	// again; rows with more than maxKept values gather twice instead.
+	others, lam  []float64
+	accepted, ll float64
+	_            [64]byte // chunks write their results at every row: keep them off each other's cache lines
 }
 
 func (a *poissonAugmented) Sweep(r *rand.Rand, t float64, theta, acc []float64) float64 {
@@ -197,14 +201,26 @@ func (a *poissonAugmented) moveRow(ch *augmentedChunk, k, i int, t float64, last
 		ch.up = make([]bool, max(hi-lo, 64))
 	}
 	up := ch.up[:hi-lo]
+	kept := (hi-lo)*R <= maxKept
+	if kept && len(ch.lam) < hi-lo {
+		n := max(hi-lo, min(2*(hi-lo), maxKept/R))
+		ch.others, ch.lam = make([]float64, n*R), make([]float64, n)
+	}
 	clear(ch.cnt)
 	rounded := false
 	for p := lo; p < hi; p++ {
 		lam := 0.0
-		o := a.others(g, p, ch.other)
+		o := ch.other
+		if kept {
+			o = ch.others[(p-lo)*R : (p-lo+1)*R]
+		}
+		a.others(g, p, o)
 		for c := range R {
 			ch.comp[c] = row[c] * o[c]
 			lam += ch.comp[c]
+		}
+		if kept {
+			ch.lam[p-lo] = lam
 		}
 		tx := t * g.Values[p]
 		nu := math.Floor(tx)
@@ -238,10 +254,17 @@ func (a *poissonAugmented) moveRow(ch *augmentedChunk, k, i int, t float64, last
 		logRatio := 0.0
 		for q := lo; q < hi; q++ {
 			lam, lamProp := 0.0, 0.0
-			o := a.others(g, q, ch.other)
-			for c := range R {
-				lam += row[c] * o[c]
-				lamProp += ch.prop[c] * o[c]
+			if kept {
+				lam = ch.lam[q-lo]
+				for c, v := range ch.others[(q-lo)*R : (q-lo+1)*R] {
+					lamProp += ch.prop[c] * v
+				}
+			} else {
+				o := a.others(g, q, ch.other)
+				for c := range R {
+					lam += row[c] * o[c]
+					lamProp += ch.prop[c] * o[c]
+				}
 			}
 			x := g.Values[q]
 			lg := 0.0
@@ -288,6 +311,10 @@ func (a *poissonAugmented) moveRow(ch *augmentedChunk, k, i int, t float64, last
 		ch.colsum[c] += v
 	}
 }
+
+// maxKept bounds the values a chunk keeps between a row's two reads (see augmentedChunk.others):
+// 256 KiB, which stays in a core's cache.
+const maxKept = 1 << 15
 
 // others writes Π_{m≠k} F_m[i_m, r] for the cell at position p of g (grouped by mode k) into o.
 func (a *poissonAugmented) others(g *tensor.ByRow, p int, o []float64) []float64 {
