@@ -5,7 +5,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
-	"sync"
 
 	"gonum.org/v1/gonum/stat/distuv"
 
@@ -137,9 +136,6 @@ type Poisson struct {
 	factors []Factor
 	dim     int
 	lgamma  float64 // Σ_n log Γ(x_n + 1), a constant of log p(X | θ)
-
-	layoutOnce sync.Once
-	layout     *augmentedLayout // built on first use, shared by the kernels of every chain
 }
 
 // NewPoisson binds the model registered as name to count data. rates has one exponential rate

@@ -3,7 +3,10 @@ package models
 import (
 	"fmt"
 	"math"
+	"runtime"
 	"testing"
+	"time"
+	"weak"
 
 	"gonum.org/v1/gonum/stat/distuv"
 
@@ -225,4 +228,61 @@ func BenchmarkAugmentedSweepSparse(b *testing.B) {
 			}
 		})
 	}
+}
+
+// TestAugmentedLayoutShared: the models of every rank on one dataset share its layout, and
+// another dataset gets its own.
+func TestAugmentedLayoutShared(t *testing.T) {
+	data, _, err := GeneratePoisson(rng.New(1, 1), []int{6, 5, 4}, 2, []float64{1, 1, 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, _, err := GeneratePoisson(rng.New(1, 2), []int{6, 5, 4}, 2, []float64{1, 1, 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lays []*augmentedLayout
+	for i, d := range []*tensor.Sparse{data, data, other} {
+		m, err := NewPoisson("cp", d, i+1, []float64{1, 1, 1}, LogScale)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lays = append(lays, m.augmentedLayout())
+	}
+	if lays[0] != lays[1] || lays[0] == lays[2] {
+		t.Errorf("layouts of ranks 1 and 2 of one dataset shared: %v; of two datasets: %v", lays[0] == lays[1], lays[0] == lays[2])
+	}
+}
+
+// TestAugmentedLayoutReleased: a dataset's layout goes when the dataset is collected.
+func TestAugmentedLayoutReleased(t *testing.T) {
+	held := func(key weak.Pointer[tensor.Sparse]) bool {
+		layouts.Lock()
+		defer layouts.Unlock()
+		return layouts.m[key] != nil
+	}
+	var key weak.Pointer[tensor.Sparse]
+	func() {
+		data, _, err := GeneratePoisson(rng.New(1, 3), []int{6, 5}, 2, []float64{1, 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := NewPoisson("nmf", data, 2, []float64{1, 1}, LogScale)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.NewAugmented()
+		key = weak.Make(data)
+	}()
+	if !held(key) {
+		t.Fatal("no layout for the dataset")
+	}
+	for range 100 {
+		runtime.GC()
+		if !held(key) {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Error("the layout of a collected dataset is still held")
 }
