@@ -225,7 +225,7 @@ type State struct {
 // chain's final state, nil at t = 0 (prior draws carry no state) and after a divergence.
 func (p *Problem) Resume(ctx context.Context, id ChainID, from *State) (evidence.ChainSummary, *State, error) {
 	cfg := p.Config
-	w, err := p.NewWalker(id)
+	w, err := p.chainWalker(id)
 	if err != nil {
 		return evidence.ChainSummary{}, nil, err
 	}
