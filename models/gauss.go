@@ -26,8 +26,8 @@ func init() {
 		Domain:          AnyReal,
 		DefaultForOrder: true,
 		Hypers:          gaussHypers,
-		Build: func(data *tensor.Sparse, R int, p Params) (Model, error) {
-			return NewGauss(data.Values, R, gaussPriorOf(p))
+		Build: func(data *tensor.Sparse, R int, s Spec) (Model, error) {
+			return NewGauss(data.Values, R, gaussPriorOf(s.Params))
 		},
 		Generate: &Generator{Hypers: gaussHypers, Draw: drawGauss},
 		Exact: func(data *tensor.Sparse, R int, p Params) (float64, error) {

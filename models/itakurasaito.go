@@ -31,8 +31,8 @@ func init() {
 		Domain:   AnyReal,
 		Factored: true,
 		Hypers:   isHypers,
-		Build: func(data *tensor.Sparse, R int, p Params) (Model, error) {
-			return NewItakuraSaito(data, R, isPriorOf(p))
+		Build: func(data *tensor.Sparse, R int, s Spec) (Model, error) {
+			return NewItakuraSaito(data, R, isPriorOf(s.Params))
 		},
 		Generate: &Generator{Hypers: isHypers, Draw: drawItakuraSaito},
 	})

@@ -65,12 +65,12 @@ func poissonInfo(name string, order int, summary string) Info {
 			{Name: "param", Kind: Choice, Choices: []string{LogScale.String(), Direct.String()}, Default: Word(LogScale.String()),
 				Help: "space the factors are sampled in: " + LogScale.String() + " or " + Direct.String(), Sampling: true},
 		},
-		Build: func(data *tensor.Sparse, R int, p Params) (Model, error) {
-			param, err := ParseParam(p.Word("param"))
+		Build: func(data *tensor.Sparse, R int, s Spec) (Model, error) {
+			param, err := ParseParam(s.Params.Word("param"))
 			if err != nil {
 				return nil, err
 			}
-			return NewPoisson(name, data, R, p.Nums("rates"), param)
+			return NewPoisson(name, data, R, s.Params.Nums("rates"), param)
 		},
 		// Generated data have unit-scale factors unless told otherwise.
 		Generate: &Generator{Hypers: []Hyper{
@@ -126,6 +126,13 @@ func drawPoisson(r *rand.Rand, t Truth, p Params) (*tensor.Sparse, any, error) {
 //	F_m[i, r] ~ Exp(Rates[m]),  x_cell ~ Poisson(Σ_r Π_m F_m[i_m, r]).
 //
 // The data are the stored (non-zero) cells of a sparse count tensor; cells not stored are zeros.
+//
+// A fixed block (NewPoissonFixed, the semi-supervised NMF of ssnmf.go) adds components whose
+// mode-0 entries are given constants rather than parameters: the mean has K = fixed + R components,
+// the mode-0 factor's parameters are its R free columns and the other factors have K columns.
+// Every loop runs over the K components of the factor values (the fixed entries copied in once)
+// and maps each factor's parameters to the trailing columns of its values; without a fixed block
+// K = R and the two layouts are one.
 type Poisson struct {
 	name  string
 	Data  *tensor.Sparse
@@ -133,7 +140,14 @@ type Poisson struct {
 	Rates []float64
 	Param Param
 
-	factors []Factor
+	// K = kFixed + R is the number of components; fixed holds the kFixed leading mode-0 entries
+	// of every mode-0 row (row-major, Shape[0] × kFixed).
+	K, kFixed int
+	fixed     []float64
+
+	factors []Factor // the parameters' layout
+	values  []int    // values[k] is where factor k's Rows × K values start in an evaluator's f
+	nvalues int
 	dim     int
 	lgamma  float64 // Σ_n log Γ(x_n + 1), a constant of log p(X | θ)
 }
@@ -141,12 +155,29 @@ type Poisson struct {
 // NewPoisson binds the model registered as name to count data. rates has one exponential rate
 // per mode.
 func NewPoisson(name string, data *tensor.Sparse, R int, rates []float64, param Param) (*Poisson, error) {
+	return NewPoissonFixed(name, data, R, rates, param, nil, 0)
+}
+
+// NewPoissonFixed is NewPoisson with kFixed more components whose mode-0 entries are the
+// constants fixed (row-major, Shape[0] × kFixed, finite and non-negative): the other factors' columns
+// of those components are parameters like the rest. R may then be 0.
+func NewPoissonFixed(name string, data *tensor.Sparse, R int, rates []float64, param Param, fixed []float64, kFixed int) (*Poisson, error) {
 	order := data.Order()
 	if order < 2 || order > 3 {
 		return nil, fmt.Errorf("poisson: order %d not supported (2 or 3)", order)
 	}
-	if R < 1 {
+	switch {
+	case kFixed < 0 || len(fixed) != data.Shape[0]*kFixed:
+		return nil, fmt.Errorf("poisson: %d fixed entries for %d rows and %d fixed components", len(fixed), data.Shape[0], kFixed)
+	case kFixed == 0 && R < 1:
 		return nil, fmt.Errorf("poisson: rank %d must be at least 1", R)
+	case R < 0:
+		return nil, fmt.Errorf("poisson: rank %d must not be negative", R)
+	}
+	for i, v := range fixed {
+		if !(v >= 0) || math.IsInf(v, 0) {
+			return nil, fmt.Errorf("poisson: fixed entry (%d, %d) is %v: it must be finite and non-negative", i/kFixed, i%kFixed, v)
+		}
 	}
 	if len(rates) != order {
 		return nil, fmt.Errorf("poisson: %d prior rates for order %d", len(rates), order)
@@ -156,16 +187,69 @@ func NewPoisson(name string, data *tensor.Sparse, R int, rates []float64, param 
 			return nil, fmt.Errorf("poisson: prior rate %v of mode %d must be positive and finite", l, m)
 		}
 	}
-	p := &Poisson{name: name, Data: data, R: R, Rates: append([]float64(nil), rates...), Param: param}
-	for _, n := range data.Shape {
-		p.factors = append(p.factors, Factor{Offset: p.dim, Rows: n, Cols: R})
-		p.dim += n * R
+	p := &Poisson{name: name, Data: data, R: R, Rates: append([]float64(nil), rates...), Param: param,
+		K: kFixed + R, kFixed: kFixed, fixed: fixed}
+	for k, n := range data.Shape {
+		cols := p.K - p.lead(k)
+		p.factors = append(p.factors, Factor{Offset: p.dim, Rows: n, Cols: cols})
+		p.values = append(p.values, p.nvalues)
+		p.dim += n * cols
+		p.nvalues += n * p.K
 	}
 	for _, x := range data.Values {
 		lg, _ := math.Lgamma(x + 1)
 		p.lgamma += lg
 	}
 	return p, nil
+}
+
+// lead is the number of fixed leading components of factor k: its values' first columns, which
+// no parameter stands for.
+func (m *Poisson) lead(k int) int {
+	if k == 0 {
+		return m.kFixed
+	}
+	return 0
+}
+
+// newValues returns the factor values of every mode, Rows × K each, with the fixed entries in
+// place; loadRows fills in the rest.
+func (m *Poisson) newValues() []float64 {
+	f := make([]float64, m.nvalues)
+	for i := range m.Data.Shape[0] {
+		copy(f[m.values[0]+i*m.K:], m.fixed[i*m.kFixed:(i+1)*m.kFixed])
+	}
+	return f
+}
+
+// loadRows sets the values of rows [lo, hi) of factor k in f from the parameters θ and adds
+// their columns, row by row, to colsum (K entries).
+func (m *Poisson) loadRows(theta, f []float64, k, lo, hi int, colsum []float64) {
+	lead := m.lead(k)
+	logScale := m.Param == LogScale
+	for i := lo; i < hi; i++ {
+		row := m.valueRow(f, k, i)
+		for c, v := range m.paramRow(theta, k, i) {
+			if logScale {
+				v = math.Exp(v)
+			}
+			row[lead+c] = v
+		}
+		for c, v := range row {
+			colsum[c] += v
+		}
+	}
+}
+
+// paramRow is row i of factor k's parameters in θ (or in a gradient or a metric of θ's layout).
+func (m *Poisson) paramRow(theta []float64, k, i int) []float64 {
+	f := m.factors[k]
+	return theta[f.Offset+i*f.Cols : f.Offset+(i+1)*f.Cols]
+}
+
+// valueRow is row i of factor k's K values in f, the fixed entries first.
+func (m *Poisson) valueRow(f []float64, k, i int) []float64 {
+	return f[m.values[k]+i*m.K : m.values[k]+(i+1)*m.K]
 }
 
 func (m *Poisson) Name() string      { return m.name }
@@ -197,11 +281,11 @@ func (m *Poisson) SamplePrior(r *rand.Rand, theta []float64) {
 
 func (m *Poisson) NewEval() Eval {
 	order := m.Data.Order()
-	e := &poissonEval{m: m, f: make([]float64, m.dim)}
+	e := &poissonEval{m: m, f: m.newValues()}
 	for range order {
-		e.colsum = append(e.colsum, make([]float64, m.R))
-		e.others = append(e.others, make([]float64, m.R))
-		e.partial = append(e.partial, make([]float64, par.MaxChunks*m.R))
+		e.colsum = append(e.colsum, make([]float64, m.K))
+		e.others = append(e.others, make([]float64, m.K))
+		e.partial = append(e.partial, make([]float64, par.MaxChunks*m.K))
 	}
 	return e
 }
@@ -209,7 +293,7 @@ func (m *Poisson) NewEval() Eval {
 type poissonEval struct {
 	m      *Poisson
 	theta  []float64
-	f      []float64   // factor values
+	f      []float64   // factor values, K columns per factor (Poisson.values)
 	colsum [][]float64 // colsum[m][r] = Σ_i F_m[i, r]
 	others [][]float64 // others[m][r] = Π_{m'≠m} colsum[m'][r]
 	// partial[m][c*R+r] is chunk c's share of colsum[m][r], added in chunk order so that the
@@ -219,7 +303,7 @@ type poissonEval struct {
 
 func (e *poissonEval) Prepare(theta []float64) {
 	e.theta = theta
-	R := e.m.R
+	R := e.m.K
 	for k, fac := range e.m.factors {
 		if par.Inline(fac.Rows) {
 			e.prepareRows(k, 0, 0, fac.Rows)
@@ -251,22 +335,10 @@ func (e *poissonEval) Prepare(theta []float64) {
 // prepareRows sets the factor values of rows [lo, hi) of factor k and their column sums, chunk c's
 // share of colsum[k].
 func (e *poissonEval) prepareRows(k, c, lo, hi int) {
-	R := e.m.R
-	off := e.m.factors[k].Offset
-	p := e.partial[k][c*R : (c+1)*R]
+	K := e.m.K
+	p := e.partial[k][c*K : (c+1)*K]
 	clear(p)
-	theta, f := e.theta[off+lo*R:off+hi*R], e.f[off+lo*R:off+hi*R]
-	logScale := e.m.Param == LogScale
-	for i := 0; i < len(theta); i += R {
-		for r := range R {
-			v := theta[i+r]
-			if logScale {
-				v = math.Exp(v)
-			}
-			f[i+r] = v
-			p[r] += v
-		}
-	}
+	e.m.loadRows(e.theta, e.f, k, lo, hi, p)
 }
 
 func (e *poissonEval) LogPrior(grad []float64) float64 {
@@ -288,10 +360,21 @@ func (e *poissonEval) LogPrior(grad []float64) float64 {
 // with its gradient added to grad when grad is not nil.
 func (e *poissonEval) logPriorRange(k, lo, hi int, grad []float64) float64 {
 	l := e.m.Rates[k]
-	off := e.m.factors[k].Offset
+	fac := e.m.factors[k]
+	off := fac.Offset
 	s := 0.0
+	if hi <= lo {
+		return s
+	}
+	// v is the index in e.f of parameter i's value: it steps over the fixed entries, lead per row.
+	lead, col := e.m.lead(k), lo%fac.Cols
+	v := e.m.values[k] + lo/fac.Cols*e.m.K + lead + col
 	for i := off + lo; i < off+hi; i++ {
-		s -= l * e.f[i]
+		f := e.f[v]
+		if v, col = v+1, col+1; col == fac.Cols {
+			v, col = v+lead, 0
+		}
+		s -= l * f
 		if e.m.Param != LogScale {
 			if grad != nil {
 				grad[i] -= l
@@ -301,7 +384,7 @@ func (e *poissonEval) logPriorRange(k, lo, hi int, grad []float64) float64 {
 		// Jacobian of F = exp(φ): log p(φ) = log p(F) + φ.
 		s += e.theta[i]
 		if grad != nil {
-			grad[i] += 1 - l*e.f[i]
+			grad[i] += 1 - l*f
 		}
 	}
 	return s
@@ -310,7 +393,7 @@ func (e *poissonEval) logPriorRange(k, lo, hi int, grad []float64) float64 {
 // Dense is −Σ_cells λ_cell − Σ_n log Γ(x_n+1); Σ over all cells of λ is Σ_r Π_m colsum[m][r].
 func (e *poissonEval) Dense(w float64, grad []float64) float64 {
 	total := 0.0
-	for r := range e.m.R {
+	for r := range e.m.K {
 		total += e.colsum[0][r] * e.others[0][r]
 	}
 	if grad != nil && w != 0 {
@@ -327,16 +410,15 @@ func (e *poissonEval) Dense(w float64, grad []float64) float64 {
 
 // denseRows adds w times the gradient of −Σ λ with respect to rows [lo, hi) of factor k to grad.
 func (e *poissonEval) denseRows(k int, w float64, grad []float64, lo, hi int) {
-	R := e.m.R
-	oth := e.others[k]
-	off := e.m.factors[k].Offset
-	g, f := grad[off+lo*R:off+hi*R], e.f[off+lo*R:off+hi*R]
-	for i := 0; i < len(g); i += R {
-		for r := range R {
+	lead := e.m.lead(k)
+	oth := e.others[k][lead:]
+	for i := lo; i < hi; i++ {
+		g, f := e.m.paramRow(grad, k, i), e.m.valueRow(e.f, k, i)[lead:]
+		for r := range g {
 			if e.m.Param == LogScale {
-				g[i+r] -= w * f[i+r] * oth[r]
+				g[r] -= w * f[r] * oth[r]
 			} else {
-				g[i+r] -= w * oth[r]
+				g[r] -= w * oth[r]
 			}
 		}
 	}
@@ -345,7 +427,7 @@ func (e *poissonEval) denseRows(k int, w float64, grad []float64, lo, hi int) {
 // Cells returns Σ x_n log λ_n over the cells; λ_n = Σ_r a_nr with a_nr = Π_m F_m[i_m, r].
 func (e *poissonEval) Cells(c Cells, w float64, grad []float64) float64 {
 	d := e.m.Data
-	R := e.m.R
+	R := e.m.K
 	order := d.Order()
 	var rowOff [tensor.MaxOrder]int
 	var aBuf [64]float64
@@ -364,7 +446,7 @@ func (e *poissonEval) Cells(c Cells, w float64, grad []float64) float64 {
 		}
 		x := d.Values[n]
 		for k := range order {
-			rowOff[k] = e.m.factors[k].Offset + int(d.Coords[k][n])*R
+			rowOff[k] = e.m.values[k] + int(d.Coords[k][n])*R
 		}
 		lam := 0.0
 		switch order {
@@ -389,17 +471,17 @@ func (e *poissonEval) Cells(c Cells, w float64, grad []float64) float64 {
 		if e.m.Param == LogScale {
 			// ∂/∂φ_m[i_m, r] of x log λ is x a_r / λ for every mode.
 			for k := range order {
-				g := grad[rowOff[k] : rowOff[k]+R]
+				g, ak := e.m.paramRow(grad, k, int(d.Coords[k][n])), a[e.m.lead(k):]
 				for r := range g {
-					g[r] += s * a[r]
+					g[r] += s * ak[r]
 				}
 			}
 			continue
 		}
 		for k := range order {
-			g := grad[rowOff[k] : rowOff[k]+R]
+			g, lead := e.m.paramRow(grad, k, int(d.Coords[k][n])), e.m.lead(k)
 			for r := range g {
-				g[r] += s * e.otherModes(rowOff[:order], k, r)
+				g[r] += s * e.otherModes(rowOff[:order], k, lead+r)
 			}
 		}
 	}
@@ -443,19 +525,17 @@ func (e *poissonEval) Metric(t float64, g, gamma []float64) {
 
 // metricRows writes the metric of rows [lo, hi) of factor k (log parameterisation).
 func (e *poissonEval) metricRows(k int, t float64, g, gamma []float64, lo, hi int) {
-	R := e.m.R
 	M := float64(len(e.m.factors))
-	oth := e.others[k]
+	lead := e.m.lead(k)
+	oth := e.others[k][lead:]
 	l := e.m.Rates[k]
-	off := e.m.factors[k].Offset
-	f := e.f[off+lo*R : off+hi*R]
-	g, gamma = g[off+lo*R:off+hi*R], gamma[off+lo*R:off+hi*R]
-	for i := 0; i < len(f); i += R {
-		for r := range R {
-			fc := f[i+r] * (M*t*oth[r] + l)
+	for i := lo; i < hi; i++ {
+		f, gr, gam := e.m.valueRow(e.f, k, i)[lead:], e.m.paramRow(g, k, i), e.m.paramRow(gamma, k, i)
+		for r := range gr {
+			fc := f[r] * (M*t*oth[r] + l)
 			gi := 1 / (fc + 1)
-			g[i+r] = gi
-			gamma[i+r] = -gi * gi * fc
+			gr[r] = gi
+			gam[r] = -gi * gi * fc
 		}
 	}
 }
@@ -464,28 +544,30 @@ var _ Rescaler = (*Poisson)(nil)
 
 // Rescale moves each component r along the orbits F_a[:, r]·c, F_b[:, r]/c of consecutive modes
 // a, b = a+1, on which λ does not change, with an exact draw of log c from its conditional
-// (slice.LogScale, the baselines' Gibbs sampler's move).
+// (slice.LogScale, the baselines' Gibbs sampler's move). Components with fixed entries have no
+// such orbit and stay.
 func (m *Poisson) Rescale(r *rand.Rand, theta []float64) {
-	R := m.R
 	for a := 0; a+1 < len(m.factors); a++ {
 		fa, fb := m.factors[a], m.factors[a+1]
-		for c := range R {
+		for comp := m.kFixed; comp < m.K; comp++ {
+			// The component's column in each factor's parameters.
+			ca, cb := comp-m.lead(a), comp-m.lead(a+1)
 			var sa, sb float64
 			for i := range fa.Rows {
-				sa += m.value(theta[fa.Offset+i*R+c])
+				sa += m.value(theta[fa.Offset+i*fa.Cols+ca])
 			}
 			for i := range fb.Rows {
-				sb += m.value(theta[fb.Offset+i*R+c])
+				sb += m.value(theta[fb.Offset+i*fb.Cols+cb])
 			}
 			d := slice.LogScale(r, float64(fa.Rows), float64(fb.Rows), m.Rates[a]*sa, m.Rates[a+1]*sb)
 			if d == 0 {
 				continue
 			}
 			for i := range fa.Rows {
-				m.scale(theta, fa.Offset+i*R+c, d)
+				m.scale(theta, fa.Offset+i*fa.Cols+ca, d)
 			}
 			for i := range fb.Rows {
-				m.scale(theta, fb.Offset+i*R+c, -d)
+				m.scale(theta, fb.Offset+i*fb.Cols+cb, -d)
 			}
 		}
 	}

@@ -18,10 +18,11 @@ var _ Augmentable = (*Poisson)(nil)
 // NewAugmented returns the tempered Gibbs kernel of the Poisson model (poissonAugmented).
 func (m *Poisson) NewAugmented() Augmented {
 	lay := m.augmentedLayout()
-	a := &poissonAugmented{m: m, lay: lay, f: make([]float64, m.dim), rate: make([]float64, m.R)}
+	K := m.K
+	a := &poissonAugmented{m: m, lay: lay, f: m.newValues(), rate: make([]float64, K)}
 	n := 0
 	for k := range m.factors {
-		a.colsum = append(a.colsum, make([]float64, m.R))
+		a.colsum = append(a.colsum, make([]float64, K))
 		n = max(n, len(lay.chunks[k])-1)
 	}
 	a.chunks = make([]augmentedChunk, n)
@@ -29,9 +30,9 @@ func (m *Poisson) NewAugmented() Augmented {
 		ch := &a.chunks[c]
 		ch.st.Init(0)
 		// One block per chunk, padded by a cache line: chunks write their scratch at every cell.
-		buf := make([]float64, 4*m.R+8)
-		ch.other, ch.comp, ch.prop, ch.colsum = buf[:m.R], buf[m.R:2*m.R], buf[2*m.R:3*m.R], buf[3*m.R:4*m.R]
-		ch.cnt = make([]int, m.R+8)[:m.R]
+		buf := make([]float64, 4*K+8)
+		ch.other, ch.comp, ch.prop, ch.colsum = buf[:K], buf[K:2*K], buf[2*K:3*K], buf[3*K:4*K]
+		ch.cnt = make([]int, K+8)[:K]
 	}
 	return a
 }
@@ -115,6 +116,11 @@ func workChunks(start []int) []int {
 // are below one in size and of mean zero, so the acceptance stays high however large the counts;
 // at t = 1 nothing is rounded and the kernel is the plain Gibbs sampler.
 //
+// With a fixed block (NewPoissonFixed) the counts are split over all K components, fixed ones
+// included, and a mode-0 row proposes its free entries only: the fixed entries are its
+// conditional's constants, the same in λ and λ', and cost no draws. A factor with no parameters
+// (mode 0 at R = 0) is not moved.
+//
 // Everything a row's move reads — its cells, the rows of the other factors, the other factors'
 // column sums — is fixed while factor k moves, so the rows of a factor move concurrently, in
 // chunks that each draw from a stream of their own (the sweep's key, the factor, the chunk). A
@@ -123,7 +129,7 @@ func workChunks(start []int) []int {
 type poissonAugmented struct {
 	m      *Poisson
 	lay    *augmentedLayout
-	f      []float64   // factor values
+	f      []float64   // factor values, K columns per factor (Poisson.values)
 	colsum [][]float64 // colsum[k][r] = Σ_i F_k[i, r]
 	rate   []float64   // the Gamma conditionals' rates of the factor being moved
 	chunks []augmentedChunk
@@ -145,21 +151,21 @@ type augmentedChunk struct {
 
 func (a *poissonAugmented) Sweep(r *rand.Rand, t float64, theta, acc []float64) float64 {
 	m := a.m
-	R := m.R
+	K := m.K
 	key := r.Uint64()
 	for k := range m.factors {
 		a.each(k, func(ch *augmentedChunk, lo, hi int) {
 			clear(ch.colsum)
-			off := m.factors[k].Offset
-			for j := off + lo*R; j < off+hi*R; j++ {
-				a.f[j] = m.value(theta[j])
-				ch.colsum[(j-off)%R] += a.f[j]
-			}
+			m.loadRows(theta, a.f, k, lo, hi, ch.colsum)
 		})
 	}
 	ll := 0.0
 	for k, fac := range m.factors {
-		for c := range R {
+		if fac.Cols == 0 {
+			acc[k] = 1
+			continue
+		}
+		for c := range K {
 			o := 1.0
 			for k2 := range m.factors {
 				if k2 != k {
@@ -187,7 +193,7 @@ func (a *poissonAugmented) Sweep(r *rand.Rand, t float64, theta, acc []float64) 
 		acc[k] = accepted / float64(fac.Rows)
 	}
 	// log p(X | θ) = Σ_n x_n log λ_n − Σ_r Π_m colsum_m[r] − Σ_n log Γ(x_n + 1).
-	for c := range R {
+	for c := range K {
 		p := 1.0
 		for _, cs := range a.colsum {
 			p *= cs[c]
@@ -217,19 +223,19 @@ func (a *poissonAugmented) each(k int, body func(ch *augmentedChunk, lo, hi int)
 // and writes an accepted row into θ.
 func (a *poissonAugmented) moveRow(ch *augmentedChunk, k, i int, t float64, last bool, theta []float64) {
 	m := a.m
-	R := m.R
+	K := m.K
 	g := a.lay.byRow[k]
 	lo, hi := g.Start[i], g.Start[i+1]
-	off := m.factors[k].Offset + i*R
-	row := a.f[off : off+R]
+	row := m.valueRow(a.f, k, i)
+	lead := m.lead(k)
 	if cap(ch.up) < hi-lo {
 		ch.up = make([]bool, max(hi-lo, 64))
 	}
 	up := ch.up[:hi-lo]
-	kept := (hi-lo)*R <= maxKept
+	kept := (hi-lo)*K <= maxKept
 	if kept && len(ch.lam) < hi-lo {
-		n := max(hi-lo, min(2*(hi-lo), maxKept/R))
-		ch.others, ch.lam = make([]float64, n*R), make([]float64, n)
+		n := max(hi-lo, min(2*(hi-lo), maxKept/K))
+		ch.others, ch.lam = make([]float64, n*K), make([]float64, n)
 	}
 	clear(ch.cnt)
 	rounded := false
@@ -237,10 +243,10 @@ func (a *poissonAugmented) moveRow(ch *augmentedChunk, k, i int, t float64, last
 		lam := 0.0
 		o := ch.other
 		if kept {
-			o = ch.others[(p-lo)*R : (p-lo+1)*R]
+			o = ch.others[(p-lo)*K : (p-lo+1)*K]
 		}
 		a.others(g, p, o)
-		for c := range R {
+		for c := range K {
 			ch.comp[c] = row[c] * o[c]
 			lam += ch.comp[c]
 		}
@@ -262,7 +268,8 @@ func (a *poissonAugmented) moveRow(ch *augmentedChunk, k, i int, t float64, last
 		}
 	}
 	valid := true
-	for c := range R {
+	copy(ch.prop[:lead], row[:lead])
+	for c := lead; c < K; c++ {
 		v := draw.Gamma(ch.st.Rand, 1+float64(ch.cnt[c]), a.rate[c])
 		ch.prop[c] = v
 		// A Gamma draw can underflow to zero, whose logarithm the log parameterisation cannot take.
@@ -281,12 +288,12 @@ func (a *poissonAugmented) moveRow(ch *augmentedChunk, k, i int, t float64, last
 			lam, lamProp := 0.0, 0.0
 			if kept {
 				lam = ch.lam[q-lo]
-				for c, v := range ch.others[(q-lo)*R : (q-lo+1)*R] {
+				for c, v := range ch.others[(q-lo)*K : (q-lo+1)*K] {
 					lamProp += ch.prop[c] * v
 				}
 			} else {
 				o := a.others(g, q, ch.other)
-				for c := range R {
+				for c := range K {
 					lam += row[c] * o[c]
 					lamProp += ch.prop[c] * o[c]
 				}
@@ -321,11 +328,12 @@ func (a *poissonAugmented) moveRow(ch *augmentedChunk, k, i int, t float64, last
 	keep := xOld
 	if p == 1 || (p > 0 && ch.st.Float64() < p) {
 		copy(row, ch.prop)
-		for c, v := range row {
+		params := m.paramRow(theta, k, i)
+		for c, v := range row[lead:] {
 			if m.Param == LogScale {
 				v = math.Log(v)
 			}
-			theta[off+c] = v
+			params[c] = v
 		}
 		keep = xNew
 	}
@@ -344,15 +352,14 @@ const maxKept = 1 << 15
 // others writes Π_{m≠k} F_m[i_m, r] for the cell at position p of g (grouped by mode k) into o.
 func (a *poissonAugmented) others(g *tensor.ByRow, p int, o []float64) []float64 {
 	m := a.m
-	R := m.R
 	j := 0
-	for k, fac := range m.factors {
+	for k := range m.factors {
 		if k == g.Mode {
 			continue
 		}
-		row := a.f[fac.Offset+int(g.Other[j][p])*R:]
+		row := m.valueRow(a.f, k, int(g.Other[j][p]))
 		if j == 0 {
-			copy(o, row[:R])
+			copy(o, row)
 		} else {
 			for c := range o {
 				o[c] *= row[c]

@@ -60,8 +60,12 @@ type Info struct {
 	Gibbs bool
 	// Hypers are the hyper-parameters, in the order usage texts list them.
 	Hypers []Hyper
-	// Build binds the model with valid hyper-parameters p to data of its order at rank R.
-	Build func(data *tensor.Sparse, R int, p Params) (Model, error)
+	// Dictionary says the model takes a fixed dictionary (Spec.Dictionary), a non-negative
+	// matrix with a row per index of the data's first mode; the command line reads it from --dict.
+	Dictionary bool
+	// Build binds the model of spec s, whose hyper-parameters are valid, to data of its order
+	// at rank R.
+	Build func(data *tensor.Sparse, R int, s Spec) (Model, error)
 	// Generate draws datasets from the model (stirank generate); nil when it has none.
 	Generate *Generator
 	// Exact returns the exact log p(X | R), or ErrNoExact at ranks it has none for; nil when the

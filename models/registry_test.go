@@ -202,7 +202,7 @@ func TestValueJSON(t *testing.T) {
 }
 
 func TestRegisterRejectsBadRegistrations(t *testing.T) {
-	build := func(*tensor.Sparse, int, Params) (Model, error) { return nil, nil }
+	build := func(*tensor.Sparse, int, Spec) (Model, error) { return nil, nil }
 	for _, info := range []Info{
 		{Name: "gauss", Order: 1, Build: build},                           // taken
 		{Name: "x y", Order: 1, Build: build},                             // not a word

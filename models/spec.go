@@ -210,6 +210,10 @@ func hyperNames(hs []Hyper) []string {
 type Spec struct {
 	Name   string
 	Params Params
+	// Dictionary is the fixed dictionary of a model that takes one (Info.Dictionary: ssnmf),
+	// carried by value because the workers of a cluster share no disk with the launcher and
+	// build the model from the spec alone. Nil, and not encoded, for the other models.
+	Dictionary *Dictionary `json:",omitempty"`
 }
 
 // With returns a copy of the spec with one hyper-parameter changed.
@@ -219,7 +223,7 @@ func (s Spec) With(name string, v Value) Spec {
 		p = Params{}
 	}
 	p[name] = v
-	return Spec{Name: s.Name, Params: p}
+	return Spec{Name: s.Name, Params: p, Dictionary: s.Dictionary}
 }
 
 // Order is the tensor order the model expects.
@@ -285,5 +289,5 @@ func (s Spec) Build(data *tensor.Sparse, R int) (Model, error) {
 	if data.Order() != info.Order {
 		return nil, fmt.Errorf("model %s needs a %d-way tensor, the data are %d-way", s.Name, info.Order, data.Order())
 	}
-	return info.Build(data, R, s.Params)
+	return info.Build(data, R, s)
 }

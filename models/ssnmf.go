@@ -1,0 +1,85 @@
+package models
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/stirank/stirank/tensor"
+)
+
+// ssnmfName is the semi-supervised NMF model's name.
+const ssnmfName = "ssnmf"
+
+// The semi-supervised Poisson NMF of ICASSP 2016 §4.2: a fixed dictionary D (F × K_D, a speech
+// dictionary trained on clean speech) and a free block of rank R (the noise),
+//
+//	X ~ Poisson(D H_D + W H),  H_D, H ~ Exp(rates[1]),  W ~ Exp(rates[0]),
+//
+// with H_D stored, like H, as its transpose beside it: the Poisson model with K_D fixed
+// components (NewPoissonFixed). The rank STI chooses is R, the free block's; R = 0 is the
+// dictionary alone. The Gibbs kernel and the SG-MCMC gradients are the Poisson model's, with the
+// dictionary's entries held out of the parameters.
+func init() {
+	info := poissonInfo(ssnmfName, 2, "semi-supervised Poisson NMF X ~ Poisson(D H_D + W H) with the fixed dictionary D of --dict and a free block W H of rank R; W, H_D, H ~ Exp(rates) (ICASSP 2016 §4.2)")
+	info.Dictionary = true
+	// Data and truth would need a dictionary to be drawn with, and the baselines enumerate
+	// allocations over free components only.
+	info.Generate, info.ExpPoissonRates = nil, nil
+	info.Build = func(data *tensor.Sparse, R int, s Spec) (Model, error) {
+		d := s.Dictionary
+		if d == nil {
+			return nil, errors.New("ssnmf: no dictionary (--dict)")
+		}
+		if err := d.CheckFor(data.Shape[0]); err != nil {
+			return nil, fmt.Errorf("ssnmf: %w", err)
+		}
+		param, err := ParseParam(s.Params.Word("param"))
+		if err != nil {
+			return nil, err
+		}
+		return NewPoissonFixed(ssnmfName, data, R, s.Params.Nums("rates"), param, d.Values, d.Cols)
+	}
+	Register(info)
+}
+
+// Dictionary is a fixed dictionary: a non-negative Rows × Cols matrix, row-major, one row per
+// index of the data's first mode (a frequency bin of a spectrogram), with where it came from.
+type Dictionary struct {
+	// Source names it in errors (its dataset's location); Checksum is its dataset's checksum.
+	Source, Checksum string
+	Rows, Cols       int
+	Values           []float64
+}
+
+// Check returns the first thing that makes d no dictionary: a shape its values do not fill,
+// an entry that is negative or not finite, or a column of zeros (a component no data can load).
+func (d *Dictionary) Check() error {
+	if d.Rows < 1 || d.Cols < 1 || len(d.Values) != d.Rows*d.Cols {
+		return fmt.Errorf("dictionary %s: %d values for %d × %d", d.Source, len(d.Values), d.Rows, d.Cols)
+	}
+	colsum := make([]float64, d.Cols)
+	for i, v := range d.Values {
+		if !(v >= 0) || math.IsInf(v, 0) {
+			return fmt.Errorf("dictionary %s: entry (%d, %d) is %v: entries must be finite and non-negative", d.Source, i/d.Cols, i%d.Cols, v)
+		}
+		colsum[i%d.Cols] += v
+	}
+	for c, s := range colsum {
+		if s == 0 {
+			return fmt.Errorf("dictionary %s: column %d is all zeros", d.Source, c)
+		}
+	}
+	return nil
+}
+
+// CheckFor is Check for data with rows indices in their first mode.
+func (d *Dictionary) CheckFor(rows int) error {
+	if err := d.Check(); err != nil {
+		return err
+	}
+	if d.Rows != rows {
+		return fmt.Errorf("dictionary %s has %d rows, the data %d", d.Source, d.Rows, rows)
+	}
+	return nil
+}
