@@ -30,8 +30,8 @@ func init() {
 			return NewGauss(data.Values, R, gaussPriorOf(s.Params))
 		},
 		Generate: &Generator{Hypers: gaussHypers, Draw: drawGauss},
-		Exact: func(data *tensor.Sparse, R int, p Params) (float64, error) {
-			m, err := NewGauss(data.Values, R, gaussPriorOf(p))
+		Exact: func(data *tensor.Sparse, R int, s Spec) (float64, error) {
+			m, err := NewGauss(data.Values, R, gaussPriorOf(s.Params))
 			if err != nil {
 				return 0, err
 			}

@@ -9,11 +9,11 @@ import (
 )
 
 // exactAtRank1 is Info.Exact of the Poisson models: the rank-1 evidence, none at higher ranks.
-func exactAtRank1(data *tensor.Sparse, R int, p Params) (float64, error) {
+func exactAtRank1(data *tensor.Sparse, R int, s Spec) (float64, error) {
 	if R != 1 {
 		return 0, ErrNoExact
 	}
-	return Rank1LogEvidence(data, p.Nums("rates"))
+	return Rank1LogEvidence(data, s.Params.Nums("rates"))
 }
 
 // Rank1LogEvidence returns the exact log p(X | R = 1) of Poisson NMF (order 2) or CP (order 3)

@@ -70,7 +70,7 @@ type Info struct {
 	Generate *Generator
 	// Exact returns the exact log p(X | R), or ErrNoExact at ranks it has none for; nil when the
 	// model has none at any rank.
-	Exact func(data *tensor.Sparse, R int, p Params) (float64, error)
+	Exact func(data *tensor.Sparse, R int, s Spec) (float64, error)
 	// ExpPoissonRates, when set, says the model is Poisson CP of its order with Exp(rate) priors
 	// on the factors, the model the baselines (Chib's method, AIS) estimate, and returns the rate
 	// of every mode for hyper-parameters p.

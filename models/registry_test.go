@@ -137,7 +137,7 @@ func TestEveryRegisteredModel(t *testing.T) {
 			}
 			exact := 0
 			for R := 1; R <= 3; R++ {
-				v, err := info.Exact(data, R, spec.Params)
+				v, err := info.Exact(data, R, spec)
 				if errors.Is(err, ErrNoExact) {
 					continue
 				}

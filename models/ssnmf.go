@@ -40,7 +40,45 @@ func init() {
 		}
 		return NewPoissonFixed(ssnmfName, data, R, s.Params.Nums("rates"), param, d.Values, d.Cols)
 	}
+	info.Exact = func(data *tensor.Sparse, R int, s Spec) (float64, error) {
+		d := s.Dictionary
+		if R != 0 || d == nil || d.Cols != 1 {
+			return 0, ErrNoExact
+		}
+		if err := d.CheckFor(data.Shape[0]); err != nil {
+			return 0, fmt.Errorf("ssnmf: %w", err)
+		}
+		return ssnmfRank0LogZ(data, d.Values, s.Params.Nums("rates")[1], 1), nil
+	}
 	Register(info)
+}
+
+// ssnmfRank0LogZ is log ∫ p(H_D) p(X | D H_D)^t dH_D for a one-column dictionary w (K_D = 1,
+// R = 0) and H_D ~ Exp(rate), in closed form: given w the columns of X are independent, column
+// j has the single activation h_j, and
+//
+//	∫ rate e^{−rate·h} Π_i [(w_i h)^{x_ij} e^{−w_i h} / x_ij!]^t dh
+//	  = rate · Π_i w_i^{t·x_ij} / x_ij!^t · Γ(t·s_j + 1) / (rate + t·Σ_i w_i)^{t·s_j + 1}
+//
+// with s_j = Σ_i x_ij, a Gamma integral. At t = 1 it is the evidence of ssnmf at rank 0.
+func ssnmfRank0LogZ(data *tensor.Sparse, w []float64, rate, t float64) float64 {
+	var logZ sum
+	W := 0.0
+	for _, v := range w {
+		W += v
+	}
+	s := make([]float64, data.Shape[1])
+	for n, x := range data.Values {
+		if x == 0 { // a stored zero, whose x log w would be NaN where w is 0
+			continue
+		}
+		s[data.Coords[1][n]] += x
+		logZ.add(t * (x*math.Log(w[data.Coords[0][n]]) - lgamma(x+1)))
+	}
+	for _, sj := range s {
+		logZ.add(math.Log(rate) + lgamma(t*sj+1) - (t*sj+1)*math.Log(rate+t*W))
+	}
+	return logZ.value()
 }
 
 // Dictionary is a fixed dictionary: a non-negative Rows × Cols matrix, row-major, one row per

@@ -30,31 +30,6 @@ func drawDictionary(r *rand.Rand, F, K int) []float64 {
 	return d
 }
 
-// ssnmfZeroRankLogZ is log ∫ p(H_D) p(X | D H_D)^t dH_D for a one-column dictionary w (K_D = 1,
-// R = 0), H_D ~ Exp(rate), in closed form: given w the columns of X are independent, column j
-// has the single activation h_j, and
-//
-//	∫ rate e^{−rate·h} Π_i [(w_i h)^{x_ij} e^{−w_i h} / x_ij!]^t dh
-//	  = rate · Π_i w_i^{t·x_ij} / x_ij!^t · Γ(t·s_j + 1) / (rate + t·Σ_i w_i)^{t·s_j + 1}
-//
-// with s_j = Σ_i x_ij, a Gamma integral. At t = 1 it is the evidence of ssnmf at rank 0.
-func ssnmfZeroRankLogZ(data *tensor.Sparse, w []float64, rate, t float64) float64 {
-	W := 0.0
-	for _, v := range w {
-		W += v
-	}
-	s := make([]float64, data.Shape[1])
-	logZ := 0.0
-	for n, x := range data.Values {
-		s[data.Coords[1][n]] += x
-		logZ += t * (x*math.Log(w[data.Coords[0][n]]) - lgamma(x+1))
-	}
-	for _, sj := range s {
-		logZ += math.Log(rate) + lgamma(t*sj+1) - (t*sj+1)*math.Log(rate+t*W)
-	}
-	return logZ
-}
-
 // ssnmfData draws counts from D H_D + W H: a fixed dictionary D (F × K_D) and a free block of
 // rank R, every other factor Exp(rate).
 func ssnmfData(t *testing.T, r *rand.Rand, F, N, KD, R int, rate float64) (*tensor.Sparse, []float64) {
@@ -95,8 +70,16 @@ func TestSSNMFZeroRankClosedFormMatchesPriorMonteCarlo(t *testing.T) {
 	r := rng.New(21)
 	data, w := ssnmfData(t, r, 3, 2, 1, 0, 1)
 	const rate = 0.8
-	exact := ssnmfZeroRankLogZ(data, w, rate, 1)
-	m, err := ssnmfSpec(w, 3, 1, []float64{1.3, rate}, LogScale).Build(data, 0)
+	spec := ssnmfSpec(w, 3, 1, []float64{1.3, rate}, LogScale)
+	info, _ := Lookup(ssnmfName)
+	exact, err := info.Exact(data, 0, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := info.Exact(data, 1, spec); err != ErrNoExact {
+		t.Errorf("exact evidence at rank 1: %v", err)
+	}
+	m, err := spec.Build(data, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,7 +167,7 @@ func TestSSNMFGradientsMatchFiniteDifferences(t *testing.T) {
 }
 
 // At rank 0 with a one-column dictionary the power posterior's mean log-likelihood f(t) =
-// d log Z(t)/dt is exact (ssnmfZeroRankLogZ): a long run of the Gibbs kernel, which moves H_D
+// d log Z(t)/dt is exact (ssnmfRank0LogZ): a long run of the Gibbs kernel, which moves H_D
 // alone and never D, must average to it near the prior and near the posterior.
 func TestSSNMFKernelKeepsThePowerPosterior(t *testing.T) {
 	data, w := ssnmfData(t, rng.New(24), 6, 5, 1, 0, 0.5)
@@ -195,7 +178,7 @@ func TestSSNMFKernelKeepsThePowerPosterior(t *testing.T) {
 	}
 	for _, temp := range []float64{1.0 / 1024, 0.25, 1} {
 		h := temp / 1024
-		want := (ssnmfZeroRankLogZ(data, w, rate, temp+h) - ssnmfZeroRankLogZ(data, w, rate, temp-h)) / (2 * h)
+		want := (ssnmfRank0LogZ(data, w, rate, temp+h) - ssnmfRank0LogZ(data, w, rate, temp-h)) / (2 * h)
 		r := rng.New(24, 2)
 		theta := make([]float64, m.Dim())
 		m.SamplePrior(r, theta)

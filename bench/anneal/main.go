@@ -107,7 +107,7 @@ func main() {
 func reference(s dataset, R, K, runs int) (float64, string) {
 	info, _ := models.Lookup(s.spec.Name)
 	if info.Exact != nil {
-		if v, err := info.Exact(s.data, R, s.spec.Params); err == nil {
+		if v, err := info.Exact(s.data, R, s.spec); err == nil {
 			return v, "e"
 		}
 	}
