@@ -160,6 +160,9 @@ func runReanalyze(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if info, _ := models.Lookup(spec.Name); info.Dictionary {
+		return usagef("reanalyze does not run %s yet: saved chain states (io/chainstate) hold one column per component of the rank, and its H has more", spec.Name)
+	}
 	settings := reanalysisSettings(spec, cfg, rf, f.ranks)
 	if hasPrev && prev.DatasetChecksum == m.Checksum() && prev.Settings == settings.key() {
 		fmt.Fprintf(stdout, "unchanged: %s version %d (checksum %.12s) was analysed by run %s at %s; best rank: %d\n",

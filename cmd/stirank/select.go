@@ -127,6 +127,8 @@ type selectFlags struct {
 	command  []string
 	// hypers are the models' hyper-parameter flags.
 	hypers *modelFlags
+	// dict is --dict, the fixed dictionary of a model that takes one.
+	dict string
 }
 
 // newSelectFlagSet returns the flags of select, for command name (select, or a command that
@@ -168,6 +170,7 @@ func newSelectFlagSet(name, synopsis, help string, extra func(*flag.FlagSet)) (*
 	fs.IntVar(&f.blocks, "blocks", 0, strings.Join(factoredNames(), ", ")+": cut every mode into B ranges and step over B^(order−1) parts (B for a matrix, B² for a 3-way tensor) (default 1: all cells)")
 	fs.Uint64Var(&f.seed, "seed", p.Seed, "random seed; every chain's streams derive from it and the chain's (rank, temperature, replica)")
 	f.hypers = addModelFlags(fs, models.All(), func(info *models.Info) []models.Hyper { return info.Hypers })
+	fs.StringVar(&f.dict, "dict", "", dictHelp())
 	fs.IntVar(&f.workers, "workers", 0, "chains run at once per worker process (default: one per core)")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress on stderr")
 	fs.BoolVar(&f.verbose, "verbose", false, "show Beam's and prism's logs on stderr")
@@ -323,6 +326,9 @@ func prepareSelection(ctx context.Context, f *selectFlags, set map[string]bool) 
 	}
 	spec, cfg, ladderSpec, err := modelAndConfig(f, set, src.String(), len(meta.Shape))
 	if err != nil {
+		return nil, err
+	}
+	if spec, err = withDictionary(ctx, spec, f.dict, meta.Shape); err != nil {
 		return nil, err
 	}
 	ranks, err := parseRanks(f.ranks)

@@ -1,0 +1,113 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stirank/stirank/io/tensorio"
+	"github.com/stirank/stirank/models"
+	"github.com/stirank/stirank/rng"
+	"github.com/stirank/stirank/tensor"
+)
+
+// writeDense writes a rows × cols row-major matrix as a real dataset with every cell stored.
+func writeDense(t *testing.T, dir string, rows, cols int, values []float64) {
+	t.Helper()
+	x, err := tensor.New([]int{rows, cols}, len(values))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range values {
+		x.Append([]int{i / cols, i % cols}, v)
+	}
+	if _, err := tensorio.Write(context.Background(), dir, x, tensorio.WriteOptions{Kind: tensorio.Real}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// ssnmfDatasets writes counts drawn from D H_D + W H — a fixed dictionary D of kd columns and a
+// free block of rank R, every factor Exp(rate) — and D as a dictionary dataset, and returns
+// their directories.
+func ssnmfDatasets(t *testing.T, dir string, shape []int, kd, R int, rate float64) (string, string) {
+	t.Helper()
+	K := kd + R
+	x, factors, err := models.GeneratePoisson(rng.New(4, 0x55), shape, K, []float64{rate, rate})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d []float64
+	for i := range shape[0] {
+		d = append(d, factors[0][i*K:i*K+kd]...)
+	}
+	data, dict := filepath.Join(dir, "data"), filepath.Join(dir, "dict")
+	if _, err := tensorio.Write(context.Background(), data, x, tensorio.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	writeDense(t, dict, shape[0], kd, d)
+	return data, dict
+}
+
+// On data drawn from a two-column dictionary plus a free block of rank 2, select --model ssnmf
+// with that dictionary chooses free rank 2 with the default Gibbs chains.
+func TestSelectSSNMFRecoversFreeRank(t *testing.T) {
+	dir := t.TempDir()
+	data, dict := ssnmfDatasets(t, dir, []int{30, 25}, 2, 2, 0.4)
+	out := filepath.Join(dir, "out")
+	stdout := selectOK(t, "select", "--model", "ssnmf", "--data", data, "--dict", dict, "--ranks", "1-3", "--rate", "0.4", "--out", out, "--quiet", "--no-report")
+	t.Log("\n" + stdout)
+	r := readResult(t, out)
+	if r.Model != "ssnmf" || r.BestRank != 2 || len(r.Ranks) != 3 {
+		t.Errorf("model %s, best free rank %d of %d ranks; want ssnmf, 2", r.Model, r.BestRank, len(r.Ranks))
+	}
+	for _, rr := range r.Ranks {
+		if len(rr.Diverged) > 0 {
+			t.Errorf("rank %d diverged: %v", rr.Rank, rr.Diverged)
+		}
+	}
+}
+
+// A bad dictionary, or --dict where it does not apply, is one line naming the dictionary and the
+// problem, a non-zero exit and no output directory.
+func TestSelectSSNMFBadDictionary(t *testing.T) {
+	dir := t.TempDir()
+	data, dict := ssnmfDatasets(t, dir, []int{6, 5}, 2, 1, 1)
+	short := filepath.Join(dir, "short")
+	writeDense(t, short, 5, 2, []float64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10})
+	zeroCol := filepath.Join(dir, "zero-column")
+	writeDense(t, zeroCol, 6, 2, []float64{1, 0, 2, 0, 3, 0, 4, 0, 5, 0, 6, 0})
+	negative := filepath.Join(dir, "negative")
+	writeDense(t, negative, 6, 2, []float64{1, 1, 2, 1, 3, -1, 4, 1, 5, 1, 6, 1})
+	notDataset := filepath.Join(dir, "empty")
+	if err := os.Mkdir(notDataset, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		code int
+		args []string
+		want string
+	}{
+		{"rows", 1, []string{"--dict", short}, "dictionary " + short + " has 5 rows, the data 6"},
+		{"zero column", 1, []string{"--dict", zeroCol}, "dictionary " + zeroCol + ": column 1 is all zeros"},
+		{"negative", 1, []string{"--dict", negative}, negative + ": dictionary entry (2, 1) is -1"},
+		{"missing", 2, []string{"--dict", filepath.Join(dir, "nothing")}, "--dict " + filepath.Join(dir, "nothing") + ": no such dataset directory"},
+		{"not a dataset", 1, []string{"--dict", notDataset}, notDataset},
+		{"no dict", 2, nil, "--model ssnmf needs --dict DIR"},
+		{"dict on nmf", 2, []string{"--model", "nmf", "--dict", dict}, "--dict applies to ssnmf, not nmf"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "out")
+			args := append([]string{"select", "--model", "ssnmf", "--data", data, "--ranks", "1", "--out", out}, cheap...)
+			code, stdout, stderr := selectRun(t, append(args, tc.args...)...)
+			if code != tc.code || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, tc.want) || stdout != "" {
+				t.Errorf("exit %d (want %d), stdout %q, stderr %q (want one line with %q)", code, tc.code, stdout, stderr, tc.want)
+			}
+			if _, err := os.Stat(out); err == nil {
+				t.Errorf("%s was created", out)
+			}
+		})
+	}
+}
