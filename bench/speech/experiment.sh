@@ -1,29 +1,40 @@
 #!/usr/bin/env bash
 # experiment.sh OUTDIR: the speech enhancement experiment of ICASSP 2016 §4.2 with synthetic
 # speech. For every speech dictionary size R^sp it trains a KL-NMF dictionary on clean speech,
-# enhances noisy test speech with it (stirank enhance, 5 noise columns), and prints the mean SDR
-# and SI-SDR over the test mixtures, with their means before enhancement.
+# enhances noisy test speech with it (stirank enhance, 5 noise columns), estimates the STI log
+# evidence log p(X | R^sp) of the training spectrogram under Poisson NMF (stirank select), and
+# prints the mean SDR and SI-SDR over the test mixtures, with their means before enhancement,
+# beside the evidence, and whether the evidence peaks where enhancement does.
 #
 # Training speech: make-spectrogram.sh's 257 × 1 661 spectrogram (espeak-ng reading Harvard
 # sentences from the first 14 with two male and two female voices; it needs 9). Test speech:
 # each of sentences 14–19, read by voice (n mod 4), so no test sentence is in the training set,
-# mixed with white, pink and hum noise at 0, 5, 10 and 15 dB SNR (bench/speech/mixwav).
+# mixed with white, pink, hum and babble noise at 0, 5, 10 and 15 dB SNR (bench/speech/mixwav;
+# babble is six other espeak-ng voices reading sentences in neither set).
+#
+# The evidence: `stirank select --model nmf --ranks R^sp` on the training spectrogram with the
+# default Gibbs chains and a reduced budget (STI_FLAGS), each rank's prior rate matched to the
+# data's scale, rate = (R^sp / mean count)^(1/2), so that every rank's prior mean of a cell is the
+# data's mean; the evidence of a rank, its standard error and its wall time go to
+# OUTDIR/evidence.csv.
 #
 # Everything is written under OUTDIR (WAV files, datasets, results.csv with one row per
 # mixture and dictionary); the table goes to stdout. It needs Go and espeak-ng (Debian:
 # apt-get install espeak-ng) and installs nothing. The environment can shrink the run:
-#   RANKS="32 64 128 256 512"  SNRS="0 5 10 15"  NOISES="white pink hum"
+#   RANKS="32 64 128 256 512"  SNRS="0 5 10 15"  NOISES="white pink hum babble"
 #   TEST=14:20 (sentences FROM:TO)  FACTORIZE_ITERS=300  ENHANCE_ITERS=200
-# The full run costs about an hour and a half on one core, most of it enhancing at R^sp = 512.
+#   STI_FLAGS="--temperatures 8 --chains 1 --steps 30 --burnin 10" (any select flags)
+# README gives the measured cost of each part.
 set -euo pipefail
 
 out=${1:?usage: experiment.sh OUTDIR}
 ranks=${RANKS:-32 64 128 256 512}
 snrs=${SNRS:-0 5 10 15}
-noises=${NOISES:-white pink hum}
+noises=${NOISES:-white pink hum babble}
 test=${TEST:-14:20}
 fiters=${FACTORIZE_ITERS:-300}
 eiters=${ENHANCE_ITERS:-200}
+read -r -a sti_flags <<<"${STI_FLAGS:---temperatures 8 --chains 1 --steps 30 --burnin 10}"
 if ! command -v espeak-ng >/dev/null; then
 	echo "experiment.sh: espeak-ng is not installed (Debian: apt-get install espeak-ng)" >&2
 	exit 1
@@ -54,6 +65,22 @@ for ((n = BASH_REMATCH[1]; n < BASH_REMATCH[2]; n++)); do
 	done
 done
 
+# The evidence of the training spectrogram at every R^sp, with the prior rate matched to its mean.
+mean=$("$bin/stirank" inspect "$out/train" | awk '/^shape/ { split($2, s, "x") } /^values/ { print $NF / (s[1] * s[2]) }')
+evidence=$out/evidence.csv
+[[ -f $evidence ]] || echo "rank,rate,log_evidence,stderr,seconds" >"$evidence"
+for r in $ranks; do
+	grep -q "^$r," "$evidence" && continue
+	rate=$(awk -v r="$r" -v m="$mean" 'BEGIN { printf "%.6g", sqrt(r / m) }')
+	rm -rf "$out/evidence$r"
+	start=$SECONDS
+	"$bin/stirank" select --model nmf --data "$out/train" --ranks "$r" --rate "$rate" "${sti_flags[@]}" \
+		--out "$out/evidence$r" --quiet --no-report >/dev/null
+	# evidence.csv's columns by name: rank, log_evidence, stderr, …
+	awk -F, -v rate="$rate" -v secs=$((SECONDS - start)) 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+		{ print $c["rank"] "," rate "," $c["log_evidence"] "," $c["stderr"] "," secs }' "$out/evidence$r/evidence.csv" >>"$evidence"
+done
+
 results=$out/results.csv
 echo "rank,sentence,noise,snr,sdr,input_sdr,si_sdr,input_si_sdr" >"$results"
 for r in $ranks; do
@@ -72,16 +99,24 @@ for r in $ranks; do
 	done
 done
 
-echo "mean over $(($(grep -c "^${ranks%% *}," "$results"))) mixtures per dictionary (results: $results)"
-awk -F, 'NR > 1 {
+echo "mean over $(($(grep -c "^${ranks%% *}," "$results"))) mixtures per dictionary (results: $results; evidence: $evidence)"
+awk -F, 'FNR == 1 { next }
+FILENAME == ARGV[1] { ev[$1] = $3; se[$1] = $4; secs[$1] = $5; next }
+{
 	n[$1]++; sdr[$1] += $5; isdr[$1] += $6; sisdr[$1] += $7; isisdr[$1] += $8
 	if (!($1 in seen)) { seen[$1] = 1; order[++k] = $1 }
 }
 END {
-	printf "%6s  %9s  %9s  %9s  %12s  %12s  %12s\n", "R^sp", "input SDR", "SDR", "SDR gain", "input SI-SDR", "SI-SDR", "SI-SDR gain"
+	printf "%6s  %9s  %9s  %9s  %12s  %12s  %12s  %14s  %8s  %7s\n", "R^sp", "input SDR", "SDR", "SDR gain",
+		"input SI-SDR", "SI-SDR", "SI-SDR gain", "log p(X|R^sp)", "± stderr", "STI s"
 	for (i = 1; i <= k; i++) {
 		r = order[i]
-		printf "%6d  %9.2f  %9.2f  %9.2f  %12.2f  %12.2f  %12.2f\n", r, isdr[r] / n[r], sdr[r] / n[r],
-			(sdr[r] - isdr[r]) / n[r], isisdr[r] / n[r], sisdr[r] / n[r], (sisdr[r] - isisdr[r]) / n[r]
+		printf "%6d  %9.2f  %9.2f  %9.2f  %12.2f  %12.2f  %12.2f  %14.1f  %8.1f  %7d\n", r, isdr[r] / n[r], sdr[r] / n[r],
+			(sdr[r] - isdr[r]) / n[r], isisdr[r] / n[r], sisdr[r] / n[r], (sisdr[r] - isisdr[r]) / n[r], ev[r], se[r], secs[r]
+		if (i == 1 || ev[r] > ev[bestEv]) bestEv = r
+		if (i == 1 || sdr[r] / n[r] > sdr[bestSdr] / n[bestSdr]) bestSdr = r
 	}
-}' "$results"
+	printf "STI evidence peaks at R^sp = %d; mean SDR peaks at R^sp = %d: %s\n", bestEv, bestSdr,
+		bestEv == bestSdr ? "the evidence chooses the dictionary size where enhancement stops improving" :
+		"the evidence does not choose the dictionary size where enhancement stops improving"
+}' "$evidence" "$results"

@@ -2,8 +2,12 @@
 // reference as 16-bit WAV files, the test material of experiment.sh.
 //
 // The noise is white (Gaussian), pink (white noise through Paul Kellet's refined 1/f filter,
-// within 0.05 dB of −3 dB/octave above 10 Hz at 44.1 kHz) or hum (50 Hz mains and its first 7
-// harmonics at amplitudes 1/k with random phases). It is scaled so that 10 log10(|s|²/|n|²) is
+// within 0.05 dB of −3 dB/octave above 10 Hz at 44.1 kHz), hum (50 Hz mains and its first 7
+// harmonics at amplitudes 1/k with random phases) or babble: six espeak-ng talkers of other
+// voices than the speech's, each reading Harvard sentences that are in neither the training
+// nor the test speech (espeak.BabbleVoices, espeak.BabbleSentences) from a random one on, at
+// equal power, shifted by random delays and summed (babble needs espeak-ng and the clean
+// speech at espeak-ng's sample rate). It is scaled so that 10 log10(|s|²/|n|²) is
 // -snr over the whole file. Mixture and reference are then scaled by the same gain, so that the
 // mixture peaks at 0.9 at most: a 16-bit file must not clip, and a common gain leaves the SDR of
 // any estimate unchanged.
@@ -20,12 +24,13 @@ import (
 	"math/rand/v2"
 	"os"
 
+	"github.com/stirank/stirank/bench/speech/espeak"
 	"github.com/stirank/stirank/io/wav"
 )
 
 func main() {
 	in := flag.String("clean", "", "clean speech, a WAV file")
-	kind := flag.String("noise", "white", "noise: white, pink or hum")
+	kind := flag.String("noise", "white", "noise: white, pink, hum or babble")
 	snr := flag.Float64("snr", 0, "signal-to-noise ratio in dB")
 	seed := flag.Uint64("seed", 1, "random seed of the noise")
 	noisyOut := flag.String("noisy", "", "output WAV file for the mixture")
@@ -104,10 +109,39 @@ func makeNoise(kind string, n, rate int, g *rand.Rand) ([]float64, error) {
 				noise[i] += math.Sin(2*math.Pi*50*float64(k)*float64(i)/float64(rate)+phase) / float64(k)
 			}
 		}
+	case "babble":
+		for _, voice := range espeak.BabbleVoices {
+			talker, err := talk(voice, n, rate, g)
+			if err != nil {
+				return nil, err
+			}
+			k := 1 / math.Sqrt(power(talker))
+			for i, v := range talker {
+				noise[i] += k * v
+			}
+		}
 	default:
-		return nil, fmt.Errorf("-noise %q: want white, pink or hum", kind)
+		return nil, fmt.Errorf("-noise %q: want white, pink, hum or babble", kind)
 	}
 	return noise, nil
+}
+
+// talk returns n samples at rate of voice reading the babble sentences in turn, from a random
+// one on and as often as it takes, delayed by a random part of the whole.
+func talk(voice string, n, rate int, g *rand.Rand) ([]float64, error) {
+	var speech []float64
+	for s := g.IntN(len(espeak.BabbleSentences)); len(speech) < n; s = (s + 1) % len(espeak.BabbleSentences) {
+		a, err := espeak.Say(voice, espeak.BabbleSentences[s])
+		if err != nil {
+			return nil, err
+		}
+		if a.SampleRate != rate {
+			return nil, fmt.Errorf("babble: espeak-ng speaks at %d Hz, the speech is at %d Hz", a.SampleRate, rate)
+		}
+		speech = append(speech, a.Samples...)
+	}
+	delay := g.IntN(len(speech))
+	return append(speech[delay:], speech[:delay]...)[:n], nil
 }
 
 func power(x []float64) float64 {
