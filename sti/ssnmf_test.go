@@ -1,12 +1,9 @@
 package sti
 
 import (
-	"context"
 	"math"
-	"runtime"
 	"testing"
 
-	"github.com/stirank/stirank/evidence"
 	"github.com/stirank/stirank/internal/par"
 	"github.com/stirank/stirank/models"
 	"github.com/stirank/stirank/rng"
@@ -60,28 +57,8 @@ func TestSSNMFZeroRankMatchesExact(t *testing.T) {
 }
 
 // An ssnmf chain, whose rows move in chunks with streams of their own, gives the same bits on
-// one core and on four (TestLongModelDoesNotDependOnCores).
+// one core and on four.
 func TestSSNMFDoesNotDependOnCores(t *testing.T) {
 	d, spec := ssnmfData(t, []int{par.MinChunk + 500, 4}, 2, 1, 2, 3)
-	sg := DefaultSGMCMC("ssnmf")
-	for name, cfg := range map[string]Config{"sgmcmc": sg, "gibbs": Default("ssnmf")} {
-		cfg.Ladder = evidence.Power(2, 4)
-		cfg.Steps, cfg.Burnin, cfg.Starts, cfg.StartSteps = 12, 4, 1, 3
-		p, err := NewProblem(d, spec, cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		run := func(procs int) evidence.ChainSummary {
-			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
-			s, err := p.RunChain(context.Background(), ChainID{Rank: 2, TIndex: 2, Chain: 0})
-			if err != nil {
-				t.Fatal(err)
-			}
-			return s
-		}
-		one, four := run(1), run(4)
-		if one.Mean != four.Mean || one.M2 != four.M2 || one.Mean == 0 {
-			t.Errorf("%s: 1 core mean %v (M2 %v), 4 cores %v (M2 %v)", name, one.Mean, one.M2, four.Mean, four.M2)
-		}
-	}
+	chainsDoNotDependOnCores(t, d, spec)
 }

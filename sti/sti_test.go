@@ -493,13 +493,21 @@ func TestStoredZerosCostNothing(t *testing.T) {
 // four.
 func TestLongModelDoesNotDependOnCores(t *testing.T) {
 	d, rates := poissonData(t, []int{par.MinChunk + 500, 4}, 2, 2, 3)
-	sg := DefaultSGMCMC("nmf")
+	chainsDoNotDependOnCores(t, d, models.PoissonSpec("nmf", rates, models.LogScale))
+}
+
+// chainsDoNotDependOnCores runs a chain of the spec's model on data with more rows than a chunk
+// with its SG-MCMC defaults, on blocks, and with its Gibbs defaults, on one core and on four,
+// and wants the same bits.
+func chainsDoNotDependOnCores(t *testing.T, d *tensor.Sparse, spec models.Spec) {
+	t.Helper()
+	sg := DefaultSGMCMC(spec.Name)
 	blocked := sg
 	blocked.Blocks = 2
-	for name, cfg := range map[string]Config{"sgmcmc": sg, "sgmcmc B=2": blocked, "gibbs": Default("nmf")} {
+	for name, cfg := range map[string]Config{"sgmcmc": sg, "sgmcmc B=2": blocked, "gibbs": Default(spec.Name)} {
 		cfg.Ladder = evidence.Power(2, 4)
 		cfg.Steps, cfg.Burnin, cfg.Starts, cfg.StartSteps = 12, 4, 1, 3
-		p, err := NewProblem(d, models.PoissonSpec("nmf", rates, models.LogScale), cfg)
+		p, err := NewProblem(d, spec, cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
