@@ -116,7 +116,7 @@ END {
 		if (i == 1 || ev[r] > ev[bestEv]) bestEv = r
 		if (i == 1 || sdr[r] / n[r] > sdr[bestSdr] / n[bestSdr]) bestSdr = r
 	}
-	printf "STI evidence peaks at R^sp = %d; mean SDR peaks at R^sp = %d: %s\n", bestEv, bestSdr,
-		bestEv == bestSdr ? "the evidence chooses the dictionary size where enhancement stops improving" :
-		"the evidence does not choose the dictionary size where enhancement stops improving"
+	verdict = "the evidence does not choose the dictionary size where enhancement stops improving"
+	if (bestEv == bestSdr) verdict = "the evidence chooses the dictionary size where enhancement stops improving"
+	printf "STI evidence peaks at R^sp = %d; mean SDR peaks at R^sp = %d: %s\n", bestEv, bestSdr, verdict
 }' "$evidence" "$results"
