@@ -23,8 +23,9 @@
 # apt-get install espeak-ng) and installs nothing. The environment can shrink the run:
 #   RANKS="32 64 128 256 512"  SNRS="0 5 10 15"  NOISES="white pink hum babble"
 #   TEST=14:20 (sentences FROM:TO)  FACTORIZE_ITERS=300  ENHANCE_ITERS=200
-#   STI_FLAGS="--temperatures 8 --chains 1 --steps 30 --burnin 10" (any select flags)
-# README gives the measured cost of each part.
+#   STI_FLAGS="--chains 1 --steps 30 --burnin 10" (any select flags)
+# README gives the measured cost and bias of each part. Dictionaries and evidence already in
+# OUTDIR are reused by rank: remove OUTDIR/dictR or OUTDIR/evidence.csv after changing settings.
 set -euo pipefail
 
 out=${1:?usage: experiment.sh OUTDIR}
@@ -34,7 +35,7 @@ noises=${NOISES:-white pink hum babble}
 test=${TEST:-14:20}
 fiters=${FACTORIZE_ITERS:-300}
 eiters=${ENHANCE_ITERS:-200}
-read -r -a sti_flags <<<"${STI_FLAGS:---temperatures 8 --chains 1 --steps 30 --burnin 10}"
+read -r -a sti_flags <<<"${STI_FLAGS:---chains 1 --steps 30 --burnin 10}"
 if ! command -v espeak-ng >/dev/null; then
 	echo "experiment.sh: espeak-ng is not installed (Debian: apt-get install espeak-ng)" >&2
 	exit 1
