@@ -19,7 +19,8 @@
 # OUTDIR/evidence.csv.
 #
 # Everything is written under OUTDIR (WAV files, datasets, results.csv with one row per
-# mixture and dictionary); the table goes to stdout. It needs Go and espeak-ng (Debian:
+# mixture and dictionary, and the figure experiment.svg/png: the mean gains and the evidence
+# against R^sp, drawn by bench/speech/plot); the table goes to stdout. It needs Go and espeak-ng (Debian:
 # apt-get install espeak-ng) and installs nothing. The environment can shrink the run:
 #   RANKS="32 64 128 256 512"  SNRS="0 5 10 15"  NOISES="white pink hum babble"
 #   TEST=14:20 (sentences FROM:TO)  FACTORIZE_ITERS=300  ENHANCE_ITERS=200
@@ -47,7 +48,7 @@ fi
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 mkdir -p "$out/bin" "$out/test"
 (cd "$repo" && go build -o "$out/bin/stirank" ./cmd/stirank && go build -o "$out/bin/speechwav" ./bench/speech/speechwav &&
-	go build -o "$out/bin/mixwav" ./bench/speech/mixwav)
+	go build -o "$out/bin/mixwav" ./bench/speech/mixwav && go build -o "$out/bin/plot" ./bench/speech/plot)
 bin=$out/bin
 
 if [[ ! -f $out/train/manifest.json ]]; then
@@ -121,3 +122,5 @@ END {
 	if (bestEv == bestSdr) verdict = "the evidence chooses the dictionary size where enhancement stops improving"
 	printf "STI evidence peaks at R^sp = %d; mean SDR peaks at R^sp = %d: %s\n", bestEv, bestSdr, verdict
 }' "$evidence" "$results"
+"$bin/plot" -results "$results" -evidence "$evidence" -out "$out/experiment"
+echo "figure: $out/experiment.svg, $out/experiment.png"
