@@ -36,7 +36,7 @@ func TestSelectFlagsFromRegistry(t *testing.T) {
 	}
 	// A flag of another model's hyper-parameter names the models it applies to.
 	gauss, _ := models.Lookup("gauss")
-	if _, err := f.hypers.params(gauss, map[string]bool{"rate": true}); err == nil || err.Error() != "--rate applies to nmf and cp, not gauss" {
+	if _, err := f.hypers.params(gauss, map[string]bool{"rate": true}); err == nil || err.Error() != "--rate applies to nmf, ssnmf and cp, not gauss" {
 		t.Errorf("--rate on gauss: %v", err)
 	}
 	p, err := f.hypers.params(gauss, map[string]bool{})
