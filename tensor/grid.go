@@ -106,6 +106,9 @@ func Block(t *Sparse, B int) (*Blocked, error) {
 	for m := range out.Coords {
 		out.Coords[m] = make([]int32, t.NNZ())
 	}
+	if t.Imag != nil {
+		out.Imag = make([]float64, t.NNZ())
+	}
 	for n := range t.Values {
 		p := counts[of[n]]
 		counts[of[n]]++
@@ -113,6 +116,9 @@ func Block(t *Sparse, B int) (*Blocked, error) {
 			out.Coords[m][p] = t.Coords[m][n]
 		}
 		out.Values[p] = t.Values[n]
+		if t.Imag != nil {
+			out.Imag[p] = t.Imag[n]
+		}
 	}
 	return &Blocked{Sparse: out, Grid: g, Offsets: offsets}, nil
 }

@@ -23,9 +23,17 @@ type Sparse struct {
 	Shape []int
 	// Coords[m][n] is the 0-based mode-m index of stored cell n.
 	Coords [][]int32
-	// Values[n] is the value of stored cell n.
+	// Values[n] is the value of stored cell n: its real part when the tensor is complex.
 	Values []float64
+	// Imag[n] is the imaginary part of stored cell n of a complex tensor, and Imag is nil for a
+	// real one. Only what complex data reach carries it: reading and writing (Block included)
+	// and the IS-NMF dictionary scorer; the count and real models never see a complex tensor
+	// (io/tensorio refuses to read one for them).
+	Imag []float64 `json:",omitempty"`
 }
+
+// Complex reports whether the tensor holds complex values.
+func (t *Sparse) Complex() bool { return t.Imag != nil }
 
 // New returns an empty tensor of the given shape with room for capacity cells.
 func New(shape []int, capacity int) (*Sparse, error) {
@@ -88,9 +96,9 @@ func (e *CellError) Error() string {
 	return fmt.Sprintf("cell %d at %v: %s", e.Cell, e.Index, e.Problem)
 }
 
-// Validate checks that every coordinate lies inside the shape, every value is finite, no cell is
-// stored twice, and, when counts is set, that every value is a non-negative integer. It returns
-// the first problem found as a *CellError.
+// Validate checks that every coordinate lies inside the shape, every value (both parts of a
+// complex one) is finite, no cell is stored twice, and, when counts is set, that every value is a
+// non-negative integer. It returns the first problem found as a *CellError.
 func (t *Sparse) Validate(counts bool) error {
 	if len(t.Coords) != len(t.Shape) {
 		return fmt.Errorf("tensor: %d coordinate columns for order %d", len(t.Coords), len(t.Shape))
@@ -99,6 +107,9 @@ func (t *Sparse) Validate(counts bool) error {
 		if len(t.Coords[m]) != len(t.Values) {
 			return fmt.Errorf("tensor: mode %d has %d coordinates for %d values", m, len(t.Coords[m]), len(t.Values))
 		}
+	}
+	if t.Imag != nil && len(t.Imag) != len(t.Values) {
+		return fmt.Errorf("tensor: %d imaginary parts for %d values", len(t.Imag), len(t.Values))
 	}
 	idx := make([]int, len(t.Shape))
 	bad := func(n int, format string, args ...any) error {
@@ -113,6 +124,10 @@ func (t *Sparse) Validate(counts bool) error {
 		switch {
 		case math.IsNaN(v) || math.IsInf(v, 0):
 			return bad(n, "value %v is not finite", v)
+		case t.Imag != nil && (math.IsNaN(t.Imag[n]) || math.IsInf(t.Imag[n], 0)):
+			return bad(n, "imaginary part %v is not finite", t.Imag[n])
+		case counts && t.Imag != nil:
+			return bad(n, "counts are real, the value is complex")
 		case counts && v < 0:
 			return bad(n, "count %v is negative", v)
 		case counts && v != math.Trunc(v):

@@ -36,6 +36,7 @@ func TestBlockKeepsCellsAndGroupsThem(t *testing.T) {
 			for k := range 5 {
 				if (i*31+j*17+k*7)%3 == 0 {
 					s.Append([]int{i, j, k}, float64(i*100+j*10+k))
+					s.Imag = append(s.Imag, -float64(i*100+j*10+k))
 				}
 			}
 		}
@@ -59,8 +60,8 @@ func TestBlockKeepsCellsAndGroupsThem(t *testing.T) {
 				}
 			}
 			// The value encodes the coordinates: cells moved as a whole.
-			if want := float64(b.Coords[0][n])*100 + float64(b.Coords[1][n])*10 + float64(b.Coords[2][n]); b.Values[n] != want {
-				t.Fatalf("cell %d: value %v for coordinates that encode %v", n, b.Values[n], want)
+			if want := float64(b.Coords[0][n])*100 + float64(b.Coords[1][n])*10 + float64(b.Coords[2][n]); b.Values[n] != want || b.Imag[n] != -want {
+				t.Fatalf("cell %d: value %v%+vi for coordinates that encode %v", n, b.Values[n], b.Imag[n], want)
 			}
 		}
 	}
@@ -84,6 +85,8 @@ func TestValidate(t *testing.T) {
 		{mk([][]int{{0, 0}, {1, 1}}, []float64{1, -2}), true, "negative"},
 		{mk([][]int{{0, 0}, {1, 1}}, []float64{1, 2.5}), true, "not an integer"},
 		{mk([][]int{{2, 1}, {1, 1}, {2, 1}}, []float64{1, 2, 3}), false, "stored twice (first as cell 0)"},
+		{withImag(mk([][]int{{0, 0}, {1, 1}}, []float64{1, 2}), 0, math.Inf(-1)), false, "imaginary part -Inf is not finite"},
+		{withImag(mk([][]int{{0, 0}, {1, 1}}, []float64{1, 2}), 0, 0), true, "counts are real"},
 	} {
 		err := c.s.Validate(c.counts)
 		var ce *CellError
@@ -94,6 +97,20 @@ func TestValidate(t *testing.T) {
 	if err := mk([][]int{{0, 0}, {1, 1}}, []float64{1, 2.5}).Validate(false); err != nil {
 		t.Errorf("real values rejected: %v", err)
 	}
+	if err := withImag(mk([][]int{{0, 0}, {1, 1}}, []float64{1, -2.5}), -3, 0.5).Validate(false); err != nil {
+		t.Errorf("complex values rejected: %v", err)
+	}
+	short := mk([][]int{{0, 0}, {1, 1}}, []float64{1, 2})
+	short.Imag = []float64{1}
+	if err := short.Validate(false); err == nil || !strings.Contains(err.Error(), "1 imaginary parts for 2 values") {
+		t.Errorf("imaginary parts of the wrong length: %v", err)
+	}
+}
+
+// withImag makes s complex with the given imaginary parts.
+func withImag(s *Sparse, imag ...float64) *Sparse {
+	s.Imag = imag
+	return s
 }
 
 func TestSlab(t *testing.T) {

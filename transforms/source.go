@@ -72,10 +72,10 @@ func (s Source) String() string {
 	return "(no data)"
 }
 
-// Load reads the data and returns them with their checksum. counts asks for every value to be
-// checked as a non-negative integer (the Poisson models). When s.Checksum is set, data with a
-// different checksum are an error.
-func (s Source) Load(ctx context.Context, counts bool) (*tensor.Sparse, string, error) {
+// Load reads the data with opts and returns them with their checksum: opts.Counts asks for every
+// value to be checked as a non-negative integer (the Poisson models), opts.Complex lets complex
+// data through. When s.Checksum is set, data with a different checksum are an error.
+func (s Source) Load(ctx context.Context, opts tensorio.ReadOptions) (*tensor.Sparse, string, error) {
 	if err := s.Validate(); err != nil {
 		return nil, "", err
 	}
@@ -83,7 +83,6 @@ func (s Source) Load(ctx context.Context, counts bool) (*tensor.Sparse, string, 
 		t   *tensor.Sparse
 		sum string
 	)
-	opts := tensorio.ReadOptions{Counts: counts}
 	switch {
 	case s.URL != "":
 		var ds *tensorio.Dataset
@@ -104,6 +103,9 @@ func (s Source) Load(ctx context.Context, counts bool) (*tensor.Sparse, string, 
 		}
 		t, sum = ds.Tensor, ds.Manifest.Checksum()
 	default:
+		if s.Inline.Complex() && !opts.Complex {
+			return nil, "", fmt.Errorf("data at %s are complex; this reader takes real values only", s)
+		}
 		t, sum = s.Inline, InlineChecksum(s.Inline)
 	}
 	if s.Checksum != "" && sum != s.Checksum {
@@ -112,7 +114,8 @@ func (s Source) Load(ctx context.Context, counts bool) (*tensor.Sparse, string, 
 	return t, sum, nil
 }
 
-// InlineChecksum is the hex SHA-256 of a tensor's shape, coordinates and values.
+// InlineChecksum is the hex SHA-256 of a tensor's shape, coordinates and values, and of their
+// imaginary parts when the tensor is complex.
 func InlineChecksum(t *tensor.Sparse) string {
 	h := sha256.New()
 	var b [8]byte
@@ -131,6 +134,9 @@ func InlineChecksum(t *tensor.Sparse) string {
 		}
 	}
 	for _, v := range t.Values {
+		put(math.Float64bits(v))
+	}
+	for _, v := range t.Imag {
 		put(math.Float64bits(v))
 	}
 	return hex.EncodeToString(h.Sum(nil))

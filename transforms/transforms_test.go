@@ -217,12 +217,12 @@ func TestSourceReadsItsVersion(t *testing.T) {
 		t.Fatal(err)
 	}
 	src := Source{URL: dir, Checksum: m.Checksum(), Version: m.Version}
-	got, _, err := src.Load(ctx, true)
+	got, _, err := src.Load(ctx, tensorio.ReadOptions{Counts: true})
 	if err != nil || got.NNZ() != data.NNZ() || !reflect.DeepEqual(got.Shape, data.Shape) {
 		t.Fatalf("version %d after an append: %v", m.Version, err)
 	}
 	src.Version = 0
-	if _, _, err := src.Load(ctx, true); err == nil {
+	if _, _, err := src.Load(ctx, tensorio.ReadOptions{Counts: true}); err == nil {
 		t.Error("the current version, changed since, was accepted")
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/stirank/stirank/estimators"
+	"github.com/stirank/stirank/io/tensorio"
 	"github.com/stirank/stirank/models"
 )
 
@@ -49,7 +50,7 @@ func (w Work) Prepare(ctx context.Context) (estimators.Problem, error) {
 		return nil, err
 	}
 	// The estimator checks the values against its model.
-	t, _, err := w.Source.Load(ctx, false)
+	t, _, err := w.Source.Load(ctx, tensorio.ReadOptions{})
 	if err != nil {
 		return nil, err
 	}

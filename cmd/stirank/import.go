@@ -26,10 +26,10 @@ func init() {
 
 func runImport(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := newFlagSet("import", "--in FILE --out DIR [flags]")
-	in := fs.String("in", "", "input file: CSV with header i,j[,k],value (0-based), FROSTT .tns or Matrix Market .mtx (1-based), or WAV audio")
+	in := fs.String("in", "", "input file: CSV with header i,j[,k],value or, for complex values, i,j[,k],re,im (0-based), FROSTT .tns or Matrix Market .mtx (1-based), or WAV audio")
 	out := fs.String("out", "", "output dataset directory (must not exist, or be empty)")
 	format := fs.String("format", "", "input format csv, tns, mtx or wav (default: from the file extension)")
-	kindFlag := fs.String("kind", "", "value kind count or real (default: count when every value is a non-negative integer)")
+	kindFlag := fs.String("kind", "", "value kind count, real or complex (default: complex for a CSV header ending in re,im, else count when every value is a non-negative integer, else real)")
 	shapeFlag := fs.String("shape", "", "shape like 30x20 (default: the largest index of every mode; .mtx files declare theirs)")
 	blocks := fs.Int("blocks", 0, "write the cells by block, cutting every mode into this many ranges (0: not blocked)")
 	shardRows := fs.Int("shard-rows", 0, fmt.Sprintf("most rows per shard (0: %d)", tensorio.DefaultShardRows))

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"slices"
@@ -68,6 +69,41 @@ func TestImport(t *testing.T) {
 	mustExec(t, "import", "--in", file, "--out", out, "--kind", "real")
 	if d := readDataset(t, out); d.Manifest.Kind != tensorio.Real {
 		t.Errorf("--kind real gave %s", d.Manifest.Kind)
+	}
+}
+
+// TestImportComplex imports f,n,re,im and f,n,value CSVs as complex datasets (the header, or
+// --kind complex, says so), which inspect shows and the commands of real values refuse in one
+// line.
+func TestImportComplex(t *testing.T) {
+	dir := t.TempDir()
+	file := writeFile(t, dir, "z.csv", "i,j,re,im\n0,1,1.5,-2\n2,0,0,0.25\n2,3,-1,0\n")
+	out := filepath.Join(dir, "z")
+	if stdout := mustExec(t, "import", "--in", file, "--out", out); !strings.Contains(stdout, "complex 3x4, 3 stored cells") {
+		t.Errorf("output %q", stdout)
+	}
+	d, err := tensorio.Read(context.Background(), out, tensorio.ReadOptions{Complex: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := d.Tensor
+	if d.Manifest.Kind != tensorio.Complex || !slices.Equal(x.Values, []float64{1.5, 0, -1}) || !slices.Equal(x.Imag, []float64{-2, 0.25, 0}) {
+		t.Errorf("manifest %+v, values %v, imaginary parts %v", d.Manifest, x.Values, x.Imag)
+	}
+	if stdout := mustExec(t, "inspect", out); !strings.Contains(stdout, "value kind   complex") ||
+		!strings.Contains(stdout, "real parts min -1, max 1.5; imaginary parts min -2, max 0.25; largest |x| 2.5") {
+		t.Errorf("inspect: %q", stdout)
+	}
+	code, _, stderr := execData(t, "select", "--data", out, "--ranks", "1", "--out", filepath.Join(dir, "sel"))
+	if code != 1 || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "value_kind complex: this reader takes real values only") {
+		t.Errorf("select on complex data: exit %d, stderr %q", code, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "sel")); err == nil {
+		t.Error("select left output behind")
+	}
+	code, _, stderr = execData(t, "import", "--in", writeFile(t, dir, "v.csv", "i,j,value\n0,1,2\n"), "--out", filepath.Join(dir, "v"), "--kind", "complex")
+	if code != 1 || !strings.Contains(stderr, "line 1: complex values need the header i,j[,k],re,im") {
+		t.Errorf("--kind complex with a value column: exit %d, stderr %q", code, stderr)
 	}
 }
 

@@ -75,16 +75,29 @@ func runInspect(ctx context.Context, args []string, stdout io.Writer) error {
 		fmt.Fprintf(w, "provenance   %s: %s\n", k, m.Provenance[k])
 	}
 	// By number, so that an append meanwhile does not change what is read.
-	d, err := tensorio.ReadVersion(ctx, dir, m.Version, tensorio.ReadOptions{Counts: *counts})
+	d, err := tensorio.ReadVersion(ctx, dir, m.Version, tensorio.ReadOptions{Counts: *counts, Complex: true})
 	if err != nil {
 		fmt.Fprintf(stdout, "verdict      invalid\n")
 		return err
 	}
-	lo, hi := math.Inf(1), math.Inf(-1)
-	for _, v := range d.Tensor.Values {
-		lo, hi = min(lo, v), max(hi, v)
+	span := func(values []float64) (lo, hi float64) {
+		lo, hi = math.Inf(1), math.Inf(-1)
+		for _, v := range values {
+			lo, hi = min(lo, v), max(hi, v)
+		}
+		return lo, hi
 	}
-	fmt.Fprintf(stdout, "values       min %g, max %g, sum %g\n", lo, hi, d.Tensor.Sum())
+	lo, hi := span(d.Tensor.Values)
+	if d.Tensor.Complex() {
+		ilo, ihi := span(d.Tensor.Imag)
+		var largest float64
+		for n, re := range d.Tensor.Values {
+			largest = max(largest, math.Hypot(re, d.Tensor.Imag[n]))
+		}
+		fmt.Fprintf(stdout, "values       real parts min %g, max %g; imaginary parts min %g, max %g; largest |x| %g\n", lo, hi, ilo, ihi, largest)
+	} else {
+		fmt.Fprintf(stdout, "values       min %g, max %g, sum %g\n", lo, hi, d.Tensor.Sum())
+	}
 	fmt.Fprintf(stdout, "verdict      valid\n")
 	return nil
 }

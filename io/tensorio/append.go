@@ -154,6 +154,9 @@ func grown(m *Manifest, add *tensor.Sparse, opts AppendOptions) (*tensor.Sparse,
 		return nil, fileError(opts.source(), "the cells are %d-way, the dataset is %d-way", len(add.Shape), m.Order)
 	case add.NNZ() == 0:
 		return nil, fileError(opts.source(), "no cells to append")
+	case add.Complex():
+		// Append reads the dataset as real values, so a complex dataset never gets here.
+		return nil, fileError(opts.source(), "the cells are complex, the dataset is %s: appends take real values", m.Kind)
 	}
 	shape := slices.Clone(m.Shape)
 	for mode := range shape {
@@ -222,7 +225,7 @@ func nextVersion(old *Dataset, x *tensor.Sparse, found []match) (*Manifest, []se
 		Shape:         x.Shape,
 		Kind:          pm.Kind,
 		Cells:         pm.Cells - int64(len(found)) + int64(x.NNZ()),
-		ZerosStored:   pm.ZerosStored || hasZero(x.Values),
+		ZerosStored:   pm.ZerosStored || hasZero(x),
 		Provenance:    pm.Provenance,
 		Shards:        []Shard{},
 	}

@@ -61,6 +61,7 @@ func FuzzReadText(f *testing.F) {
 		}
 	}
 	f.Add([]byte("i,j,k,value\n0,0,0,1\n1,2,3,4.5\n"), uint8(0))
+	f.Add([]byte("i,j,re,im\n0,0,1,-2\n1,2,0,4.5\n"), uint8(0))
 	f.Add([]byte("1 1 1 2\n2 3 4 5\n"), uint8(1))
 	f.Add([]byte("%%MatrixMarket matrix coordinate real symmetric\n3 3 2\n1 1 2\n3 1 4\n"), uint8(2))
 	f.Fuzz(func(t *testing.T, data []byte, format uint8) {
@@ -83,7 +84,7 @@ func FuzzManifest(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		fsys := fstest.MapFS{"d/" + tensorio.ManifestName: {Data: data}}
-		n := allocated(func() { tensorio.ReadFS(fsys, "d", tensorio.ReadOptions{}) })
+		n := allocated(func() { tensorio.ReadFS(fsys, "d", tensorio.ReadOptions{Complex: true}) })
 		if bound := uint64(1<<20 + 100*len(data)); n > bound {
 			t.Errorf("manifest of %d bytes: allocated %d bytes, bound %d", len(data), n, bound)
 		}
@@ -91,9 +92,11 @@ func FuzzManifest(f *testing.F) {
 }
 
 // FuzzShard reads one Parquet shard under a manifest that agrees with it: its size and checksum,
-// and rows rows of a 30x20 count matrix, so that every mutation reaches the Parquet guard and
-// decoder. Bound: 32 MB (16 MB, and two buffers of a zstd window of at most 8 MB) plus 200 bytes
-// per file byte and 1 KB per declared row (the tensor, and pages of up to maxPageBytes per value).
+// and rows rows of a 30x20 matrix, so that every mutation reaches the Parquet guard and decoder.
+// Every shard is read twice, as a count matrix (columns i, j, value) and as a complex one (i, j,
+// value, imag). Bound, per read: 32 MB (16 MB, and two buffers of a zstd window of at most 8 MB)
+// plus 200 bytes per file byte and 1 KB per declared row (the tensor, and pages of up to
+// maxPageBytes per value).
 func FuzzShard(f *testing.F) {
 	for _, c := range corpus(f) {
 		shard, err := os.ReadFile(filepath.Join(c.Dataset, "data", "shard-00000.parquet"))
@@ -109,14 +112,16 @@ func FuzzShard(f *testing.F) {
 	f.Fuzz(func(t *testing.T, shard []byte, rows uint16) {
 		sum := sha256.Sum256(shard)
 		sh := tensorio.Shard{Path: "data/shard-00000.parquet", Rows: int64(rows), Bytes: int64(len(shard)), SHA256: hex.EncodeToString(sum[:])}
-		m, err := json.Marshal(tensoriotest.MatrixManifest(tensorio.Count, sh))
-		if err != nil {
-			t.Fatal(err)
-		}
-		fsys := fstest.MapFS{"d/" + tensorio.ManifestName: {Data: m}, "d/" + sh.Path: {Data: shard}}
-		n := allocated(func() { tensorio.ReadFS(fsys, "d", tensorio.ReadOptions{}) })
-		if bound := uint64(32<<20 + 200*len(shard) + 1024*int(rows)); n > bound {
-			t.Errorf("shard of %d bytes, %d rows: allocated %d bytes, bound %d", len(shard), rows, n, bound)
+		for _, kind := range []tensorio.ValueKind{tensorio.Count, tensorio.Complex} {
+			m, err := json.Marshal(tensoriotest.MatrixManifest(kind, sh))
+			if err != nil {
+				t.Fatal(err)
+			}
+			fsys := fstest.MapFS{"d/" + tensorio.ManifestName: {Data: m}, "d/" + sh.Path: {Data: shard}}
+			n := allocated(func() { tensorio.ReadFS(fsys, "d", tensorio.ReadOptions{Complex: true}) })
+			if bound := uint64(32<<20 + 200*len(shard) + 1024*int(rows)); n > bound {
+				t.Errorf("%s shard of %d bytes, %d rows: allocated %d bytes, bound %d", kind, len(shard), rows, n, bound)
+			}
 		}
 	})
 }

@@ -29,6 +29,10 @@ type ReadOptions struct {
 	// Counts requires every value to be a non-negative integer, as the Poisson models do, even
 	// when the manifest says the values are real. Count datasets are always checked as counts.
 	Counts bool
+	// Complex says the caller reads the imaginary parts of a complex dataset (tensor.Sparse.Imag).
+	// Without it a complex dataset is refused, so that a reader of real values never takes the
+	// real parts alone for the data.
+	Complex bool
 }
 
 // Dataset is a dataset read into memory.
@@ -216,6 +220,12 @@ func read(ctx context.Context, st store, v int, opts ReadOptions, block []int) (
 	if err != nil {
 		return nil, err
 	}
+	switch {
+	case m.Kind == Complex && opts.Counts:
+		return nil, fileError(st.name(ManifestName), "value_kind complex: counts are wanted, and counts are real")
+	case m.Kind == Complex && !opts.Complex:
+		return nil, fileError(st.name(ManifestName), "value_kind complex: this reader takes real values only (stirank dictionary and inspect read complex data)")
+	}
 	shards := m.Shards
 	lo, hi := make([]int64, m.Order), make([]int64, m.Order)
 	for mode, n := range m.Shape {
@@ -238,15 +248,18 @@ func read(ctx context.Context, st store, v int, opts ReadOptions, block []int) (
 	for _, sh := range shards {
 		cells += sh.Rows
 	}
-	if err := checkMemory(st.name(ManifestName), cells, m.Order); err != nil {
+	if err := checkMemory(st.name(ManifestName), cells, m.Order, m.Kind == Complex); err != nil {
 		return nil, err
 	}
 	// The rows are a claim until each shard's pages back them: the tensor grows shard by shard
 	// (decoder.grow), from a start the claim cannot make large.
-	start := min(cells, maxPrealloc/cellBytes(m.Order))
+	start := min(cells, maxPrealloc/cellBytes(m.Order, m.Kind == Complex))
 	t := &tensor.Sparse{Shape: slices.Clone(m.Shape), Coords: make([][]int32, m.Order), Values: make([]float64, 0, start)}
 	for mode := range t.Coords {
 		t.Coords[mode] = make([]int32, 0, start)
+	}
+	if m.Kind == Complex {
+		t.Imag = make([]float64, 0, start)
 	}
 	d := &decoder{
 		t:           t,
@@ -371,14 +384,20 @@ func (d *decoder) readShard(st store, sh Shard, file string, pos int) (err error
 // into memory, the tensor before its shards are read.
 const maxPrealloc = 64 << 20
 
-// cellBytes is the memory a cell of an order-n tensor takes: its coordinates and its value.
-func cellBytes(order int) int64 { return 4*int64(order) + 8 }
+// cellBytes is the memory a cell of an order-n tensor takes: its coordinates and its value, or
+// both parts of a complex one.
+func cellBytes(order int, hasImag bool) int64 {
+	if hasImag {
+		return 4*int64(order) + 16
+	}
+	return 4*int64(order) + 8
+}
 
 // checkMemory refuses a dataset whose cells would not fit in memory, before any is read. Reading
 // holds the tensor, briefly two copies of it while it grows shard by shard, and then the
 // duplicate check's sorted keys (8 bytes a cell, 16 beyond 2⁶⁴ cells).
-func checkMemory(file string, cells int64, order int) error {
-	need := float64(cells) * float64(2*cellBytes(order)+16)
+func checkMemory(file string, cells int64, order int, hasImag bool) error {
+	need := float64(cells) * float64(2*cellBytes(order, hasImag)+16)
 	if err := memlimit.Check(fmt.Sprintf("%d stored cells", cells), need); err != nil {
 		return fileError(file, "%v", err)
 	}
@@ -392,6 +411,9 @@ func (d *decoder) grow(n int) {
 		t.Coords[m] = slices.Grow(t.Coords[m], n-len(t.Coords[m]))[:n]
 	}
 	t.Values = slices.Grow(t.Values, n-len(t.Values))[:n]
+	if t.Imag != nil {
+		t.Imag = slices.Grow(t.Imag, n-len(t.Imag))[:n]
+	}
 }
 
 // sizedReaderAt is a file that supports random access, as local and embedded files do.
@@ -447,12 +469,15 @@ func sizeString(n, want int64) string {
 }
 
 // columns checks the shard's schema: one flat column per mode named i, j, k, of type INT32 or
-// INT64, and a DOUBLE column named value, in any order. Columns may be optional (pandas and Spark
-// write them so) but a null is an error. It returns the leaf index and kind of the columns in
-// the order i, j, k, value.
+// INT64, a DOUBLE column named value and, for complex values, a DOUBLE column named imag, in any
+// order. Columns may be optional (pandas and Spark write them so) but a null is an error. It
+// returns the leaf index and kind of the columns in the order i, j, k, value, imag.
 func (d *decoder) columns(f *parquet.File, file string) ([]int, []parquet.Kind, error) {
 	order := d.t.Order()
-	want := append(slices.Clone(indexColumns[:order]), "value")
+	want := append(slices.Clone(indexColumns[:order]), valueColumn)
+	if d.t.Complex() {
+		want = append(want, imagColumn)
+	}
 	leaves := make([]int, len(want))
 	kinds := make([]parquet.Kind, len(want))
 	seen := make([]bool, len(want))
@@ -461,25 +486,33 @@ func (d *decoder) columns(f *parquet.File, file string) ([]int, []parquet.Kind, 
 		c := slices.Index(want, name)
 		switch {
 		case c < 0:
-			return nil, nil, fileError(file, "unexpected column %q: an order-%d dataset has columns %s", name, order, strings.Join(want, ", "))
+			return nil, nil, fileError(file, "unexpected column %q: an order-%d %sdataset has columns %s", name, order, d.complexWord(), strings.Join(want, ", "))
 		case !col.Leaf():
 			return nil, nil, fileError(file, "column %q is a group, want a flat column", name)
 		case col.Repeated():
 			return nil, nil, fileError(file, "column %q is repeated, want one value per row", name)
 		}
 		kind := col.Type().Kind()
-		if name == "value" && kind != parquet.Double {
-			return nil, nil, fileError(file, "column \"value\" has type %v, want DOUBLE", kind)
+		if c >= order && kind != parquet.Double {
+			return nil, nil, fileError(file, "column %q has type %v, want DOUBLE", name, kind)
 		}
-		if name != "value" && kind != parquet.Int32 && kind != parquet.Int64 {
+		if c < order && kind != parquet.Int32 && kind != parquet.Int64 {
 			return nil, nil, fileError(file, "column %q has type %v, want INT32 or INT64", name, kind)
 		}
 		leaves[c], kinds[c], seen[c] = col.Index(), kind, true
 	}
 	if c := slices.Index(seen, false); c >= 0 {
-		return nil, nil, fileError(file, "missing column %q: an order-%d dataset has columns %s", want[c], order, strings.Join(want, ", "))
+		return nil, nil, fileError(file, "missing column %q: an order-%d %sdataset has columns %s", want[c], order, d.complexWord(), strings.Join(want, ", "))
 	}
 	return leaves, kinds, nil
+}
+
+// complexWord is "complex " when the values read are complex, for messages about columns.
+func (d *decoder) complexWord() string {
+	if d.t.Complex() {
+		return "complex "
+	}
+	return ""
 }
 
 // readChunk decodes the n values of column c (a mode, or the values when c is the order) of the
@@ -509,9 +542,14 @@ func (d *decoder) readChunk(chunk parquet.ColumnChunk, kind parquet.Kind, c int,
 	return nil
 }
 
+// columnName names column c: a mode's index below the order, then the value and the imaginary
+// part.
 func columnName(c, order int) string {
-	if c == order {
-		return "value"
+	switch c - order {
+	case 0:
+		return valueColumn
+	case 1:
+		return imagColumn
 	}
 	return indexColumns[c]
 }
@@ -542,7 +580,7 @@ func (d *decoder) readPage(p parquet.Page, kind parquet.Kind, c int, file string
 		if len(data.Double()) != int(n) {
 			return d.shortPage(name, file, row, len(data.Double()), n)
 		}
-		return d.putValues(file, row, at, data.Double())
+		return d.putValues(c, file, row, at, data.Double())
 	}
 	// Dictionary-encoded pages (pyarrow's default) hold indexes into the dictionary; go through
 	// the generic value reader.
@@ -558,7 +596,7 @@ func (d *decoder) readPage(p parquet.Page, kind parquet.Kind, c int, file string
 		for _, v := range vals {
 			d.doubles = append(d.doubles, v.Double())
 		}
-		return d.putValues(file, row, at, d.doubles)
+		return d.putValues(c, file, row, at, d.doubles)
 	}
 	d.indexes = d.indexes[:0]
 	for _, v := range vals {
@@ -598,11 +636,26 @@ func (d *decoder) indexError(m int, i int64, file string, row int64) error {
 	return rowError(file, row, "mode-%d index %d outside block %v's range [%d, %d)", m, i, d.block, d.lo[m], d.hi[m])
 }
 
-// putValues checks and stores values read from rows row… of file at positions at….
-func (d *decoder) putValues(file string, row int64, at int, vals []float64) error {
+// putValues checks and stores the values (c is the order) or imaginary parts (c is the order
+// plus one) read from rows row… of file at positions at…. A shard's columns are read in the
+// order i, j, k, value, imag, so the real parts of a complex value's cells are in place when
+// its imaginary parts come.
+func (d *decoder) putValues(c int, file string, row int64, at int, vals []float64) error {
+	if c > d.t.Order() {
+		re, dst := d.t.Values[at:at+len(vals)], d.t.Imag[at:at+len(vals)]
+		for k, v := range vals {
+			if problem := imagProblem(re[k], v, d.zerosStored); problem != "" {
+				return rowError(file, row+int64(k), "%s", problem)
+			}
+			dst[k] = v
+		}
+		return nil
+	}
 	dst := d.t.Values[at : at+len(vals)]
+	// A complex value of real part 0 is zero only if its imaginary part is: imagProblem decides.
+	zerosStored := d.zerosStored || d.t.Complex()
 	for k, v := range vals {
-		if problem := valueProblem(v, d.counts, d.zerosStored); problem != "" {
+		if problem := valueProblem(v, d.counts, zerosStored); problem != "" {
 			return rowError(file, row+int64(k), "%s", problem)
 		}
 		dst[k] = v

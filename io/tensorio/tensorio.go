@@ -27,15 +27,19 @@ const (
 	Count ValueKind = "count"
 	// Real values are any finite numbers.
 	Real ValueKind = "real"
+	// Complex values have a finite real part (the value column) and a finite imaginary part
+	// (the imag column, tensor.Sparse.Imag), such as the short-time Fourier transform of a
+	// signal; a cell is zero when both parts are.
+	Complex ValueKind = "complex"
 )
 
-// ParseValueKind reads "count" or "real".
+// ParseValueKind reads "count", "real" or "complex".
 func ParseValueKind(s string) (ValueKind, error) {
 	switch k := ValueKind(s); k {
-	case Count, Real:
+	case Count, Real, Complex:
 		return k, nil
 	}
-	return "", fmt.Errorf("value kind %q is neither %q nor %q", s, Count, Real)
+	return "", fmt.Errorf("value kind %q is not %q, %q or %q", s, Count, Real, Complex)
 }
 
 // Error is a problem with a dataset or input file: which file, where in it, and what is wrong.
@@ -96,9 +100,25 @@ func valueProblem(v float64, counts, zerosStored bool) string {
 	return ""
 }
 
-// inferKind returns Count when every value is a non-negative integer, else Real.
-func inferKind(values []float64) ValueKind {
-	for _, v := range values {
+// imagProblem returns what is wrong with the imaginary part of a stored complex value whose real
+// part is re, or "".
+func imagProblem(re, im float64, zerosStored bool) string {
+	switch {
+	case math.IsNaN(im) || math.IsInf(im, 0):
+		return fmt.Sprintf("imaginary part %v is not finite", im)
+	case !zerosStored && re == 0 && im == 0:
+		return "value 0 is stored but the manifest says zeros are not stored"
+	}
+	return ""
+}
+
+// inferKind returns Complex for a tensor with imaginary parts, else Count when every value is a
+// non-negative integer, else Real.
+func inferKind(t *tensor.Sparse) ValueKind {
+	if t.Complex() {
+		return Complex
+	}
+	for _, v := range t.Values {
 		if !(v >= 0 && v <= maxExactCount && v == math.Trunc(v)) {
 			return Real
 		}
@@ -106,10 +126,10 @@ func inferKind(values []float64) ValueKind {
 	return Count
 }
 
-// hasZero reports whether any stored value is zero.
-func hasZero(values []float64) bool {
-	for _, v := range values {
-		if v == 0 {
+// hasZero reports whether any stored value is zero (both parts, for a complex tensor).
+func hasZero(t *tensor.Sparse) bool {
+	for n, v := range t.Values {
+		if v == 0 && (t.Imag == nil || t.Imag[n] == 0) {
 			return true
 		}
 	}

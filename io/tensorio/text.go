@@ -22,7 +22,7 @@ type TextFormat string
 
 const (
 	// CSV is comma-separated values with a header line naming the columns i, j, k (as many as
-	// the order) and value. Coordinates are 0-based.
+	// the order) and value, or re and im for complex values. Coordinates are 0-based.
 	CSV TextFormat = "csv"
 	// TNS is the FROSTT format: one cell per line, its 1-based coordinates then its value,
 	// separated by white space. Lines starting with # are comments.
@@ -56,8 +56,9 @@ type TextOptions struct {
 	// Shape is the shape of the tensor. Nil means the smallest shape that holds every cell, or
 	// for Matrix Market the declared size, which a non-nil Shape must equal.
 	Shape []int
-	// Kind is the value kind the values must have. Empty means Count when every value is a
-	// non-negative integer and Real otherwise.
+	// Kind is the value kind the values must have. Empty means Complex for a CSV file whose
+	// header ends in re,im, else Count when every value is a non-negative integer and Real
+	// otherwise.
 	Kind ValueKind
 }
 
@@ -76,7 +77,10 @@ func ReadTextLines(r io.Reader, name string, f TextFormat, opts TextOptions) (*t
 			return nil, "", nil, err
 		}
 	}
-	b := &textBuilder{name: name, format: f, shape: opts.Shape, counts: opts.Kind == Count}
+	if opts.Kind == Complex && f != CSV {
+		return nil, "", nil, fileError(name, "complex values are read from CSV only, with the header i,j[,k],re,im")
+	}
+	b := &textBuilder{name: name, format: f, shape: opts.Shape, kind: opts.Kind}
 	// Every format reads line by line; a line has no reason to be long, and a reader that
 	// buffered one without limit would hold a file's worth of memory for it.
 	limit := &lineLimiter{r: r, line: 1}
@@ -109,7 +113,7 @@ func ReadTextLines(r io.Reader, name string, f TextFormat, opts TextOptions) (*t
 	}
 	kind := opts.Kind
 	if kind == "" {
-		kind = inferKind(t.Values)
+		kind = inferKind(t)
 	}
 	return t, kind, b.lines, nil
 }
@@ -119,11 +123,14 @@ type textBuilder struct {
 	name   string
 	format TextFormat
 	shape  []int // nil: inferred from the cells
-	counts bool
+	// kind is the value kind asked for, or empty.
+	kind ValueKind
 	// base is the index of the first position of a mode in the file: 0 or 1.
 	base   int64
 	coords [][]int32
 	values []float64
+	// imag holds the imaginary parts of complex values, and is nil for real ones.
+	imag []float64
 	// lines[n] is the line cell n came from, to name both lines of a duplicate.
 	lines []int
 	// extent[m] is one past the largest 0-based mode-m index seen.
@@ -143,8 +150,9 @@ func (b *textBuilder) setOrder(line, order int) error {
 	return nil
 }
 
-// add validates and stores a cell whose coordinates idx are as written in the file.
-func (b *textBuilder) add(line int, idx []int64, v float64) error {
+// add validates and stores a cell whose coordinates idx are as written in the file, with its
+// value v and, for complex values, its imaginary part im.
+func (b *textBuilder) add(line int, idx []int64, v, im float64) error {
 	for m, i := range idx {
 		limit := int64(math.MaxInt32) - 1 + b.base
 		if b.shape != nil {
@@ -161,8 +169,14 @@ func (b *textBuilder) add(line int, idx []int64, v float64) error {
 			return lineError(b.name, line, "mode-%d index %d outside [0, %d)", m, i, limit+1)
 		}
 	}
-	if problem := valueProblem(v, b.counts, true); problem != "" {
+	if problem := valueProblem(v, b.kind == Count, true); problem != "" {
 		return lineError(b.name, line, "%s", problem)
+	}
+	if b.imag != nil {
+		if problem := imagProblem(v, im, true); problem != "" {
+			return lineError(b.name, line, "%s", problem)
+		}
+		b.imag = append(b.imag, im)
 	}
 	for m, i := range idx {
 		c := int32(i - b.base)
@@ -191,7 +205,7 @@ func (b *textBuilder) tensor() (*tensor.Sparse, error) {
 	if shape == nil {
 		shape = b.extent
 	}
-	t := &tensor.Sparse{Shape: slices.Clone(shape), Coords: b.coords, Values: b.values}
+	t := &tensor.Sparse{Shape: slices.Clone(shape), Coords: b.coords, Values: b.values, Imag: b.imag}
 	if first, second, ok := duplicate(t); ok {
 		idx := t.Index(second, nil)
 		for m := range idx {
@@ -208,18 +222,26 @@ func (b *textBuilder) readCSV(r io.Reader) error {
 	cr.ReuseRecord = true
 	header, err := cr.Read()
 	if err == io.EOF {
-		return fileError(b.name, "empty file: want a header line i,j[,k],value")
+		return fileError(b.name, "empty file: want a header line i,j[,k],value or i,j[,k],re,im")
 	}
 	if err != nil {
 		return b.csvError(err)
 	}
-	if !isCSVHeader(header) {
+	order, complexValues, ok := csvHeader(header)
+	if !ok {
 		if _, err := strconv.ParseFloat(strings.TrimSpace(header[0]), 64); err == nil {
-			return lineError(b.name, 1, "no header: the first line is %s; want a header line i,j[,k],value (0-based coordinates)", excerpt(strings.Join(header, ",")))
+			return lineError(b.name, 1, "no header: the first line is %s; want a header line i,j[,k],value or i,j[,k],re,im (0-based coordinates)", excerpt(strings.Join(header, ",")))
 		}
-		return lineError(b.name, 1, "header %s; want i,j[,k],value (0-based coordinates)", excerpt(strings.Join(header, ",")))
+		return lineError(b.name, 1, "header %s; want i,j[,k],value or i,j[,k],re,im (0-based coordinates)", excerpt(strings.Join(header, ",")))
 	}
-	order := len(header) - 1
+	switch {
+	case complexValues && b.kind != "" && b.kind != Complex:
+		return lineError(b.name, 1, "the header's re,im columns hold complex values, but the values must be %s", b.kind)
+	case !complexValues && b.kind == Complex:
+		return lineError(b.name, 1, "complex values need the header i,j[,k],re,im")
+	case complexValues:
+		b.imag = []float64{}
+	}
 	if err := b.setOrder(1, order); err != nil {
 		return err
 	}
@@ -239,21 +261,29 @@ func (b *textBuilder) readCSV(r io.Reader) error {
 	}
 }
 
-// isCSVHeader reports whether h names the columns i, j, k (as many as the order) then value.
-func isCSVHeader(h []string) bool {
-	if len(h) < 2 || len(h) > tensor.MaxOrder+1 {
-		return false
+// csvHeader reads a header naming the columns i, j, k (as many as the order) then value, or re
+// and im for complex values, and returns the order and whether the values are complex.
+func csvHeader(h []string) (order int, complexValues, ok bool) {
+	values := []string{"value"}
+	if n := len(h); n >= 3 && strings.EqualFold(strings.TrimSpace(h[n-2]), "re") && strings.EqualFold(strings.TrimSpace(h[n-1]), "im") {
+		values = []string{"re", "im"}
+	}
+	order = len(h) - len(values)
+	if order < 1 || order > tensor.MaxOrder {
+		return 0, false, false
 	}
 	for c, name := range h {
-		want := "value"
-		if c < len(h)-1 {
+		var want string
+		if c < order {
 			want = indexColumns[c]
+		} else {
+			want = values[c-order]
 		}
 		if !strings.EqualFold(strings.TrimSpace(name), want) {
-			return false
+			return 0, false, false
 		}
 	}
-	return true
+	return order, len(values) == 2, true
 }
 
 // csvError turns an encoding/csv error into one naming the file and line.
@@ -345,15 +375,30 @@ func (b *textBuilder) parseCell(line int, fields []string, idx []int64) error {
 		}
 		idx[m] = i
 	}
-	s := strings.TrimSpace(fields[len(idx)])
+	v, err := b.parseNumber(line, "value", fields[len(idx)])
+	if err != nil {
+		return err
+	}
+	var im float64
+	if b.imag != nil {
+		if im, err = b.parseNumber(line, "imaginary part", fields[len(idx)+1]); err != nil {
+			return err
+		}
+	}
+	return b.add(line, idx, v, im)
+}
+
+// parseNumber parses a value, or what names, from its field.
+func (b *textBuilder) parseNumber(line int, what, field string) (float64, error) {
+	s := strings.TrimSpace(field)
 	v, err := strconv.ParseFloat(s, 64)
 	if err != nil {
-		return lineError(b.name, line, "value %s is not a number", excerpt(s))
+		return 0, lineError(b.name, line, "%s %s is not a number", what, excerpt(s))
 	}
 	if !exactInteger(s, v) {
-		return lineError(b.name, line, "value %s is an integer above 2⁵³ that a float64 cannot hold exactly", excerpt(s))
+		return 0, lineError(b.name, line, "%s %s is an integer above 2⁵³ that a float64 cannot hold exactly", what, excerpt(s))
 	}
-	return b.add(line, idx, v)
+	return v, nil
 }
 
 // maxLine bounds the length of a line of a text file, newline excluded.
@@ -517,7 +562,7 @@ func (b *textBuilder) mtxEntry(line int, fields []string, field, symmetry string
 	case symmetry == "skew-symmetric" && idx[0] <= idx[1]:
 		return lineError(b.name, line, "entry (%d, %d) on or above the diagonal of a skew-symmetric matrix; only the strict lower triangle is stored", idx[0], idx[1])
 	}
-	if err := b.add(line, idx, v); err != nil {
+	if err := b.add(line, idx, v, 0); err != nil {
 		return err
 	}
 	if symmetry == "general" || idx[0] == idx[1] {
@@ -526,5 +571,5 @@ func (b *textBuilder) mtxEntry(line int, fields []string, field, symmetry string
 	if symmetry == "skew-symmetric" {
 		v = -v
 	}
-	return b.add(line, []int64{idx[1], idx[0]}, v)
+	return b.add(line, []int64{idx[1], idx[0]}, v, 0)
 }

@@ -22,6 +22,12 @@ func cells(shape []int, rows ...[]float64) *tensor.Sparse {
 	return t
 }
 
+// complexCells gives t the imaginary parts imag.
+func complexCells(t *tensor.Sparse, imag ...float64) *tensor.Sparse {
+	t.Imag = imag
+	return t
+}
+
 func TestReadText(t *testing.T) {
 	tests := []struct {
 		name, text string
@@ -86,6 +92,19 @@ func TestReadText(t *testing.T) {
 		format: tensorio.MTX,
 		want:   cells([]int{2, 3}, []float64{0, 2, 1}, []float64{1, 1, 1}),
 		kind:   tensorio.Count,
+	}, {
+		name:   "csv complex f,n,re,im",
+		text:   "i,j,re,im\n0,1,3,-4\n2, 0, 0, 1e-3\n1,1,-0.5,0\n",
+		format: tensorio.CSV,
+		want:   complexCells(cells([]int{3, 2}, []float64{0, 1, 3}, []float64{2, 0, 0}, []float64{1, 1, -0.5}), -4, 1e-3, 0),
+		kind:   tensorio.Complex,
+	}, {
+		name:   "csv complex 3-way, header in capitals, kind given",
+		text:   "I,J,K,Re,Im\n0,1,2,1,1\n",
+		format: tensorio.CSV,
+		opts:   tensorio.TextOptions{Kind: tensorio.Complex},
+		want:   complexCells(cells([]int{1, 2, 3}, []float64{0, 1, 2, 1}), 1),
+		kind:   tensorio.Complex,
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -102,7 +121,7 @@ func TestReadText(t *testing.T) {
 			if _, err := tensorio.Write(context.Background(), dir, got, tensorio.WriteOptions{Kind: kind}); err != nil {
 				t.Fatal(err)
 			}
-			d, err := tensorio.Read(context.Background(), dir, tensorio.ReadOptions{})
+			d, err := tensorio.Read(context.Background(), dir, tensorio.ReadOptions{Complex: kind == tensorio.Complex})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -80,7 +80,7 @@ func Write(ctx context.Context, dir string, t *tensor.Sparse, opts WriteOptions)
 		Shape:         slices.Clone(t.Shape),
 		Kind:          kind,
 		Cells:         int64(t.NNZ()),
-		ZerosStored:   hasZero(t.Values),
+		ZerosStored:   hasZero(t),
 		Blocks:        blocks,
 		Provenance:    maps.Clone(opts.Provenance),
 		Shards:        []Shard{},
@@ -113,9 +113,15 @@ func checkWrite(t *tensor.Sparse, opts WriteOptions) (ValueKind, error) {
 	}
 	kind := opts.Kind
 	if kind == "" {
-		kind = inferKind(t.Values)
+		kind = inferKind(t)
 	} else if _, err := ParseValueKind(string(kind)); err != nil {
 		return "", fmt.Errorf("tensorio: %v", err)
+	}
+	switch {
+	case kind == Complex && !t.Complex():
+		return "", fmt.Errorf("tensorio: a complex dataset needs the imaginary parts of its values")
+	case kind != Complex && t.Complex():
+		return "", fmt.Errorf("tensorio: a %s dataset cannot hold imaginary parts", kind)
 	}
 	if err := validate(t, kind == Count); err != nil {
 		return "", fmt.Errorf("tensorio: %s tensor: %w", kind, err)
@@ -134,6 +140,9 @@ func validate(t *tensor.Sparse, counts bool) error {
 			return fmt.Errorf("mode %d has %d coordinates for %d values", m, len(t.Coords[m]), len(t.Values))
 		}
 	}
+	if t.Imag != nil && len(t.Imag) != len(t.Values) {
+		return fmt.Errorf("%d imaginary parts for %d values", len(t.Imag), len(t.Values))
+	}
 	bad := func(n int, format string, args ...any) error {
 		return &tensor.CellError{Cell: n, Index: t.Index(n, nil), Problem: fmt.Sprintf(format, args...)}
 	}
@@ -145,6 +154,11 @@ func validate(t *tensor.Sparse, counts bool) error {
 		}
 		if problem := valueProblem(v, counts, true); problem != "" {
 			return bad(n, "%s", problem)
+		}
+		if t.Imag != nil {
+			if problem := imagProblem(v, t.Imag[n], true); problem != "" {
+				return bad(n, "%s", problem)
+			}
 		}
 	}
 	if first, second, ok := duplicate(t); ok {
@@ -248,43 +262,72 @@ func writeFile(s sink, name string, data []byte) error {
 }
 
 // schemaOf is the Parquet schema of an order-n dataset: required int32 columns i, j, k (as many
-// as the order) and a required double column value, in that order.
-func schemaOf(order int) *parquet.Schema {
-	g := parquet.Group{"value": parquet.Leaf(parquet.DoubleType)}
+// as the order) and a required double column value, and for complex values a required double
+// column imag.
+func schemaOf(order int, hasImag bool) *parquet.Schema {
+	g := parquet.Group{valueColumn: parquet.Leaf(parquet.DoubleType)}
+	if hasImag {
+		g[imagColumn] = parquet.Leaf(parquet.DoubleType)
+	}
 	for _, name := range indexColumns[:order] {
 		// Coordinates come sorted or nearly so; delta encoding shrinks them several-fold, and every
 		// major Parquet reader decodes it.
 		g[name] = parquet.Encoded(parquet.Int(32), &parquet.DeltaBinaryPacked)
 	}
-	// A Group orders its fields by name, which puts i, j, k before value.
+	// A Group orders its fields by name: i, imag, j, k, value.
 	return parquet.NewSchema("tensor", g)
 }
 
 // indexColumns names the coordinate columns of modes 0, 1, 2.
 var indexColumns = [tensor.MaxOrder]string{"i", "j", "k"}
 
+// The value columns: the value (the real part of a complex value) and the imaginary part.
+const (
+	valueColumn = "value"
+	imagColumn  = "imag"
+)
+
 // writeBatch is the number of rows handed to the Parquet writer at a time.
 const writeBatch = 4096
 
 // writeShard writes the cells of seg as one Parquet file.
 func writeShard(w io.Writer, seg segment) error {
-	order := seg.t.Order()
-	pw := parquet.NewWriter(w, schemaOf(order),
+	order, hasImag := seg.t.Order(), seg.t.Complex()
+	schema := schemaOf(order, hasImag)
+	// leaf returns the position of a column in a row, which the schema's name order decides.
+	leaf := func(name string) int {
+		l, _ := schema.Lookup(name)
+		return l.ColumnIndex
+	}
+	var modes [tensor.MaxOrder]int
+	for m := range order {
+		modes[m] = leaf(indexColumns[m])
+	}
+	value, imag := leaf(valueColumn), -1
+	width := order + 1
+	if hasImag {
+		imag = leaf(imagColumn)
+		width++
+	}
+	pw := parquet.NewWriter(w, schema,
 		parquet.Compression(&parquet.Zstd),
 		parquet.MaxRowsPerRowGroup(rowGroupRows))
-	values := make([]parquet.Value, writeBatch*(order+1))
+	values := make([]parquet.Value, writeBatch*width)
 	rows := make([]parquet.Row, writeBatch)
 	for r := range rows {
-		rows[r] = values[r*(order+1) : (r+1)*(order+1)]
+		rows[r] = values[r*width : (r+1)*width]
 	}
 	for lo := seg.lo; lo < seg.hi; lo += writeBatch {
 		n := min(writeBatch, seg.hi-lo)
 		for r := range n {
 			row := rows[r]
 			for m := range order {
-				row[m] = parquet.Int32Value(seg.t.Coords[m][lo+r]).Level(0, 0, m)
+				row[modes[m]] = parquet.Int32Value(seg.t.Coords[m][lo+r]).Level(0, 0, modes[m])
 			}
-			row[order] = parquet.DoubleValue(seg.t.Values[lo+r]).Level(0, 0, order)
+			row[value] = parquet.DoubleValue(seg.t.Values[lo+r]).Level(0, 0, value)
+			if hasImag {
+				row[imag] = parquet.DoubleValue(seg.t.Imag[lo+r]).Level(0, 0, imag)
+			}
 		}
 		if _, err := pw.WriteRows(rows[:n]); err != nil {
 			return err

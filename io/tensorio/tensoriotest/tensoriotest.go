@@ -121,6 +121,24 @@ type Cell2 struct {
 	Value float64 `parquet:"value"`
 }
 
+// Cell2C is a row of a complex matrix dataset as tensorio writes it.
+type Cell2C struct {
+	I     int32   `parquet:"i"`
+	J     int32   `parquet:"j"`
+	Value float64 `parquet:"value"`
+	Imag  float64 `parquet:"imag"`
+}
+
+// ComplexMatrix returns the cells of Matrix as complex values: cell (i, j) has imaginary part
+// j − i, so that some are real and none is zero.
+func ComplexMatrix() []Cell2C {
+	var cells []Cell2C
+	for _, c := range Matrix() {
+		cells = append(cells, Cell2C{I: c.I, J: c.J, Value: c.Value, Imag: float64(c.J - c.I)})
+	}
+	return cells
+}
+
 // Matrix returns the cells of a small count matrix in row-major order: cell (i, j) of a 30×20
 // matrix is stored when (i+j) is divisible by 3, with value 1 + (i·j mod 5). Row r of a shard
 // written from it is cell r.
@@ -167,6 +185,9 @@ type Case struct {
 	Text    string
 	Format  tensorio.TextFormat
 	Options tensorio.TextOptions
+	// Read is how a dataset is read: complex datasets with Complex set, so that the reader gets
+	// to the problem rather than refuse complex values.
+	Read tensorio.ReadOptions
 	// Want are substrings of the error message: the file, the row or line, the problem.
 	Want []string
 }
@@ -190,7 +211,7 @@ func Corpus(dir string) ([]Case, error) {
 			err = fmt.Errorf("corpus case %s: %w", name, err)
 			return
 		}
-		cases = append(cases, Case{Name: name, Dataset: d, Want: want})
+		cases = append(cases, Case{Name: name, Dataset: d, Read: tensorio.ReadOptions{Complex: true}, Want: want})
 	}
 	shard := func(d string) string { return filepath.Join(d, "data", "shard-00000.parquet") }
 	// good writes the matrix as a valid dataset and returns its manifest for the case to spoil.
@@ -361,6 +382,75 @@ func Corpus(dir string) ([]Case, error) {
 		return []string{shard(d) + " row 2: value is null"}, err
 	})
 
+	// Complex datasets: the imag column must be there exactly when the manifest says complex.
+	withComplexCell := func(d string, r int, c Cell2C) error {
+		cells := ComplexMatrix()
+		cells[r] = c
+		_, err := WriteMatrix(d, tensorio.Complex, cells)
+		return err
+	}
+	dataset("complex-nan-imag", func(d string) ([]string, error) {
+		return []string{shard(d) + " row 4: imaginary part NaN is not finite"}, withComplexCell(d, 4, Cell2C{I: 0, J: 12, Value: 1, Imag: math.NaN()})
+	})
+	dataset("complex-stored-zero", func(d string) ([]string, error) {
+		return []string{shard(d) + " row 2: value 0 is stored but the manifest says zeros are not stored"}, withComplexCell(d, 2, Cell2C{I: 0, J: 6})
+	})
+	dataset("complex-missing-imag", func(d string) ([]string, error) {
+		_, err := WriteMatrix(d, tensorio.Complex, Matrix())
+		return []string{shard(d), `missing column "imag": an order-2 complex dataset has columns i, j, value, imag`}, err
+	})
+	dataset("real-with-imag", func(d string) ([]string, error) {
+		_, err := WriteMatrix(d, tensorio.Real, ComplexMatrix())
+		return []string{shard(d), `unexpected column "imag": an order-2 dataset has columns i, j, value`}, err
+	})
+	dataset("complex-imag-int64", func(d string) ([]string, error) {
+		type cell struct {
+			I     int32   `parquet:"i"`
+			J     int32   `parquet:"j"`
+			Value float64 `parquet:"value"`
+			Imag  int64   `parquet:"imag"`
+		}
+		_, err := WriteMatrix(d, tensorio.Complex, []cell{{0, 0, 1, 2}})
+		return []string{shard(d), `column "imag" has type INT64, want DOUBLE`}, err
+	})
+	dataset("complex-null-imag", func(d string) ([]string, error) {
+		type cell struct {
+			I     int32    `parquet:"i"`
+			J     int32    `parquet:"j"`
+			Value float64  `parquet:"value"`
+			Imag  *float64 `parquet:"imag,optional"`
+		}
+		one := 1.0
+		_, err := WriteMatrix(d, tensorio.Complex, []cell{{0, 0, 1, &one}, {0, 3, 1, &one}, {0, 6, 1, nil}})
+		return []string{shard(d) + " row 2: imag is null"}, err
+	})
+	dataset("complex-imag-codec-lie", func(d string) ([]string, error) {
+		if _, err := WriteMatrix(d, tensorio.Complex, ComplexMatrix()); err != nil {
+			return nil, err
+		}
+		// The guard checks the imag column's pages as it checks every other column's.
+		err := RewriteFooter(shard(d), func(md *format.FileMetaData) {
+			for g := range md.RowGroups {
+				for c, col := range md.RowGroups[g].Columns {
+					if slices.Equal(col.MetaData.PathInSchema, []string{"imag"}) {
+						md.RowGroups[g].Columns[c].MetaData.Codec = format.Lz4Raw
+					}
+				}
+			}
+		})
+		if err != nil {
+			return nil, err
+		}
+		m, err := ReadManifest(d)
+		if err != nil {
+			return nil, err
+		}
+		if err := Rehash(d, &m.Shards[0]); err != nil {
+			return nil, err
+		}
+		return []string{shard(d), `corrupt Parquet column chunk "imag"`, "is not LZ4_RAW data"}, WriteManifest(d, m)
+	})
+
 	// Hostile shards: the manifest's checksums match, the metadata lies. Each once made the
 	// reader allocate without bound or loop.
 	// lie rewrites the footer of the good matrix's shard and the manifest to match the file.
@@ -480,6 +570,13 @@ func Corpus(dir string) ([]Case, error) {
 	}
 	none := tensorio.TextOptions{}
 	text("csv-no-header", "x.csv", "0,1,3\n1,2,4\n", tensorio.CSV, none, "line 1: no header")
+	text("csv-complex-imag-not-a-number", "x.csv", "i,j,re,im\n0,1,3,4\n1,2,1,abc\n", tensorio.CSV, none, `line 3: imaginary part "abc" is not a number`)
+	text("csv-complex-nan-imag", "x.csv", "i,j,re,im\n0,1,1,NaN\n", tensorio.CSV, none, "line 2: imaginary part NaN is not finite")
+	text("csv-complex-field-count", "x.csv", "i,j,re,im\n0,1,3,4\n1,2,3\n", tensorio.CSV, none, "line 3: wrong number of fields")
+	text("csv-complex-duplicate", "x.csv", "i,j,re,im\n0,1,1,2\n0,1,3,4\n", tensorio.CSV, none, "line 3: cell [0 1] stored twice (first on line 2)")
+	text("csv-complex-as-real", "x.csv", "i,j,re,im\n0,1,1,2\n", tensorio.CSV, tensorio.TextOptions{Kind: tensorio.Real}, "line 1: the header's re,im columns hold complex values, but the values must be real")
+	text("csv-kind-complex-value-header", "x.csv", "i,j,value\n0,1,3\n", tensorio.CSV, tensorio.TextOptions{Kind: tensorio.Complex}, "line 1: complex values need the header i,j[,k],re,im")
+	text("tns-kind-complex", "x.tns", "1 1 2\n", tensorio.TNS, tensorio.TextOptions{Kind: tensorio.Complex}, "complex values are read from CSV only")
 	text("csv-wrong-header", "x.csv", "row,col,count\n0,1,3\n", tensorio.CSV, none, `line 1: header "row,col,count"`)
 	text("csv-field-count", "x.csv", "i,j,value\n0,1,3\n1,2\n", tensorio.CSV, none, "line 3: wrong number of fields")
 	text("csv-not-a-number", "x.csv", "i,j,value\n0,1,3\n1,2,abc\n", tensorio.CSV, none, `line 3: value "abc" is not a number`)
