@@ -9,6 +9,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 
+	"github.com/stirank/stirank/io/tensorio"
 	"github.com/stirank/stirank/models/isnmf"
 	"github.com/stirank/stirank/rng"
 	"github.com/stirank/stirank/samplers/smc"
@@ -38,8 +39,8 @@ type DictionaryWork struct {
 	Data Source
 	// Values says how the data's values enter the model (isnmf.Values).
 	Values string
-	// Complete says that every cell must be stored (a real dataset, whose unstored cells are
-	// missing); otherwise unstored cells are zeros (a count dataset).
+	// Complete says that every cell must be stored (a real or complex dataset, whose unstored
+	// cells are missing); otherwise unstored cells are zeros (a count dataset).
 	Complete bool
 	Dicts    []Dictionary
 	// Method is an isnmf method name; Particles and Stages its budget per run.
@@ -94,7 +95,7 @@ func (w DictionaryWork) Load(ctx context.Context) (*dictProblem, error) {
 	if err != nil {
 		return nil, err
 	}
-	data, _, err := w.Data.Load(ctx, false)
+	data, _, err := w.Data.Load(ctx, tensorio.ReadOptions{Complex: values == isnmf.Complex})
 	if err != nil {
 		return nil, err
 	}
@@ -104,7 +105,7 @@ func (w DictionaryWork) Load(ctx context.Context) (*dictProblem, error) {
 	}
 	p := &dictProblem{cols: cols, method: method, values: values}
 	for _, d := range w.Dicts {
-		t, _, err := d.Source.Load(ctx, false)
+		t, _, err := d.Source.Load(ctx, tensorio.ReadOptions{})
 		if err != nil {
 			return nil, err
 		}
@@ -116,7 +117,7 @@ func (w DictionaryWork) Load(ctx context.Context) (*dictProblem, error) {
 		if f != data.Shape[0] {
 			return nil, fmt.Errorf("%s has %d rows (features) but the data %s have %d", name, f, w.Data, data.Shape[0])
 		}
-		m, err := isnmf.New(f, k, wt, w.A, w.B, values == isnmf.Powers)
+		m, err := isnmf.New(f, k, wt, w.A, w.B, values.U() == 1)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}

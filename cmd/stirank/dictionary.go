@@ -34,8 +34,11 @@ var dictionarySynopsis = `--data DIR (--dict [NAME=]DIR ... | --nid) [--values r
 
 const dictionaryHelp = `Scores dictionaries W (F x K, non-negative; cells not stored are 0) on an F x N data matrix X
 under the multiplicative exponential noise model of NMF with the Itakura-Saito divergence:
-x_fn ~ N(0, sum_k w_fk h_kn) with h_kn ~ IG(a, b), for real amplitudes (--values real) or for the
-powers |x|^2 of complex values such as a power spectrogram (--values power). For every dictionary
+x_fn ~ N(0, sum_k w_fk h_kn) with h_kn ~ IG(a, b), for real amplitudes (--values real), for the
+powers |x|^2 of complex values such as a power spectrogram (--values power), or for complex
+values themselves, such as a short-time Fourier transform (a dataset of value kind complex, from
+a CSV with header i,j,re,im: they always enter as complex, the circular complex model on |x|^2,
+and the evidence is their density, that of their powers less F log(pi) per column). For every dictionary
 it estimates log p(X | W) = sum_n log p(x_n | W), each column by independent runs of annealed
 importance sampling or of the SMC samplers of Dikmen & Cemgil (SMC1: columns moved out of one
 collapsed column; SMC2: columns and features brought in one at a time), and writes OUTDIR/
@@ -64,7 +67,7 @@ func runDictionary(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := newFlagSet("dictionary", dictionarySynopsis)
 	fs.StringVar(&data, "data", "", "data matrix (features x columns): a dataset directory or URL")
 	fs.Var(&dicts, "dict", "a dictionary to score (features x K), as [NAME=]DIR; repeat for several")
-	fs.StringVar(&values, "values", "real", "how the data's values enter: real (amplitudes x) or power (|x|^2 of complex values)")
+	fs.StringVar(&values, "values", string(isnmf.Amplitudes), "how the values of a real or count dataset enter: real (amplitudes x) or power (|x|^2 of complex values); complex data enter as complex values")
 	fs.StringVar(&method, "method", isnmf.AIS{}.Name(), "estimator: "+strings.Join(isnmf.MethodNames(), ", ")+" ("+isnmf.IS{}.Name()+": plain importance sampling from the prior, the baseline; it fails where the posterior of h is concentrated in many directions)")
 	fs.Float64Var(&a, "a", 1, "shape of the inverse-gamma prior of every excitation h_kn")
 	fs.Float64Var(&b, "b", 1, "scale of the inverse-gamma prior of every excitation h_kn")
@@ -126,14 +129,31 @@ func runDictionary(ctx context.Context, args []string, stdout io.Writer) error {
 	if _, err := isnmf.NewMethod(method, isnmf.Budget{Particles: particles, Stages: stages}); err != nil {
 		return usageError{err}
 	}
-	src, info, m, x, err := openData(ctx, &selectFlags{data: data}, true)
+	src, info, m, _, err := openData(ctx, &selectFlags{data: data}, false)
+	if err != nil {
+		return err
+	}
+	// The value kind decides how complex data enter, so --values is for real and count data.
+	valuesSet := false
+	fs.Visit(func(fl *flag.Flag) { valuesSet = valuesSet || fl.Name == "values" })
+	switch {
+	case m.Kind == tensorio.Complex && nid:
+		return usagef("--nid takes its dictionary from the data's columns, which must be powers: %s holds complex values; import their powers |x|^2 as a real dataset and pass --values power", data)
+	case m.Kind == tensorio.Complex && valuesSet && values != string(isnmf.Complex):
+		return usagef("--values %s: %s holds complex values, which enter as complex values (give no --values)", values, data)
+	case m.Kind == tensorio.Complex:
+		values = string(isnmf.Complex)
+	case values == string(isnmf.Complex):
+		return usagef("--values complex: %s holds %s values; complex values come from a dataset of value kind complex", data, m.Kind)
+	}
+	x, _, err := src.Load(ctx, tensorio.ReadOptions{Complex: m.Kind == tensorio.Complex})
 	if err != nil {
 		return err
 	}
 	if len(info.Shape) != 2 {
 		return fmt.Errorf("%s: a %d-way array; IS-NMF scores a matrix (features x columns)", data, len(info.Shape))
 	}
-	work := transforms.DictionaryWork{Data: src, Values: values, Complete: m.Kind == tensorio.Real, Method: method,
+	work := transforms.DictionaryWork{Data: src, Values: values, Complete: m.Kind != tensorio.Count, Method: method,
 		Particles: particles, Stages: stages, Replicas: replicas, A: a, B: b, Seed: seed}
 	cols, err := isnmf.Columns(x, isnmf.Values(values), work.Complete)
 	if err != nil {

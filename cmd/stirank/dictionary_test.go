@@ -197,6 +197,10 @@ func TestDictionaryBadInput(t *testing.T) {
 	baselineOK(t, "import", "--in", partial, "--out", holes)
 	cube := filepath.Join(dir, "cube")
 	baselineOK(t, "generate", "--model", "cp", "--shape", "3x3x3", "--rank", "1", "--out", cube)
+	complexData := filepath.Join(dir, "complex")
+	baselineOK(t, "import", "--in", writeFile(t, dir, "complex.csv", "i,j,re,im\n0,0,1,2\n1,0,-1,0\n2,0,0,3\n0,1,1,1\n1,1,2,-2\n2,1,1,0.5\n"), "--out", complexData)
+	complexHoles := filepath.Join(dir, "complexholes")
+	baselineOK(t, "import", "--in", writeFile(t, dir, "complexholes.csv", "i,j,re,im\n0,0,1,2\n1,0,-1,0\n2,1,0,3\n"), "--out", complexHoles)
 	for _, tc := range []struct {
 		name string
 		code int
@@ -214,6 +218,11 @@ func TestDictionaryBadInput(t *testing.T) {
 		{"nid amplitudes", 2, []string{"--data", good, "--nid"}, "--values power"},
 		{"unknown method", 2, []string{"--data", good, "--dict", good, "--method", "vb"}, "vb"},
 		{"values", 2, []string{"--data", good, "--dict", good, "--values", "complex"}, "complex"},
+		{"complex data as powers", 2, []string{"--data", complexData, "--dict", good, "--values", "power"}, "holds complex values"},
+		{"complex data as amplitudes", 2, []string{"--data", complexData, "--dict", good, "--values", "real"}, "holds complex values"},
+		{"complex nid", 2, []string{"--data", complexData, "--nid", "--values", "power"}, "import their powers"},
+		{"complex dictionary", 1, []string{"--data", good, "--dict", complexData}, "value_kind complex: this reader takes real values only"},
+		{"complex missing cell", 1, []string{"--data", complexHoles, "--dict", good}, "(2, 0) is missing"},
 		{"particles", 2, []string{"--data", good, "--dict", good, "--particles", "0"}, "particle"},
 		{"prior", 1, []string{"--data", good, "--dict", good, "--a", "0"}, "IG(0, 1)"},
 		{"no data dir", 2, []string{"--data", filepath.Join(dir, "nope"), "--dict", good}, "no such dataset"},
@@ -231,5 +240,97 @@ func TestDictionaryBadInput(t *testing.T) {
 				t.Errorf("%s exists after a failed run", out)
 			}
 		})
+	}
+}
+
+// TestDictionaryComplex imports complex data from a CSV of f,n,re,im and scores a K = 2 and a
+// K = 1 dictionary on it, and on the same data given as their powers |x|² with --values power:
+// the same streams see the same powers, so every column's evidence differs by exactly F log π
+// (the density of a power is π times that of its complex value) and its standard error not at
+// all; and each column is within 0.1 nat and three standard errors of its exact value.
+func TestDictionaryComplex(t *testing.T) {
+	dir := t.TempDir()
+	r := rng.New(23)
+	const F, N = 10, 3
+	w := make([]float64, F*2)
+	for i := range w {
+		w[i] = r.ExpFloat64()
+	}
+	re, im := make([][]float64, N), make([][]float64, N)
+	var powers [][]float64
+	for n := range N {
+		h := []float64{1 / r.ExpFloat64(), 1 / r.ExpFloat64()}
+		re[n], im[n] = make([]float64, F), make([]float64, F)
+		p := make([]float64, F)
+		for f := range F {
+			// Circular complex: each part carries half the variance.
+			sd := math.Sqrt((w[2*f]*h[0] + w[2*f+1]*h[1]) / 2)
+			re[n][f], im[n][f] = r.NormFloat64()*sd, r.NormFloat64()*sd
+			p[f] = float64(re[n][f]*re[n][f]) + float64(im[n][f]*im[n][f])
+		}
+		powers = append(powers, p)
+	}
+	var b strings.Builder
+	b.WriteString("i,j,re,im\n")
+	for f := range F {
+		for n := range N {
+			fmt.Fprintf(&b, "%d,%d,%.17g,%.17g\n", f, n, re[n][f], im[n][f])
+		}
+	}
+	complexData := filepath.Join(dir, "xc")
+	if stdout := baselineOK(t, "import", "--in", writeFile(t, dir, "xc.csv", b.String()), "--out", complexData); !strings.Contains(stdout, "complex 10x3, 30 stored cells") {
+		t.Errorf("import: %q", stdout)
+	}
+	powerData := matrixCSV(t, dir, "xp", F, N, func(i, j int) float64 { return powers[j][i] })
+	w2 := matrixCSV(t, dir, "w2", F, 2, func(i, j int) float64 { return w[2*i+j] })
+	w1 := matrixCSV(t, dir, "w1", F, 1, func(i, j int) float64 { return w[2*i] + w[2*i+1] })
+	m2, err := isnmf.New(F, 2, w, 1, 1, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := make([]float64, F)
+	for f := range F {
+		sum[f] = w[2*f] + w[2*f+1]
+	}
+	m1, err := isnmf.New(F, 1, sum, 1, 1, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	score := func(data string, values ...string) pipelines.DictionaryResult {
+		out := filepath.Join(t.TempDir(), "out")
+		args := append([]string{"dictionary", "--data", data, "--dict", w2, "--dict", w1, "--method", "smc2",
+			"--particles", "100", "--stages", "500", "--replicas", "4", "--out", out}, values...)
+		baselineOK(t, args...)
+		res, err := pipelines.ReadDictionaryResult(context.Background(), out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	c, p := score(complexData), score(powerData, "--values", "power")
+	if c.Values != string(isnmf.Complex) || p.Values != string(isnmf.Powers) {
+		t.Errorf("values %q and %q, want complex and power", c.Values, p.Values)
+	}
+	jacobian := F * math.Log(math.Pi)
+	for d, m := range []*isnmf.Model{m2, m1} {
+		cd, pd := c.Dictionaries[d], p.Dictionaries[d]
+		if diff := float64(pd.LogEvidence - cd.LogEvidence); math.Abs(diff-N*jacobian) > 1e-9 {
+			t.Errorf("%s: powers %v, complex %v: differ by %v, want N·F·log π = %v", cd.Name, pd.LogEvidence, cd.LogEvidence, diff, N*jacobian)
+		}
+		for n, cc := range cd.Columns {
+			pc := pd.Columns[n]
+			if diff := float64(pc.LogEvidence - cc.LogEvidence); math.Abs(diff-jacobian) > 1e-9 || math.Abs(float64(pc.StdErr-cc.StdErr)) > 1e-12 {
+				t.Errorf("%s column %d: powers %v ± %v, complex %v ± %v: want a difference of F·log π = %v and equal errors",
+					cd.Name, n, pc.LogEvidence, pc.StdErr, cc.LogEvidence, cc.StdErr, jacobian)
+			}
+			exact, err := m.LogEvidenceQuadrature(powers[n], 80)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, se := float64(cc.LogEvidence), float64(cc.StdErr)
+			if math.Abs(got-exact) > 0.1 || math.Abs(got-exact) > 3*se+0.02 {
+				t.Errorf("%s column %d: %.4f ± %.4f, exact %.4f", cd.Name, n, got, se, exact)
+			}
+		}
 	}
 }
