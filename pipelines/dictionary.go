@@ -105,17 +105,20 @@ type DictionaryResult struct {
 	// Kind tells this result from a rank selection's: always "dictionary".
 	Kind   string `json:"kind"`
 	Method string `json:"method"`
-	// Values is how the data entered the model: "real" amplitudes or "power"s.
+	// Values is how the data entered the model: "real" amplitudes, "power"s or "complex" values.
 	Values string   `json:"values"`
 	Data   DataInfo `json:"data"`
 	Prior  struct {
 		A float64 `json:"a"`
 		B float64 `json:"b"`
 	} `json:"prior"`
-	Particles int    `json:"particles"`
-	Stages    int    `json:"stages"`
-	Replicas  int    `json:"replicas"`
-	Seed      uint64 `json:"seed"`
+	Particles int `json:"particles"`
+	// Stages is the stages of an ais run; smc1 and smc2 take at least these and more where their
+	// conditional ESS target, CESS, needs shorter steps (each column's stages says how many).
+	Stages   int     `json:"stages"`
+	CESS     float64 `json:"cess,omitempty"`
+	Replicas int     `json:"replicas"`
+	Seed     uint64  `json:"seed"`
 	// Best names the dictionary of highest evidence; empty when every one diverged.
 	Best         string            `json:"best"`
 	Dictionaries []DictionaryScore `json:"dictionaries"`
@@ -136,17 +139,18 @@ type DictionaryScore struct {
 	Columns       []ColumnScore `json:"columns"`
 }
 
-// ColumnScore is log p(x_n | W) of one column.
+// ColumnScore is log p(x_n | W) of one column, with the stages each replica took.
 type ColumnScore struct {
 	Column      int   `json:"column"`
 	LogEvidence Float `json:"log_evidence"`
 	StdErr      Float `json:"stderr"`
+	Stages      []int `json:"stages,omitempty"`
 }
 
 // NewDictionaryResult assembles the result from the evidence of every (dictionary, column).
 func NewDictionaryResult(w transforms.DictionaryWork, meta DictionaryMeta, cols []transforms.ColumnEvidence) DictionaryResult {
 	r := DictionaryResult{Kind: "dictionary", Method: w.Method, Values: w.Values, Data: meta.Data,
-		Particles: w.Particles, Stages: w.Stages, Replicas: w.Replicas, Seed: w.Seed, Divergences: []string{},
+		Particles: w.Particles, Stages: w.Stages, CESS: w.CESS, Replicas: w.Replicas, Seed: w.Seed, Divergences: []string{},
 		Command: meta.Command, Version: meta.Version}
 	r.Prior.A, r.Prior.B = w.A, w.B
 	for d, dict := range w.Dicts {
@@ -157,7 +161,7 @@ func NewDictionaryResult(w transforms.DictionaryWork, meta DictionaryMeta, cols 
 	variance := make([]float64, len(w.Dicts))
 	for _, c := range cols {
 		ds := &r.Dictionaries[c.Dict]
-		ds.Columns = append(ds.Columns, ColumnScore{Column: c.Column, LogEvidence: Float(c.LogEvidence), StdErr: Float(c.Stderr)})
+		ds.Columns = append(ds.Columns, ColumnScore{Column: c.Column, LogEvidence: Float(c.LogEvidence), StdErr: Float(c.Stderr), Stages: c.Stages})
 		ds.LogEvidence += Float(c.LogEvidence)
 		variance[c.Dict] += c.Stderr * c.Stderr
 		r.Divergences = append(r.Divergences, c.Divergences...)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/stirank/stirank/evidence"
 	"github.com/stirank/stirank/rng"
+	"github.com/stirank/stirank/samplers/smc"
 )
 
 // Annealing configures the annealing stage of a rank: adaptive-tempered SMC (Del Moral, Doucet &
@@ -214,7 +215,13 @@ func (p *Problem) Anneal(ctx context.Context, rank, replica int, a Annealing) (*
 		if k >= a.MaxStages {
 			return nil, fmt.Errorf("annealing rank %d, replica %d: %d stages did not reach t = 1 (raise the stage limit or lower the ESS target)", rank, replica, a.MaxStages)
 		}
-		next := nextTemperature(t, ll, logW, a.CESS)
+		// The largest temperature whose reweighting by exp((t' − t) ℓ) keeps the conditional ESS
+		// at CESS·N.
+		next := smc.NextStep(t, 1, a.CESS, 0, logW, func(next float64, inc []float64) {
+			for i := range ll {
+				inc[i] = (next - t) * ll[i]
+			}
+		})
 		inc := make([]float64, n)
 		for i := range n {
 			inc[i] = logW[i] + (next-t)*ll[i]
@@ -359,45 +366,6 @@ func (p *Problem) stage(k int, t, logZ, ess float64, theta [][]float64, ll, logW
 	r := rng.New(p.Config.Seed, uint64(rank), uint64(k), uint64(replica), streamStarts)
 	s.Start = append([]float64(nil), theta[systematic(r.Float64(), logW, 1)[0]]...)
 	return s
-}
-
-// nextTemperature returns the largest t' in (t, 1] at which reweighting the population by
-// exp((t' − t) ℓ) keeps its conditional ESS (Zhou, Johansen & Aston 2016),
-// (Σ W w)² / Σ W w², at cess (a fraction of the particles), found by bisection.
-func nextTemperature(t float64, ll, logW []float64, cess float64) float64 {
-	a := make([]float64, len(ll))
-	b := make([]float64, len(ll))
-	frac := func(next float64) float64 {
-		for i := range ll {
-			if math.IsInf(logW[i], -1) {
-				a[i], b[i] = math.Inf(-1), math.Inf(-1)
-				continue
-			}
-			d := (next - t) * ll[i]
-			a[i] = logW[i] + d
-			b[i] = logW[i] + 2*d
-		}
-		return math.Exp(2*floats.LogSumExp(a) - floats.LogSumExp(b))
-	}
-	if frac(1) >= cess {
-		return 1
-	}
-	lo, hi := t, 1.0
-	for range 100 {
-		mid := lo + (hi-lo)/2
-		if mid == lo || mid == hi {
-			break
-		}
-		if frac(mid) >= cess {
-			lo = mid
-		} else {
-			hi = mid
-		}
-	}
-	if lo == t { // a single particle carries all the weight even at the smallest step
-		return hi
-	}
-	return lo
 }
 
 // essOf is the effective sample size 1/Σ W² of normalised log weights.

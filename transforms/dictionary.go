@@ -43,9 +43,10 @@ type DictionaryWork struct {
 	// cells are missing); otherwise unstored cells are zeros (a count dataset).
 	Complete bool
 	Dicts    []Dictionary
-	// Method is an isnmf method name; Particles and Stages its budget per run.
+	// Method is an isnmf method name; Particles, Stages and CESS its budget per run.
 	Method            string
 	Particles, Stages int
+	CESS              float64
 	Replicas          int
 	// A and B are the shape and scale of every excitation's inverse-gamma prior.
 	A, B float64
@@ -63,7 +64,9 @@ type DictRun struct {
 	LogZ        float64
 	Resamplings int
 	MinESS      float64
-	Divergence  string
+	// Stages counts the run's stages: Budget.Stages for ais, as many as it took for smc1 and smc2.
+	Stages     int
+	Divergence string
 }
 
 // ColumnEvidence is log p(x_n | W_d) of one column under one dictionary, from its replicas.
@@ -71,8 +74,9 @@ type ColumnEvidence struct {
 	Dict, Column int
 	LogEvidence  float64
 	Stderr       float64
-	// Runs are the replicas' estimates, by replica.
-	Runs []float64
+	// Runs are the replicas' estimates, by replica, and Stages the stages each took.
+	Runs   []float64
+	Stages []int
 	// Divergences describe the runs that met a non-finite weight; their estimates are left out.
 	Divergences []string
 }
@@ -91,7 +95,7 @@ func (w DictionaryWork) Load(ctx context.Context) (*dictProblem, error) {
 	if err != nil {
 		return nil, err
 	}
-	method, err := isnmf.NewMethod(w.Method, isnmf.Budget{Particles: w.Particles, Stages: w.Stages})
+	method, err := isnmf.NewMethod(w.Method, isnmf.Budget{Particles: w.Particles, Stages: w.Stages, CESS: w.CESS})
 	if err != nil {
 		return nil, err
 	}
@@ -148,7 +152,7 @@ func (w DictionaryWork) Tasks() []DictTask {
 func (p *dictProblem) run(seed uint64, t DictTask) DictRun {
 	m := p.models[t.Dict]
 	res := p.method.Estimate(m, p.cols[t.Column], rng.New(seed, uint64(t.Dict), uint64(t.Column), uint64(t.Replica)))
-	out := DictRun{Task: t, LogZ: res.LogZ + p.values.LogJacobian(m.F), Resamplings: res.Resamplings, MinESS: res.MinESS}
+	out := DictRun{Task: t, LogZ: res.LogZ + p.values.LogJacobian(m.F), Resamplings: res.Resamplings, MinESS: res.MinESS, Stages: res.Stages}
 	if res.Divergence != "" {
 		out.Divergence = fmt.Sprintf("dictionary %d, column %d, replica %d: %s", t.Dict, t.Column, t.Replica, res.Divergence)
 	}
@@ -256,6 +260,7 @@ func (columnEvidenceFn) ExtractOutput(a dictRuns) ColumnEvidence {
 			continue
 		}
 		c.Runs = append(c.Runs, r.LogZ)
+		c.Stages = append(c.Stages, r.Stages)
 		logZ = append(logZ, r.LogZ)
 	}
 	c.LogEvidence, c.Stderr = math.NaN(), math.NaN()

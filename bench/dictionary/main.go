@@ -44,7 +44,8 @@ import (
 
 var (
 	particles  = flag.Int("particles", 100, "particles per run")
-	stages     = flag.Int("stages", 1000, "stages per run")
+	stages     = flag.Int("stages", 1000, "stages per run (for smc1 and smc2 spread evenly over the path, and the fewest they take with -cess)")
+	cess       = flag.Float64("cess", 0, "smc1 and smc2: add stages where a step would leave the conditional ESS fraction below this (0: none)")
 	replicas   = flag.Int("replicas", 4, "runs per column")
 	columns    = flag.Int("columns", 5, "columns per dictionary in the accuracy and agreement tables")
 	repeats    = flag.Int("repeats", 5, "datasets in the classification table")
@@ -69,27 +70,34 @@ func dictionary(f, k int, stream uint64) *isnmf.Model {
 	return m
 }
 
-// estimate is log p(x | W) from -replicas runs of method, run concurrently on every core.
-func estimate(method isnmf.Method, m *isnmf.Model, x []float64, stream ...uint64) (logZ, se float64) {
+// estimate is log p(x | W) from -replicas runs of method, run concurrently on every core, with
+// the stages the runs took, added up.
+func estimate(method isnmf.Method, m *isnmf.Model, x []float64, stream ...uint64) (logZ, se float64, stages int) {
 	out := make([]float64, *replicas)
+	runStages := make([]int, *replicas)
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
 	for r := range out {
 		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			out[r] = method.Estimate(m, x, rng.New(*seed, append(stream, uint64(r))...)).LogZ
+			res := method.Estimate(m, x, rng.New(*seed, append(stream, uint64(r))...))
+			out[r], runStages[r] = res.LogZ, res.Stages
 		})
 	}
 	wg.Wait()
-	return smc.Combine(out)
+	logZ, se = smc.Combine(out)
+	for _, s := range runStages {
+		stages += s
+	}
+	return logZ, se, stages
 }
 
 func main() {
 	flag.Parse()
 	var ms []isnmf.Method
 	for _, name := range strings.Split(*methods, ",") {
-		m, err := isnmf.NewMethod(name, isnmf.Budget{Particles: *particles, Stages: *stages})
+		m, err := isnmf.NewMethod(name, isnmf.Budget{Particles: *particles, Stages: *stages, CESS: *cess})
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(2)
@@ -115,8 +123,8 @@ func main() {
 }
 
 func accuracy(ms []isnmf.Method) {
-	fmt.Println("accuracy against exact values (mean |error| in nats; largest |error| in reported standard errors; CPU per column)")
-	fmt.Printf("%4s %3s %6s %10s %9s %12s\n", "F", "K", "method", "mean|err|", "max z", "CPU/column")
+	fmt.Println("accuracy against exact values (mean |error| in nats; largest |error| in reported standard errors; mean stages per run; CPU per column)")
+	fmt.Printf("%4s %3s %6s %10s %9s %11s %12s\n", "F", "K", "method", "mean|err|", "max z", "stages/run", "CPU/column")
 	for _, fs := range strings.Split(*features, ",") {
 		F, err := strconv.Atoi(fs)
 		if err != nil || F < 1 {
@@ -138,9 +146,11 @@ func accuracyAt(ms []isnmf.Method, F int) {
 		}
 		for _, method := range ms {
 			var sumErr, maxZ float64
+			var runStages int
 			start := cputime.Now()
 			for n, x := range cols {
-				got, se := estimate(method, m, x, uint64(k), uint64(n))
+				got, se, s := estimate(method, m, x, uint64(k), uint64(n))
+				runStages += s
 				e := math.Abs(got - exact[n])
 				sumErr += e
 				if se > 0 {
@@ -150,7 +160,8 @@ func accuracyAt(ms []isnmf.Method, F int) {
 				}
 			}
 			per := (cputime.Now() - start) / time.Duration(len(cols))
-			fmt.Printf("%4d %3d %6s %10.4f %9.2f %12s\n", F, k, method.Name(), sumErr/float64(len(cols)), maxZ, per.Round(time.Millisecond))
+			fmt.Printf("%4d %3d %6s %10.4f %9.2f %11.0f %12s\n", F, k, method.Name(), sumErr/float64(len(cols)), maxZ,
+				float64(runStages)/float64(len(cols)**replicas), per.Round(time.Millisecond))
 		}
 	}
 }
@@ -164,7 +175,7 @@ func agreement(ms []isnmf.Method) {
 	for i, method := range ms {
 		start := cputime.Now()
 		for n, x := range cols {
-			l, se := estimate(method, m, x, 100, uint64(n))
+			l, se, _ := estimate(method, m, x, 100, uint64(n))
 			est[i*len(cols)+n] = [2]float64{l, se}
 		}
 		fmt.Printf("  %s: CPU per column %s\n", method.Name(), ((cputime.Now() - start) / time.Duration(len(cols))).Round(time.Millisecond))
@@ -218,8 +229,8 @@ func classification(ms []isnmf.Method) {
 		for i, method := range ms {
 			wrong := 0
 			for n, x := range data {
-				l1, _ := estimate(method, w1, x, 300, uint64(rep), uint64(n), 0)
-				l2, _ := estimate(method, w2, x, 300, uint64(rep), uint64(n), 1)
+				l1, _, _ := estimate(method, w1, x, 300, uint64(rep), uint64(n), 0)
+				l2, _, _ := estimate(method, w2, x, 300, uint64(rep), uint64(n), 1)
 				if (l2 > l1) != (truth[n] == 1) {
 					wrong++
 				}

@@ -59,6 +59,7 @@ func runDictionary(ctx context.Context, args []string, stdout io.Writer) error {
 		dicts                     multiFlag
 		a, b, wShape, wRate       float64
 		particles, stages         int
+		cess                      float64
 		replicas, workers         int
 		seed                      uint64
 		classify, nid, verbose    bool
@@ -72,7 +73,8 @@ func runDictionary(ctx context.Context, args []string, stdout io.Writer) error {
 	fs.Float64Var(&a, "a", 1, "shape of the inverse-gamma prior of every excitation h_kn")
 	fs.Float64Var(&b, "b", 1, "scale of the inverse-gamma prior of every excitation h_kn")
 	fs.IntVar(&particles, "particles", 100, "particles per run")
-	fs.IntVar(&stages, "stages", 1000, "intermediate targets per run (temperatures for ais; mask steps for smc1 and smc2)")
+	fs.IntVar(&stages, "stages", 1000, "intermediate targets per run: temperatures for ais; for smc1 and smc2 mask steps, spread evenly over the path (with --cess, the fewest they take; at most 20 times as many)")
+	fs.Float64Var(&cess, "cess", 0, "smc1 and smc2: add stages where a mask step would leave the conditional effective sample size, as a fraction of the particles, below this (0: the even schedule alone)")
 	fs.IntVar(&replicas, "replicas", 4, "independent runs per (dictionary, column); the estimate is the log of their mean")
 	fs.Uint64Var(&seed, "seed", 1, "random seed; every run's stream derives from it and its (dictionary, column, replica)")
 	fs.IntVar(&workers, "workers", 0, "runs at once per worker process (default: one per core)")
@@ -126,8 +128,12 @@ func runDictionary(ctx context.Context, args []string, stdout io.Writer) error {
 	if _, err := isnmf.ParseValues(values); err != nil {
 		return usageError{err}
 	}
-	if _, err := isnmf.NewMethod(method, isnmf.Budget{Particles: particles, Stages: stages}); err != nil {
+	estimator, err := isnmf.NewMethod(method, isnmf.Budget{Particles: particles, Stages: stages, CESS: cess})
+	if err != nil {
 		return usageError{err}
+	}
+	if cess > 0 && !isnmf.ChoosesStages(estimator) {
+		return usagef("--cess is for smc1 and smc2; %s runs its --stages", method)
 	}
 	src, info, m, _, err := openData(ctx, &selectFlags{data: data}, false)
 	if err != nil {
@@ -154,7 +160,7 @@ func runDictionary(ctx context.Context, args []string, stdout io.Writer) error {
 		return fmt.Errorf("%s: a %d-way array; IS-NMF scores a matrix (features x columns)", data, len(info.Shape))
 	}
 	work := transforms.DictionaryWork{Data: src, Values: values, Complete: m.Kind != tensorio.Count, Method: method,
-		Particles: particles, Stages: stages, Replicas: replicas, A: a, B: b, Seed: seed}
+		Particles: particles, Stages: stages, CESS: cess, Replicas: replicas, A: a, B: b, Seed: seed}
 	cols, err := isnmf.Columns(x, isnmf.Values(values), work.Complete)
 	if err != nil {
 		return fmt.Errorf("%s: %w", data, err)
@@ -190,13 +196,31 @@ func runDictionary(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "%s on %s (%s, %s values), %d dictionaries, %d replicas of %d particles x %d stages\n",
-		method, data, formatShape(info.Shape), values, len(work.Dicts), replicas, particles, stages)
+	schedule := fmt.Sprintf("%d stages", stages)
+	if cess > 0 {
+		schedule = fmt.Sprintf("%d stages or more (conditional ESS %g; %.0f on average)", stages, cess, meanStages(r))
+	}
+	fmt.Fprintf(stdout, "%s on %s (%s, %s values), %d dictionaries, %d replicas of %d particles x %s\n",
+		method, data, formatShape(info.Shape), values, len(work.Dicts), replicas, particles, schedule)
 	fmt.Fprint(stdout, r.Table())
 	if classify {
 		fmt.Fprint(stdout, r.Classify())
 	}
 	return dictionaryReport(ctx, out, noReport)
+}
+
+// meanStages is the mean number of stages of the runs of a result.
+func meanStages(r pipelines.DictionaryResult) float64 {
+	var sum, n float64
+	for _, d := range r.Dictionaries {
+		for _, c := range d.Columns {
+			for _, s := range c.Stages {
+				sum += float64(s)
+				n++
+			}
+		}
+	}
+	return sum / n
 }
 
 // dictionaryReport writes the report of the result in out, unless noReport; a failure removes

@@ -105,6 +105,14 @@ func TestDictionaryCommand(t *testing.T) {
 				if c.Column != n || math.Abs(got-exact) > 0.1 || math.Abs(got-exact) > 3*se+0.02 {
 					t.Errorf("%s %s column %d: %.4f ± %.4f, exact %.4f", method, ds.Name, c.Column, got, se, exact)
 				}
+				// Every replica's stages are recorded: AIS's 500, and SMC1's 500 at K = 2 (its
+				// steps are 1/500 of the column's move), none at K = 1.
+				for _, st := range c.Stages {
+					if len(c.Stages) != 4 || method == "ais" && st != 500 || method == "smc1" && (ds.K == 2 && st != 500 || ds.K == 1 && st != 0) {
+						t.Errorf("%s %s column %d: stages %v", method, ds.Name, c.Column, c.Stages)
+						break
+					}
+				}
 				total += got
 			}
 			if math.Abs(total-float64(ds.LogEvidence)) > 1e-9 {
@@ -224,6 +232,8 @@ func TestDictionaryBadInput(t *testing.T) {
 		{"complex dictionary", 1, []string{"--data", good, "--dict", complexData}, "value_kind complex: this reader takes real values only"},
 		{"complex missing cell", 1, []string{"--data", complexHoles, "--dict", good}, "(2, 0) is missing"},
 		{"particles", 2, []string{"--data", good, "--dict", good, "--particles", "0"}, "particle"},
+		{"cess", 2, []string{"--data", good, "--dict", good, "--method", "smc2", "--cess", "1"}, "conditional ESS target 1"},
+		{"cess with ais", 2, []string{"--data", good, "--dict", good, "--cess", "0.9"}, "--cess is for smc1 and smc2"},
 		{"prior", 1, []string{"--data", good, "--dict", good, "--a", "0"}, "IG(0, 1)"},
 		{"no data dir", 2, []string{"--data", filepath.Join(dir, "nope"), "--dict", good}, "no such dataset"},
 	} {

@@ -20,9 +20,10 @@ func (AIS) Name() string { return "ais" }
 // Estimate runs the particles up the power path.
 func (a AIS) Estimate(m *Model, x []float64, r *rand.Rand) smc.Result {
 	S := a.Stages
-	p := newPath(m, x, S, func(n int, t *target) {
-		t.setPowers(math.Pow(float64(n)/float64(S), 4))
+	p := newPath(m, x, func(at position, t *target) {
+		t.setPowers(math.Pow(float64(at.seg)/float64(S), 4))
 		copy(t.d, m.W)
 	})
-	return smc.Run(p, smc.Config{Particles: a.Particles}, r)
+	p.stages = S
+	return smc.Run(fixedPath{p}, smc.Config{Particles: a.Particles}, r)
 }

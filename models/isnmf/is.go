@@ -19,9 +19,10 @@ func (IS) Name() string { return "is" }
 
 // Estimate draws from the prior and weights by the likelihood: one stage from β = 0 to 1.
 func (s IS) Estimate(m *Model, x []float64, r *rand.Rand) smc.Result {
-	p := newPath(m, x, 1, func(n int, t *target) {
-		t.setPowers(float64(n))
+	p := newPath(m, x, func(at position, t *target) {
+		t.setPowers(float64(at.seg))
 		copy(t.d, m.W)
 	})
-	return smc.Run(p, smc.Config{Particles: s.Particles * s.Stages}, r)
+	p.stages = 1
+	return smc.Run(fixedPath{p}, smc.Config{Particles: s.Particles * s.Stages}, r)
 }

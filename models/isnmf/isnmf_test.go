@@ -91,6 +91,8 @@ func estimate(method Method, m *Model, x []float64, replicas int, seed uint64) (
 // AIS, SMC1 and SMC2 on the paper's synthetic data against the exact evidence (K = 1) and the
 // quadrature (K = 2, 3): within 0.1 nat and three reported standard errors, with 100 particles ×
 // 2 000 stages (at 1 000, SMC2 came out 0.10 nat low on the informative complex column at K = 2).
+// With a conditional ESS target of 0.999 added (Budget.CESS) SMC2 failed the three standard
+// errors on one or two of the K = 2, 3 columns, 0.02–0.03 nat off, and once 0.135 nat off.
 func TestEstimatorsMatchQuadrature(t *testing.T) {
 	budget := Budget{Particles: 100, Stages: 2000}
 	for _, k := range []int{1, 2, 3} {
@@ -141,5 +143,41 @@ func TestTrueDictionaryWins(t *testing.T) {
 	t.Logf("log evidence over 20 columns: %v", total)
 	if !(total["true"] > total["two columns"] && total["true"] > total["true + random"]) {
 		t.Errorf("the true dictionary does not win: %v", total)
+	}
+}
+
+// LogRatios, which sums over the features two targets differ in, against the difference of the
+// full log targets, along SMC1's mask steps within and across columns.
+func TestLogRatios(t *testing.T) {
+	m, cols := paperData(t, 10, 3, 1, false, 13)
+	x := cols[0]
+	order := angleOrder(m)
+	frac := make([]float64, m.K)
+	fill := func(at position, tg *target) {
+		frac[order[0]] = 1
+		for i, k := range order[1:] {
+			frac[k] = at.share(i)
+		}
+		tg.setPowers(1)
+		maskRows(m, frac, order[0], tg.d, 0, m.F)
+	}
+	p := newPath(m, x, fill)
+	p.segments = 2
+	q := newPath(m, x, fill)
+	r := rng.New(3)
+	hs := make([]float64, 3*5)
+	for i := range hs {
+		hs[i] = 1 / r.ExpFloat64()
+	}
+	out := make([]float64, 5)
+	for _, c := range [][3]float64{{0, 0, 0.3}, {0, 0.3, 0.7}, {1, 0.1, 0.2}, {1, 0, 1}} {
+		segmentPath{p}.LogRatios(int(c[0]), c[1], c[2], hs, out)
+		for i := range out {
+			h := hs[i*3 : i*3+3]
+			a := fixedPath{q}.logTargetAt(position{int(c[0]), c[2]}, h) - fixedPath{q}.logTargetAt(position{int(c[0]), c[1]}, h)
+			if math.Abs(a-out[i]) > 1e-9 {
+				t.Errorf("%v particle %d: ratio %v, direct %v", c, i, out[i], a)
+			}
+		}
 	}
 }

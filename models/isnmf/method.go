@@ -2,6 +2,7 @@ package isnmf
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"sort"
 
@@ -18,17 +19,46 @@ type Method interface {
 
 // Budget is what a run may spend: a population of Particles carried over Stages targets. Plain
 // importance sampling spends Particles·Stages draws from the prior, so that every method costs
-// about the same.
+// about the same. SMC1 and SMC2 spread Stages evenly over their path (smc.AdaptiveConfig.MaxStep)
+// and, with a CESS target, add stages where a step would leave the conditional ESS below it.
 type Budget struct {
 	Particles, Stages int
+	// CESS is the conditional ESS fraction each stage of SMC1 and SMC2 keeps; 0 keeps the even
+	// schedule alone.
+	CESS float64
 }
 
 // Validate checks the budget.
 func (b Budget) Validate() error {
-	if b.Particles < 1 || b.Stages < 1 {
+	switch {
+	case b.Particles < 1 || b.Stages < 1:
 		return fmt.Errorf("isnmf: a run needs at least one particle and one stage (got %d, %d)", b.Particles, b.Stages)
+	case !(b.CESS >= 0 && b.CESS < 1):
+		return fmt.Errorf("isnmf: conditional ESS target %v must lie in [0, 1)", b.CESS)
 	}
 	return nil
+}
+
+// adaptive is the configuration of a run of the given number of segments on the budget:
+// resampling below N/2, as Dikmen & Cemgil do; steps of at most segments/Stages, so that the run
+// takes at least the Stages stages of an even schedule, more where the conditional ESS target
+// needs shorter steps; and at most maxStageFactor·Stages stages.
+func (b Budget) adaptive(segments int) smc.AdaptiveConfig {
+	return smc.AdaptiveConfig{Config: smc.Config{Particles: b.Particles, ResampleBelow: 0.5}, CESS: b.CESS,
+		MaxStep: math.Min(1, float64(segments)/float64(b.Stages)), MaxStages: maxStageFactor * b.Stages}
+}
+
+// maxStageFactor bounds an adaptive run's stages as a multiple of the even schedule's.
+const maxStageFactor = 20
+
+// ChoosesStages reports whether m can add stages for the conditional ESS (SMC1, SMC2) rather
+// than run Budget.Stages of them.
+func ChoosesStages(m Method) bool {
+	switch m.(type) {
+	case SMC1, SMC2:
+		return true
+	}
+	return false
 }
 
 var methods = map[string]func(Budget) Method{}

@@ -3,6 +3,7 @@ package isnmf
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 
 	"gonum.org/v1/gonum/stat/distuv"
 
@@ -26,29 +27,38 @@ func (t *target) setPowers(beta float64) {
 	}
 }
 
-// schedule writes stage n's target into t (whose slices are allocated).
-type schedule func(n int, t *target)
-
-// path carries a schedule over the model and a column for the SMC driver: its targets, the exact
-// draw from the first one, and the moves.
-type path struct {
-	m      *Model
-	x      []float64
-	stages int
-	fill   schedule
-	// cache holds the last two stages the driver asked for: it walks LogTarget(n−1), LogTarget(n)
-	// and Move(n) over the particles, stage after stage.
-	cache [2]target
-	at    [2]int
-	next  int
-	// work buffers of the moves.
-	v, lam, z, ss, nobs []float64
+// position is a place on a path: for a path of fixed stages (AIS, IS) stage seg, with lambda 0;
+// for a segmented one (SMC1, SMC2) the point lambda ∈ [0, 1] of segment seg.
+type position struct {
+	seg    int
+	lambda float64
 }
 
-var _ smc.Path = (*path)(nil)
+// schedule writes the target at a position into t (whose slices are allocated).
+type schedule func(at position, t *target)
 
-func newPath(m *Model, x []float64, stages int, fill schedule) *path {
-	p := &path{m: m, x: x, stages: stages, fill: fill, at: [2]int{-1, -1}}
+// path carries a schedule over the model and a column for the SMC driver: its targets, the exact
+// draw from the first one, and the moves. fixedPath and segmentPath present it to smc.Run and
+// smc.RunAdaptive.
+type path struct {
+	m *Model
+	x []float64
+	// stages is the number of stages of a fixed path, segments that of a segmented one.
+	stages, segments int
+	fill             schedule
+	// cache holds the last two targets the driver asked for: it walks LogTarget(n−1),
+	// LogTarget(n) and Move(n) over the particles stage after stage, and LogRatios(from, to)
+	// over them for every step its bisection tries.
+	cache  [2]target
+	at     [2]position
+	recent int // the cached target asked for last, which a miss must not replace
+	// work buffers of the moves, and the rows two targets differ in (LogRatios).
+	v, lam, z, ss, nobs []float64
+	changed             []int
+}
+
+func newPath(m *Model, x []float64, fill schedule) *path {
+	p := &path{m: m, x: x, fill: fill, at: [2]position{{seg: -1}, {seg: -1}}}
 	for i := range p.cache {
 		p.cache[i] = target{d: make([]float64, m.F*m.K), power: make([]float64, m.F)}
 	}
@@ -56,18 +66,20 @@ func newPath(m *Model, x []float64, stages int, fill schedule) *path {
 	return p
 }
 
-// stage returns target n, filling it if neither cached stage is n.
-func (p *path) stage(n int) *target {
+// stage returns the target at a position, filling it in place of the one asked for less recently
+// if neither cached target is there.
+func (p *path) stage(at position) *target {
 	for i := range p.at {
-		if p.at[i] == n {
+		if p.at[i] == at {
+			p.recent = i
 			return &p.cache[i]
 		}
 	}
-	i := p.next
-	p.next ^= 1
-	p.at[i] = n
+	i := 1 - p.recent
+	p.recent = i
+	p.at[i] = at
 	t := &p.cache[i]
-	p.fill(n, t)
+	p.fill(at, t)
 	t.exact = true
 	for _, b := range t.power {
 		t.exact = t.exact && (b == 0 || b == 1)
@@ -75,12 +87,19 @@ func (p *path) stage(n int) *target {
 	return t
 }
 
-func (p *path) Dim() int    { return p.m.K }
-func (p *path) Stages() int { return p.stages }
+// fixedPath is a path of Stages() fixed targets, stage n at position {n, 0}, for smc.Run.
+type fixedPath struct{ *path }
+
+var _ smc.Path = fixedPath{}
+
+func (p fixedPath) Dim() int    { return p.m.K }
+func (p fixedPath) Stages() int { return p.stages }
 
 // LogTarget is Σ_f β_f log N_u(x_f; 0, d_f·h): the prior is common to every stage.
-func (p *path) LogTarget(n int, h []float64) float64 {
-	t := p.stage(n)
+func (p fixedPath) LogTarget(n int, h []float64) float64 { return p.logTargetAt(position{seg: n}, h) }
+
+func (p fixedPath) logTargetAt(at position, h []float64) float64 {
+	t := p.stage(at)
 	K, u := p.m.K, p.m.U
 	var logs logSum
 	var power, quad float64
@@ -98,6 +117,61 @@ func (p *path) LogTarget(n int, h []float64) float64 {
 		logs.add(b, v)
 	}
 	return u*math.Log(u/math.Pi)*power - u*(logs.value()+quad)
+}
+
+func (p fixedPath) Move(n int, r *rand.Rand, h []float64) { p.move(p.stage(position{seg: n}), r, h) }
+
+// segmentPath is a path of Segments() segments for smc.RunAdaptive.
+type segmentPath struct{ *path }
+
+var _ smc.Segmented = segmentPath{}
+
+func (p segmentPath) Dim() int      { return p.m.K }
+func (p segmentPath) Segments() int { return p.segments }
+
+func (p segmentPath) Move(s int, lambda float64, r *rand.Rand, h []float64) {
+	p.move(p.stage(position{s, lambda}), r, h)
+}
+
+// LogRatios sets out[i] to the log likelihood ratio of the targets at to and from of particle i,
+// over the features whose power or dictionary row differs between them: a feature coming in
+// costs K operations a particle, not F·K. The logarithms of each target's scales are taken a
+// product at a time (logSum), since every β_f of a mask step is 1.
+func (p segmentPath) LogRatios(s int, from, to float64, hs, out []float64) {
+	tf, tt := p.stage(position{s, from}), p.stage(position{s, to})
+	K, u := p.m.K, p.m.U
+	p.changed = p.changed[:0]
+	for f := range p.x {
+		if tf.power[f] != tt.power[f] || !slices.Equal(tf.d[f*K:(f+1)*K], tt.d[f*K:(f+1)*K]) {
+			p.changed = append(p.changed, f)
+		}
+	}
+	c := u * math.Log(u/math.Pi)
+	for i := range out {
+		h := hs[i*K : (i+1)*K]
+		var logTo, logFrom logSum
+		var l float64
+		for _, f := range p.changed {
+			x, bt, bf := p.x[f], tt.power[f], tf.power[f]
+			if bt > 0 {
+				var v float64
+				for k, d := range tt.d[f*K : (f+1)*K] {
+					v += d * h[k]
+				}
+				l += bt * (c - u*x/v)
+				logTo.add(bt, v)
+			}
+			if bf > 0 {
+				var v float64
+				for k, d := range tf.d[f*K : (f+1)*K] {
+					v += d * h[k]
+				}
+				l -= bf * (c - u*x/v)
+				logFrom.add(bf, v)
+			}
+		}
+		out[i] = l - u*(logTo.value()-logFrom.value())
+	}
 }
 
 // logSum accumulates Σ_i β_i log v_i with one logarithm per run of terms of equal β (a
@@ -132,7 +206,7 @@ func (s *logSum) value() float64 {
 // features that are in, so that h_c has an inverse-gamma posterior, the other excitations keep
 // their priors, and Z_0 is the K = 1 evidence of those features.
 func (p *path) Init(r *rand.Rand, h []float64) float64 {
-	t := p.stage(0)
+	t := p.stage(position{})
 	m := p.m
 	for k := range h {
 		h[k] = invGamma(r, m.A[k], m.B[k])
@@ -166,12 +240,11 @@ func (p *path) Init(r *rand.Rand, h []float64) float64 {
 	return logZ + a*math.Log(b) - lga + lgs - shape*math.Log(scale)
 }
 
-// Move is one Gibbs sweep through the components (eqs. 4–7) where the conditionals hold (every
+// move is one Gibbs sweep through the components (eqs. 4–7) where the conditionals hold (every
 // β_f is 0 or 1), then one slice-sampling sweep over log h. Gibbs alone mixes slowly on an
 // informative column — C and h are strongly dependent, and it moved SMC1 0.39 nat low at
 // K = 2 on complex data — and the slice sweep is what tempered targets need anyway.
-func (p *path) Move(n int, r *rand.Rand, h []float64) {
-	t := p.stage(n)
+func (p *path) move(t *target, r *rand.Rand, h []float64) {
 	if t.exact {
 		p.gibbs(t, r, h)
 	}

@@ -9,8 +9,9 @@ import (
 
 // SMC2 grows the problem in both directions (Dikmen & Cemgil §3.2): it starts, like SMC1, from
 // the collapsed dictionary but on one feature only, and then alternately moves a column out (as in
-// SMC1) and brings in a feature, until every column and every feature is in; each takes
-// Stages/(K−1+F−1) steps. The first feature is the one of largest power and each next one the
+// SMC1) and brings in a feature, until every column and every feature is in. Each of these
+// K−1+F−1 segments takes as many steps as keep the conditional ESS at Budget.CESS
+// (smc.RunAdaptive). The first feature is the one of largest power and each next one the
 // remaining feature whose magnitude is closest to the last one's.
 //
 // A feature comes in by raising its likelihood term from the power 0 to 1 over its steps, with its
@@ -27,7 +28,7 @@ func (SMC2) Name() string { return "smc2" }
 // Estimate grows the problem from one feature and one column to x and W.
 func (s SMC2) Estimate(m *Model, x []float64, r *rand.Rand) smc.Result {
 	cols, feats := angleOrder(m), featureOrder(x)
-	// events lists the growth steps: a column to move out (≥ 0) or a feature to bring in
+	// events lists the segments: a column to move out (≥ 0) or a feature to bring in
 	// (−1 − its position in feats).
 	var events []int
 	for i := 1; i < max(m.K, m.F); i++ {
@@ -38,31 +39,23 @@ func (s SMC2) Estimate(m *Model, x []float64, r *rand.Rand) smc.Result {
 			events = append(events, -1-feats[i])
 		}
 	}
-	steps := max(1, s.Stages/max(1, len(events)))
 	frac := make([]float64, m.K)
-	p := newPath(m, x, steps*len(events), func(n int, t *target) {
-		e, lambda := n/steps, float64(n%steps)/float64(steps)
+	p := newPath(m, x, func(at position, t *target) {
 		clear(frac)
 		frac[cols[0]] = 1
 		clear(t.power)
 		t.power[feats[0]] = 1
 		for i, ev := range events {
-			share := 1.0
-			switch {
-			case i > e:
-				share = 0
-			case i == e:
-				share = lambda
-			}
 			if ev >= 0 {
-				frac[ev] = share
+				frac[ev] = at.share(i)
 			} else {
-				t.power[-1-ev] = share
+				t.power[-1-ev] = at.share(i)
 			}
 		}
 		maskRows(m, frac, cols[0], t.d, 0, m.F)
 	})
-	return smc.Run(p, smc.Config{Particles: s.Particles, ResampleBelow: 0.5}, r)
+	p.segments = len(events)
+	return smc.RunAdaptive(segmentPath{p}, s.adaptive(p.segments), r)
 }
 
 // featureOrder starts from the feature of largest power and goes on to the remaining feature

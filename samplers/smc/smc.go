@@ -58,55 +58,234 @@ type Result struct {
 	Resamplings int
 	// MinESS is the smallest effective sample size met before any resampling, as a fraction of N.
 	MinESS float64
-	// Divergence names the first stage at which a weight was not a number; empty when none was.
+	// Stages counts the reweightings, one per stage; the particles moved once fewer.
+	Stages int
+	// Divergence names the first stage at which a weight was not a number, or the stage limit an
+	// adaptive run reached; empty when neither happened.
 	Divergence string
 }
 
 // Run carries cfg.Particles particles along path and returns the estimate of log Z_S. All
 // randomness comes from r, so a run is reproduced by its stream.
 func Run(path Path, cfg Config, r *rand.Rand) Result {
-	n, d := cfg.Particles, path.Dim()
-	x := make([]float64, n*d)
-	spare := make([]float64, n*d)
-	logw := make([]float64, n)
-	res := Result{MinESS: 1}
-	var logZ0 float64
-	for i := range n {
-		logZ0 = path.Init(r, x[i*d:(i+1)*d])
-	}
-	logZ := logZ0
-	idx := make([]int, n)
+	pop := newPopulation(path.Dim(), path.Init, cfg.Particles, r)
 	for s := 1; s <= path.Stages(); s++ {
-		for i := range n {
-			p := x[i*d : (i+1)*d]
-			logw[i] += path.LogTarget(s, p) - path.LogTarget(s-1, p)
+		for i := range pop.n {
+			p := pop.particle(i)
+			pop.logw[i] += path.LogTarget(s, p) - path.LogTarget(s-1, p)
 		}
-		lse, ess := quad.LogSumExp(logw), essFraction(logw)
-		if math.IsNaN(lse) || math.IsInf(lse, 1) {
-			res.Divergence = fmt.Sprintf("stage %d: log weight %v", s, lse)
-			res.LogZ = math.NaN()
-			return res
-		}
-		res.MinESS = min(res.MinESS, ess)
-		if ess < cfg.ResampleBelow {
-			logZ += lse - math.Log(float64(n))
-			systematic(r, logw, lse, idx)
-			for i, j := range idx {
-				copy(spare[i*d:(i+1)*d], x[j*d:(j+1)*d])
-			}
-			x, spare = spare, x
-			clear(logw)
-			res.Resamplings++
+		if !pop.reweighted(func() string { return fmt.Sprintf("stage %d", s) }, cfg.ResampleBelow, r) {
+			return pop.res
 		}
 		if s == path.Stages() {
 			break // a move after the last reweighting would not change the estimate
 		}
-		for i := range n {
-			path.Move(s, r, x[i*d:(i+1)*d])
+		for i := range pop.n {
+			path.Move(s, r, pop.particle(i))
 		}
 	}
-	res.LogZ = logZ + quad.LogSumExp(logw) - math.Log(float64(n))
-	return res
+	return pop.result()
+}
+
+// Segmented is a path made of segments, each a continuous family of unnormalised targets
+// π_{s,λ}, λ ∈ [0, 1], that meet end to start (π_{s,1} = π_{s+1,0}); RunAdaptive chooses the λs
+// a run visits.
+type Segmented interface {
+	Dim() int
+	// Segments is the number of segments; with none the path is π_{0,0} alone.
+	Segments() int
+	// Init draws x exactly from π_{0,0} normalised and returns log Z_{0,0}.
+	Init(r *rand.Rand, x []float64) float64
+	// LogRatios sets out[i] = log π_{s,to}(x_i) − log π_{s,from}(x_i) for every particle x_i of
+	// xs (Dim values each, one after another).
+	LogRatios(s int, from, to float64, xs, out []float64)
+	// Move applies a Markov kernel that leaves π_{s,λ} invariant.
+	Move(s int, lambda float64, r *rand.Rand, x []float64)
+}
+
+// AdaptiveConfig sets the population and the schedule of RunAdaptive.
+type AdaptiveConfig struct {
+	Config
+	// CESS is the conditional effective sample size, as a fraction of the particles, that every
+	// reweighting keeps (Zhou, Johansen & Aston 2016): each stage goes as far along its segment as
+	// it can while the weights stay that even. 0 lets every stage take the longest step, MaxStep.
+	CESS float64
+	// MaxStep bounds a stage's step along a segment, so that a run takes at least 1/MaxStep
+	// stages a segment: the conditional ESS says how far the weights let a stage go, not how far
+	// the moves can follow, and where the weights change slowly a run of the target alone takes
+	// steps too long for one move each. 0 means 1.
+	MaxStep float64
+	// MaxStages bounds the stages of a run; a run that needs more fails (Result.Divergence).
+	MaxStages int
+}
+
+// Validate checks the configuration.
+func (c AdaptiveConfig) Validate() error {
+	switch {
+	case !(c.CESS >= 0 && c.CESS < 1):
+		return fmt.Errorf("smc: conditional ESS target %v must lie in [0, 1)", c.CESS)
+	case !(c.MaxStep >= 0 && c.MaxStep <= 1):
+		return fmt.Errorf("smc: longest step %v must lie in [0, 1]", c.MaxStep)
+	case c.MaxStages < 1:
+		return fmt.Errorf("smc: stage limit %d must be at least 1", c.MaxStages)
+	}
+	return c.Config.Validate()
+}
+
+// stepPrecision is how finely RunAdaptive's bisection places a stage: to 1% of the step, so that
+// the conditional ESS is at least, and about, the target.
+const stepPrecision = 0.01
+
+// RunAdaptive carries cfg.Particles particles along every segment of path in turn, each stage
+// going from λ to the largest λ' ≤ min(1, λ + cfg.MaxStep) whose reweighting keeps the
+// conditional ESS at cfg.CESS (NextStep), resampling when the ESS falls below cfg.ResampleBelow, and moving the particles at
+// every stage but the last. Result.Stages counts the stages; the particles moved Stages − 1 times.
+// All randomness comes from r (the schedule is a function of the particles), so a run is
+// reproduced by its stream.
+func RunAdaptive(path Segmented, cfg AdaptiveConfig, r *rand.Rand) Result {
+	pop := newPopulation(path.Dim(), path.Init, cfg.Particles, r)
+	inc := make([]float64, pop.n)
+	normalised := make([]float64, pop.n)
+	last := path.Segments() - 1
+	maxStep := cfg.MaxStep
+	if maxStep == 0 {
+		maxStep = 1
+	}
+	for s := range path.Segments() {
+		for lambda := 0.0; lambda < 1; {
+			if pop.res.Stages == cfg.MaxStages {
+				pop.fail(fmt.Sprintf("segment %d of %d at λ = %.3g: %d stages did not reach the end of the path (raise the stage limit or lower the conditional ESS target)", s+1, last+1, lambda, cfg.MaxStages))
+				return pop.res
+			}
+			lse := quad.LogSumExp(pop.logw)
+			for i, lw := range pop.logw {
+				normalised[i] = lw - lse
+			}
+			from := lambda
+			// The end of the segment, when the longest step falls short of it by rounding alone.
+			hi := from + maxStep
+			if hi > 1-1e-9*maxStep {
+				hi = 1
+			}
+			lambda = NextStep(from, hi, cfg.CESS, stepPrecision, normalised, func(to float64, out []float64) {
+				path.LogRatios(s, from, to, pop.x, out)
+			})
+			path.LogRatios(s, from, lambda, pop.x, inc)
+			for i, d := range inc {
+				pop.logw[i] += d
+			}
+			if !pop.reweighted(func() string { return fmt.Sprintf("segment %d at λ = %.3g", s+1, lambda) }, cfg.ResampleBelow, r) {
+				return pop.res
+			}
+			if s == last && lambda == 1 {
+				break // a move after the last reweighting would not change the estimate
+			}
+			for i := range pop.n {
+				path.Move(s, lambda, r, pop.particle(i))
+			}
+		}
+	}
+	return pop.result()
+}
+
+// NextStep returns the largest t' in (t, hi] at which reweighting a population of normalised log
+// weights logW by exp(inc(t')) keeps its conditional ESS (Zhou, Johansen & Aston 2016),
+// (Σ W w)² / Σ W w², at cess (a fraction of the particles), found by bisection; inc(t', out) sets
+// out[i] to particle i's log incremental weight from t to t'. The bisection stops once its
+// interval is within tol of the step t' − t, or at the resolution of float64 when tol is 0.
+func NextStep(t, hi, cess, tol float64, logW []float64, inc func(next float64, out []float64)) float64 {
+	d := make([]float64, len(logW))
+	a := make([]float64, len(logW))
+	b := make([]float64, len(logW))
+	frac := func(next float64) float64 {
+		inc(next, d)
+		for i := range logW {
+			if math.IsInf(logW[i], -1) {
+				a[i], b[i] = math.Inf(-1), math.Inf(-1)
+				continue
+			}
+			a[i] = logW[i] + d[i]
+			b[i] = logW[i] + 2*d[i]
+		}
+		return math.Exp(2*quad.LogSumExp(a) - quad.LogSumExp(b))
+	}
+	if frac(hi) >= cess {
+		return hi
+	}
+	lo := t
+	for range 100 {
+		mid := lo + (hi-lo)/2
+		if mid == lo || mid == hi || hi-lo <= tol*(lo-t) {
+			break
+		}
+		if frac(mid) >= cess {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	if lo == t { // a single particle carries all the weight even at the smallest step
+		return hi
+	}
+	return lo
+}
+
+// population is the particles of a run, their log weights and the estimate so far.
+type population struct {
+	n, d     int
+	x, spare []float64 // n×d, one particle after another
+	logw     []float64
+	idx      []int
+	logZ     float64 // log Z of the targets up to the last resampling
+	res      Result
+}
+
+// newPopulation draws n particles of dimension d by init.
+func newPopulation(d int, init func(*rand.Rand, []float64) float64, n int, r *rand.Rand) *population {
+	p := &population{n: n, d: d, x: make([]float64, n*d), spare: make([]float64, n*d),
+		logw: make([]float64, n), idx: make([]int, n), res: Result{MinESS: 1}}
+	for i := range n {
+		p.logZ = init(r, p.particle(i))
+	}
+	return p
+}
+
+func (p *population) particle(i int) []float64 { return p.x[i*p.d : (i+1)*p.d] }
+
+// reweighted ends a stage whose incremental weights are in logw: it counts the stage, records
+// the ESS and resamples when it is below threshold·N. It returns false, the run failed at the
+// stage stage names, when a weight is not a number.
+func (p *population) reweighted(stage func() string, threshold float64, r *rand.Rand) bool {
+	p.res.Stages++
+	lse, ess := quad.LogSumExp(p.logw), essFraction(p.logw)
+	if math.IsNaN(lse) || math.IsInf(lse, 1) {
+		p.fail(fmt.Sprintf("%s: log weight %v", stage(), lse))
+		return false
+	}
+	p.res.MinESS = min(p.res.MinESS, ess)
+	if ess < threshold {
+		p.logZ += lse - math.Log(float64(p.n))
+		systematic(r, p.logw, lse, p.idx)
+		for i, j := range p.idx {
+			copy(p.spare[i*p.d:(i+1)*p.d], p.x[j*p.d:(j+1)*p.d])
+		}
+		p.x, p.spare = p.spare, p.x
+		clear(p.logw)
+		p.res.Resamplings++
+	}
+	return true
+}
+
+// fail ends the run at a problem described by why.
+func (p *population) fail(why string) {
+	p.res.Divergence = why
+	p.res.LogZ = math.NaN()
+}
+
+// result is the run's estimate after its last stage.
+func (p *population) result() Result {
+	p.res.LogZ = p.logZ + quad.LogSumExp(p.logw) - math.Log(float64(p.n))
+	return p.res
 }
 
 // essFraction is the effective sample size (Σw)²/Σw² of the weights exp(logw), divided by N.
