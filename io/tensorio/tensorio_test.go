@@ -103,14 +103,7 @@ func TestComplexRoundTrip(t *testing.T) {
 					if m.Kind != tensorio.Complex || m.ZerosStored {
 						t.Fatalf("manifest kind %s, zeros stored %v; want complex, false", m.Kind, m.ZerosStored)
 					}
-					want := x
-					if blocks > 0 {
-						bt, err := tensor.Block(x, blocks)
-						if err != nil {
-							t.Fatal(err)
-						}
-						want = bt.Sparse
-					}
+					want, _ := written(t, x, blocks)
 					d, err := tensorio.Read(ctx, dir, tensorio.ReadOptions{Complex: true})
 					if err != nil {
 						t.Fatal(err)
@@ -163,6 +156,20 @@ func TestWriterUnchanged(t *testing.T) {
 	}
 }
 
+// written returns the cells of x in the order a write cut into blocks stores them (x itself
+// when blocks is 0), and the block grid.
+func written(t *testing.T, x *tensor.Sparse, blocks int) (*tensor.Sparse, tensor.Grid) {
+	t.Helper()
+	if blocks == 0 {
+		return x, tensor.Grid{}
+	}
+	bt, err := tensor.Block(x, blocks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bt.Sparse, bt.Grid
+}
+
 func TestRoundTrip(t *testing.T) {
 	ctx := context.Background()
 	for order := 1; order <= tensor.MaxOrder; order++ {
@@ -175,16 +182,11 @@ func TestRoundTrip(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					want := x
+					want, grid := written(t, x, blocks)
 					if blocks > 0 {
-						bt, err := tensor.Block(x, blocks)
-						if err != nil {
-							t.Fatal(err)
-						}
-						want = bt.Sparse
 						g, ok := m.Grid()
-						if !ok || !slices.EqualFunc(g.Bounds, bt.Grid.Bounds, slices.Equal) {
-							t.Fatalf("manifest grid %v, want %v", g, bt.Grid)
+						if !ok || !slices.EqualFunc(g.Bounds, grid.Bounds, slices.Equal) {
+							t.Fatalf("manifest grid %v, want %v", g, grid)
 						}
 					}
 					wantKind := tensorio.Count
