@@ -280,6 +280,19 @@ func (s Spec) validate(samplingOptional bool) error {
 	return nil
 }
 
+// Exact returns the model's exact log p(X | R) on data, or ErrNoExact at a rank it has none for
+// (Info.Exact).
+func (s Spec) Exact(data *tensor.Sparse, R int) (float64, error) {
+	if err := s.Validate(); err != nil {
+		return 0, err
+	}
+	info, _ := Lookup(s.Name)
+	if info.Exact == nil {
+		return 0, ErrNoExact
+	}
+	return info.Exact(data, R, s)
+}
+
 // Build binds the model to data (cells in the order the sampler will address them) at rank R.
 func (s Spec) Build(data *tensor.Sparse, R int) (Model, error) {
 	if err := s.Validate(); err != nil {

@@ -263,7 +263,10 @@ func checkRunArgs(ctx context.Context, fs *flag.FlagSet, out, data, rankSpec str
 func runSelect(ctx context.Context, args []string, stdout io.Writer) error {
 	runners.ResetFlags()
 	defer runners.ResetFlags()
-	fs, f, usage := newSelectFlagSet("select", selectSynopsis, selectHelp(), nil)
+	var exact bool
+	fs, f, usage := newSelectFlagSet("select", selectSynopsis, selectHelp(), func(fs *flag.FlagSet) {
+		fs.BoolVar(&exact, "exact", false, "also print the exact log p(X | R) at the ranks the model has one for ("+exactModels+") and how far the estimate is from it: a check of the engine on your data")
+	})
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			usage(os.Stderr)
@@ -278,6 +281,9 @@ func runSelect(ctx context.Context, args []string, stdout io.Writer) error {
 	job, err := prepareSelection(ctx, f, set)
 	if err != nil {
 		return err
+	}
+	if exact && job.data == nil {
+		return usagef("--exact needs the data in this process: remote workers read %s", f.data)
 	}
 	f.command = commandLine("select", args)
 	existed := dirExists(f.out)
@@ -298,7 +304,37 @@ func runSelect(ctx context.Context, args []string, stdout io.Writer) error {
 		}
 	}
 	fmt.Fprintf(stdout, "%s on %s (%s), ranks %s, %d sampler steps\n", r.Model, job.meta.Source, formatShape(job.meta.Shape), f.ranks, r.Steps)
+	if exact {
+		if err := printExact(stdout, job, r); err != nil {
+			return err
+		}
+	}
 	fmt.Fprint(stdout, r.Table())
+	return nil
+}
+
+// exactModels says which models have an exact evidence, for --exact's help.
+const exactModels = "nmf and cp at rank 1, gauss at every rank, ssnmf at rank 0 with a one-column dictionary"
+
+// printExact prints, for every rank of r the model has an exact evidence for, that value and the
+// estimate's distance from it in nats and standard errors.
+func printExact(w io.Writer, job *selection, r *pipelines.Result) error {
+	any := false
+	for _, rr := range r.Ranks {
+		v, err := job.work.Model.Exact(job.data, rr.Rank)
+		if errors.Is(err, models.ErrNoExact) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("exact evidence of rank %d: %w", rr.Rank, err)
+		}
+		any = true
+		d, se := float64(rr.LogEvidence)-v, float64(rr.StdErr)
+		fmt.Fprintf(w, "exact log p(X|R=%d) = %.2f; estimate − exact = %+.2f (%+.1f s.e.)\n", rr.Rank, v, d, d/se)
+	}
+	if !any {
+		fmt.Fprintf(w, "no exact evidence for %s at these ranks (there is one for %s)\n", r.Model, exactModels)
+	}
 	return nil
 }
 
@@ -311,6 +347,8 @@ type selection struct {
 	ladderSpec string
 	// manifest is the dataset's manifest; nil for embedded data.
 	manifest *tensorio.Manifest
+	// data are the data when this process read them (see openData); nil otherwise.
+	data *tensor.Sparse
 }
 
 // prepareSelection locates and reads the data (see openData), and builds the model and the STI
@@ -357,7 +395,7 @@ func prepareSelection(ctx context.Context, f *selectFlags, set map[string]bool) 
 			transforms.Preload(work, p)
 		}
 	}
-	j := &selection{work: work, est: est, meta: meta, ladderSpec: ladderSpec}
+	j := &selection{work: work, est: est, meta: meta, ladderSpec: ladderSpec, data: data}
 	if src.Embedded == "" {
 		j.manifest = m
 	}

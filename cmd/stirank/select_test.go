@@ -16,8 +16,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stirank/stirank/io/tensorio"
+	"github.com/stirank/stirank/models"
 	"github.com/stirank/stirank/pipelines"
 	"github.com/stirank/stirank/sti"
+	"github.com/stirank/stirank/testdata"
 )
 
 // selectRun runs one stirank command line in this process and returns its exit code and output.
@@ -380,5 +383,27 @@ func TestParseRanks(t *testing.T) {
 func TestProgressLine(t *testing.T) {
 	if got := compactRanks([]int{1, 2, 3, 5, 7, 8}); got != "1-3,5,7-8" {
 		t.Errorf("compactRanks: %q", got)
+	}
+}
+
+// TestSelectExact: --exact prints the exact evidence of rank 1 of the embedded default data
+// (Poisson NMF) and the estimate's distance from it, nothing for rank 2, which has none, and the
+// table still ends with the best rank.
+func TestSelectExact(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "out")
+	stdout := selectOK(t, append([]string{"select", "--ranks", "1-2", "--exact", "--no-report", "--out", out}, cheap...)...)
+	ds, err := tensorio.ReadFS(testdata.FS, testdata.Default, tensorio.ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := readResult(t, out)
+	exact, err := models.Rank1LogEvidence(ds.Tensor, r.Prior.Nums("rates"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := float64(r.Ranks[0].LogEvidence) - exact
+	want := fmt.Sprintf("exact log p(X|R=1) = %.2f; estimate − exact = %+.2f (%+.1f s.e.)\n", exact, d, d/float64(r.Ranks[0].StdErr))
+	if !strings.Contains(stdout, want) || strings.Contains(stdout, "R=2") || !strings.HasSuffix(stdout, fmt.Sprintf("best rank: %d\n", r.BestRank)) {
+		t.Errorf("stdout:\n%s\nwant the line\n%s", stdout, want)
 	}
 }
