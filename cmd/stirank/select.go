@@ -319,7 +319,7 @@ const exactModels = "nmf and cp at rank 1, gauss at every rank, ssnmf at rank 0 
 // printExact prints, for every rank of r the model has an exact evidence for, that value and the
 // estimate's distance from it in nats and standard errors.
 func printExact(w io.Writer, job *selection, r *pipelines.Result) error {
-	any := false
+	found := false
 	for _, rr := range r.Ranks {
 		v, err := job.work.Model.Exact(job.data, rr.Rank)
 		if errors.Is(err, models.ErrNoExact) {
@@ -328,11 +328,11 @@ func printExact(w io.Writer, job *selection, r *pipelines.Result) error {
 		if err != nil {
 			return fmt.Errorf("exact evidence of rank %d: %w", rr.Rank, err)
 		}
-		any = true
+		found = true
 		d, se := float64(rr.LogEvidence)-v, float64(rr.StdErr)
 		fmt.Fprintf(w, "exact log p(X|R=%d) = %.2f; estimate − exact = %+.2f (%+.1f s.e.)\n", rr.Rank, v, d, d/se)
 	}
-	if !any {
+	if !found {
 		fmt.Fprintf(w, "no exact evidence for %s at these ranks (there is one for %s)\n", r.Model, exactModels)
 	}
 	return nil
