@@ -1,6 +1,6 @@
 // Package pipelines builds stirank's Beam pipelines. RankSelection estimates the log evidence
 // of every candidate rank with one of the registered estimators (package estimators: STI, Chib,
-// AIS) and writes evidence.json and evidence.csv: it fans out one element per task of the
+// AIS) and writes evidence.json, evidence.csv and timing.json: it fans out one element per task of the
 // estimator (for STI a (rank, temperature, chain), for the baselines a (rank, replica)),
 // reshuffles them so the runner can spread them, runs each task on the workers
 // (transforms.RunFn; for a staged estimator the first-stage tasks start follow-on tasks, which
@@ -34,7 +34,7 @@ type Options struct {
 	Work transforms.Work
 	// Ranks are the candidate ranks, each at least 1.
 	Ranks []int
-	// OutDir receives evidence.json and evidence.csv: a local directory or a Beam filesystem URL
+	// OutDir receives evidence.json, evidence.csv and timing.json: a local directory or a Beam filesystem URL
 	// that the worker running the last step can write.
 	OutDir string
 	// RunID names the in-process progress tracker (transforms.Track) tasks report to.

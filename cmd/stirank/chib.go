@@ -45,7 +45,7 @@ func addBaselineFlags(fs *flag.FlagSet, f *baselineFlags, replicas int, replicaH
 	fs.StringVar(&f.data, "data", "", "dataset directory or URL (gs://…), or embedded:NAME for a dataset compiled in ("+strings.Join(testdata.Names, ", ")+"); default: embedded:"+testdata.Default)
 	fs.StringVar(&f.model, "model", "", modelHelp(estimators.BaselineModels()))
 	fs.StringVar(&f.ranks, "ranks", "1-10", "candidate ranks: 1-10, 1,3,5 or 2-4,8")
-	fs.StringVar(&f.out, "out", "", "output directory for evidence.json and evidence.csv (must not exist, or be empty)")
+	fs.StringVar(&f.out, "out", "", "output directory for evidence.json, evidence.csv, timing.json and the report (must not exist, or be empty)")
 	f.hypers = addModelFlags(fs, estimators.BaselineModels(), (*models.Info).PriorHypers)
 	fs.Uint64Var(&f.seed, "seed", 1, "random seed; every replica's stream derives from it and the replica's (rank, index)")
 	fs.IntVar(&f.replicas, "replicas", replicas, replicaHelp)
