@@ -265,7 +265,7 @@ func runSelect(ctx context.Context, args []string, stdout io.Writer) error {
 	defer runners.ResetFlags()
 	var exact bool
 	fs, f, usage := newSelectFlagSet("select", selectSynopsis, selectHelp(), func(fs *flag.FlagSet) {
-		fs.BoolVar(&exact, "exact", false, "also print the exact log p(X | R) at the ranks the model has one for ("+exactModels+") and how far the estimate is from it: a check of the engine on your data")
+		fs.BoolVar(&exact, "exact", false, "also print the exact log p(X | R) at the ranks the model has one for (models with one: "+exactModels()+") and how far the estimate is from it: a check of the engine on your data")
 	})
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -313,8 +313,16 @@ func runSelect(ctx context.Context, args []string, stdout io.Writer) error {
 	return nil
 }
 
-// exactModels says which models have an exact evidence, for --exact's help.
-const exactModels = "nmf and cp at rank 1, gauss at every rank, ssnmf at rank 0 with a one-column dictionary"
+// exactModels lists the registered models with an exact evidence at some rank, for --exact.
+func exactModels() string {
+	var names []string
+	for _, info := range models.All() {
+		if info.Exact != nil {
+			names = append(names, info.Name)
+		}
+	}
+	return strings.Join(names, ", ")
+}
 
 // printExact prints, for every rank of r the model has an exact evidence for, that value and the
 // estimate's distance from it in nats and standard errors.
@@ -333,7 +341,7 @@ func printExact(w io.Writer, job *selection, r *pipelines.Result) error {
 		fmt.Fprintf(w, "exact log p(X|R=%d) = %.2f; estimate − exact = %+.2f (%+.1f s.e.)\n", rr.Rank, v, d, d/se)
 	}
 	if !found {
-		fmt.Fprintf(w, "no exact evidence for %s at these ranks (there is one for %s)\n", r.Model, exactModels)
+		fmt.Fprintf(w, "no exact evidence for %s at these ranks (models with one at some rank: %s)\n", r.Model, exactModels())
 	}
 	return nil
 }
