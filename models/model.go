@@ -128,4 +128,7 @@ type Augmented interface {
 	// invariant, writes each factor's mean acceptance probability (over its rows) into acc and
 	// returns log p(X | θ) at the new θ, which the sweep knows without another pass.
 	Sweep(r *rand.Rand, t float64, theta, acc []float64) float64
+	// Ascend moves θ, in place, one EM sweep towards a mode of the power posterior at t in log
+	// space, deterministically; no sweep lowers t·log p(X | θ) + log p(log F).
+	Ascend(t float64, theta []float64)
 }

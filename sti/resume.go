@@ -104,7 +104,8 @@ type rankBasin struct {
 
 // warmBasin checks, once per rank, whether the rank's saved states still lie in the best basin of
 // the grown data's posterior: each replica's state at t = 1 (its new rows settled) is carried
-// StartSteps steps of ascent and scored by its log posterior, and the best of them must come
+// StartSteps steps of ascent and StartEM sweeps of EM, as the search's best start is, and scored
+// by its log posterior, and the best of them must come
 // within basinTolerance of the rank's fresh mode search (Problem.mode). Data growth can move the
 // dominant mode, most visibly at ranks below the true one, where the data decide which true
 // components the model merges: after CP data grew by a third, warm chains that stayed in the old
@@ -157,6 +158,13 @@ func (r *Resumption) warmBasin(ctx context.Context, rank int) (*rankBasin, error
 			if err != nil {
 				continue
 			}
+			n, err = p.polish(ctx, w.m, w.theta, p.Config.StartEM)
+			if err != nil {
+				b.err = err
+				return
+			}
+			b.steps += n
+			w.cellEvals += int64(n) * int64(w.m.NumCells())
 			best = max(best, w.LogPosterior())
 			b.cellEvals += w.cellEvals
 		}
