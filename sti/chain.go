@@ -345,6 +345,14 @@ func (p *Problem) walk(ctx context.Context, w *Walker, warm bool, newRows [][2]i
 			return records, err.Error(), spent
 		}
 		w.SetTheta(m.theta)
+		if w.t < 1 {
+			n, err := p.polish(ctx, w.m, w.theta, w.t, cfg.RungEM)
+			if err != nil {
+				return records, err.Error(), spent
+			}
+			spent += n
+			w.cellEvals += int64(n) * int64(w.m.NumCells())
+		}
 		if w.id.Chain == 0 && w.id.TIndex == len(cfg.Ladder)-1 {
 			// The search is shared by the rank's chains; one of them accounts for it.
 			spent += m.steps
@@ -448,7 +456,7 @@ func (p *Problem) mode(ctx context.Context, rank int) (*rankMode, error) {
 				}
 				rm.steps++
 			}
-			passes, err := p.polish(ctx, w.m, w.theta, p.Config.screenEM())
+			passes, err := p.polish(ctx, w.m, w.theta, 1, p.Config.screenEM())
 			if err != nil {
 				rm.err = err
 				return
@@ -465,7 +473,7 @@ func (p *Problem) mode(ctx context.Context, rank int) (*rankMode, error) {
 			rm.err = fmt.Errorf("mode search for rank %d found no start with a finite log posterior", rank)
 			return
 		}
-		passes, err := p.polish(ctx, w.m, rm.theta, p.Config.StartEM-p.Config.screenEM())
+		passes, err := p.polish(ctx, w.m, rm.theta, 1, p.Config.StartEM-p.Config.screenEM())
 		if err != nil {
 			rm.err = err
 			return
@@ -484,9 +492,10 @@ func (p *Problem) mode(ctx context.Context, rank int) (*rankMode, error) {
 	return rm, nil
 }
 
-// polish carries θ the given number of EM sweeps towards a mode of the posterior when the model
-// has a data-augmentation kernel (models.Augmentable), and returns the passes over the data it made.
-func (p *Problem) polish(ctx context.Context, m models.Model, theta []float64, sweeps int) (int, error) {
+// polish carries θ the given number of EM sweeps towards a mode of the power posterior at t when
+// the model has a data-augmentation kernel (models.Augmentable), and returns the passes over the
+// data it made.
+func (p *Problem) polish(ctx context.Context, m models.Model, theta []float64, t float64, sweeps int) (int, error) {
 	a, ok := m.(models.Augmentable)
 	if !ok || sweeps == 0 {
 		return 0, nil
@@ -496,7 +505,7 @@ func (p *Problem) polish(ctx context.Context, m models.Model, theta []float64, s
 		if err := ctx.Err(); err != nil {
 			return 0, err
 		}
-		k.Ascend(1, theta)
+		k.Ascend(t, theta)
 	}
 	return sweeps * emPasses(len(m.Factors())), nil
 }
@@ -516,7 +525,8 @@ func emPasses(factors int) int { return factors }
 // ChainSteps is the number of sampler steps RunChain (warm false) or Resume from a saved state
 // (warm true) reports for chain id of a model of the given order: prior draws at t = 0; otherwise
 // the burn-in and the recorded steps, plus, for the cold chain that accounts for it, the rank's
-// mode search, and for a warm one the steps that settle new rows (which it spends only when the
+// mode search, for one below t = 1 the EM sweeps that carry the mode to its temperature, and for
+// a warm one the steps that settle new rows (which it spends only when the
 // data gained rows). A Gibbs sweep counts as the passes over the data it makes, the unit of a
 // full-data step, so that progress estimates weigh sweeps and steps alike.
 func (cfg Config) ChainSteps(id ChainID, warm bool, order int) int {
@@ -532,6 +542,9 @@ func (cfg Config) ChainSteps(id ChainID, warm bool, order int) int {
 	n := cfg.Steps
 	if cfg.Gibbs {
 		n *= sweepPasses(order)
+	}
+	if cfg.Starts > 0 && cfg.Ladder[id.TIndex] < 1 {
+		n += cfg.RungEM * emPasses(order)
 	}
 	if cfg.Starts > 0 && id.Chain == 0 && id.TIndex == len(cfg.Ladder)-1 {
 		n += cfg.Starts*(cfg.StartSteps+cfg.screenEM()*emPasses(order)) + (cfg.StartEM-cfg.screenEM())*emPasses(order)

@@ -158,7 +158,7 @@ func (r *Resumption) warmBasin(ctx context.Context, rank int) (*rankBasin, error
 			if err != nil {
 				continue
 			}
-			n, err = p.polish(ctx, w.m, w.theta, p.Config.StartEM)
+			n, err = p.polish(ctx, w.m, w.theta, 1, p.Config.StartEM)
 			if err != nil {
 				b.err = err
 				return
