@@ -63,6 +63,9 @@ type Info struct {
 	// Dictionary says the model takes a fixed dictionary (Spec.Dictionary), a non-negative
 	// matrix with a row per index of the data's first mode; the command line reads it from --dict.
 	Dictionary bool
+	// ZeroRank says rank 0 is a model of its own: ssnmf at R = 0 is its fixed dictionary alone.
+	// The ranks of every other model start at 1 (MinRank).
+	ZeroRank bool
 	// Build binds the model of spec s, whose hyper-parameters are valid, to data of its order
 	// at rank R.
 	Build func(data *tensor.Sparse, R int, s Spec) (Model, error)
@@ -81,6 +84,15 @@ type Info struct {
 // sampling settings (Hyper.Sampling).
 func (info *Info) PriorHypers() []Hyper {
 	return slices.DeleteFunc(slices.Clone(info.Hypers), func(h Hyper) bool { return h.Sampling })
+}
+
+// MinRank is the smallest rank the model is defined at: 0 when rank 0 is a model of its own
+// (ZeroRank), 1 otherwise.
+func (info *Info) MinRank() int {
+	if info.ZeroRank {
+		return 0
+	}
+	return 1
 }
 
 // ErrNoExact is returned by Info.Exact at a rank without an exact evidence.

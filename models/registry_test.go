@@ -123,6 +123,9 @@ func TestEveryRegisteredModel(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			if _, err := spec.Build(data, 0); (err == nil) != info.ZeroRank {
+				t.Errorf("Build at rank 0: error %v; registered ZeroRank %v", err, info.ZeroRank)
+			}
 			if _, ok := m.(Augmentable); ok != info.Gibbs {
 				t.Errorf("built %s implements Augmentable: %v; registered Gibbs %v", m.Name(), ok, info.Gibbs)
 			}

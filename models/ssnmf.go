@@ -22,7 +22,7 @@ const ssnmfName = "ssnmf"
 // dictionary's entries held out of the parameters.
 func init() {
 	info := poissonInfo(ssnmfName, 2, "semi-supervised Poisson NMF X ~ Poisson(D H_D + W H) with the fixed dictionary D of --dict and a free block W H of rank R; W, H_D, H ~ Exp(rates) (ICASSP 2016 §4.2)")
-	info.Dictionary = true
+	info.Dictionary, info.ZeroRank = true, true
 	// Data and truth would need a dictionary to be drawn with, and the baselines enumerate
 	// allocations over free components only.
 	info.Generate, info.ExpPoissonRates = nil, nil

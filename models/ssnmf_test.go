@@ -264,8 +264,11 @@ func TestSSNMFBuildAndDictionaryChecks(t *testing.T) {
 		t.Fatal(err)
 	}
 	info, _ := Lookup(ssnmfName)
-	if _, ok := m.(Augmentable); !ok || !info.Gibbs || !info.Factored || !info.Dictionary || info.DefaultForOrder {
+	if _, ok := m.(Augmentable); !ok || !info.Gibbs || !info.Factored || !info.Dictionary || !info.ZeroRank || info.MinRank() != 0 || info.DefaultForOrder {
 		t.Errorf("ssnmf: Augmentable %v, registered %+v", ok, info)
+	}
+	if m0, err := spec.Build(data, 0); err != nil || m0.Rank() != 0 {
+		t.Errorf("rank 0 (the dictionary alone): %v", err)
 	}
 	// The spec carries the dictionary through JSON unchanged; a spec without one encodes as before.
 	b, err := json.Marshal(spec)
