@@ -42,14 +42,43 @@ func (f *Float) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
+// RankChoice is a chosen rank, or NoRank. evidence.json writes NoRank as null.
+type RankChoice int
+
+// NoRank is the RankChoice when no rank has an estimate. Rank 0 is a rank (ssnmf's dictionary
+// alone, models.Info.ZeroRank), so it cannot mean none.
+const NoRank RankChoice = -1
+
+func (c RankChoice) MarshalJSON() ([]byte, error) {
+	if c < 0 {
+		return []byte("null"), nil
+	}
+	return json.Marshal(int(c))
+}
+
+func (c *RankChoice) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		*c = NoRank
+		return nil
+	}
+	var v int
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*c = RankChoice(v)
+	return nil
+}
+
 // Result is the content of evidence.json: the log evidence of every rank, the posterior rank
 // probabilities under a uniform prior over the ranks tried, the best rank, and what produced them.
 type Result struct {
 	Model string `json:"model"`
 	// Method names the estimator (see estimators.Names).
 	Method string `json:"method"`
-	// BestRank is the rank of highest posterior probability; 0 when no rank has an estimate.
-	BestRank int          `json:"best_rank"`
+	// BestRank is the rank of highest posterior probability, NoRank (null in evidence.json) when
+	// no rank has an estimate. Files written before rank 0 existed have 0 for none; reading
+	// (UnmarshalJSON) takes a best rank that names no rank of Ranks with an estimate for none.
+	BestRank RankChoice   `json:"best_rank"`
 	Ranks    []RankResult `json:"ranks"`
 	Data     DataInfo     `json:"data"`
 	// Prior holds the model's hyper-parameters by name (models.Hyper).
@@ -198,7 +227,7 @@ func (r *Result) addRanks(want []int, ests []evidence.RankEvidence) error {
 // summarise sets the totals, the divergences, the posterior rank probabilities and the best rank
 // from r.Ranks.
 func (r *Result) summarise() {
-	r.Steps, r.CellEvals, r.Divergences, r.BestRank = 0, 0, []string{}, 0
+	r.Steps, r.CellEvals, r.Divergences, r.BestRank = 0, 0, []string{}, NoRank
 	logEv := make([]float64, len(r.Ranks))
 	for i, rr := range r.Ranks {
 		logEv[i] = float64(rr.LogEvidence)
@@ -214,8 +243,36 @@ func (r *Result) summarise() {
 		}
 	}
 	if best >= 0 {
-		r.BestRank = r.Ranks[best].Rank
+		r.BestRank = RankChoice(r.Ranks[best].Rank)
 	}
+}
+
+// Best returns the chosen rank's estimate; false when no rank has an estimate.
+func (r Result) Best() (RankResult, bool) {
+	if r.BestRank < 0 {
+		return RankResult{}, false
+	}
+	for _, rr := range r.Ranks {
+		if RankChoice(rr.Rank) == r.BestRank && !math.IsNaN(float64(rr.LogEvidence)) {
+			return rr, true
+		}
+	}
+	return RankResult{}, false
+}
+
+// UnmarshalJSON decodes evidence.json, of this version or an older one: a best rank that is
+// absent, null, or names no rank with an estimate (older files wrote 0 for none) reads as NoRank.
+func (r *Result) UnmarshalJSON(b []byte) error {
+	type plain Result // without this method
+	p := plain{BestRank: NoRank}
+	if err := json.Unmarshal(b, &p); err != nil {
+		return err
+	}
+	*r = Result(p)
+	if _, ok := r.Best(); !ok {
+		r.BestRank = NoRank
+	}
+	return nil
 }
 
 // Merge returns r with the ranks of more added: one result over the ranks of both, as if one
@@ -329,7 +386,7 @@ func (r Result) Table() string {
 	if n := len(r.Divergences); n > 0 {
 		fmt.Fprintf(&b, "%d chains diverged (see evidence.json); first: %s\n", n, r.Divergences[0])
 	}
-	if r.BestRank > 0 {
+	if _, ok := r.Best(); ok {
 		fmt.Fprintf(&b, "best rank: %d\n", r.BestRank)
 	} else {
 		fmt.Fprintf(&b, "best rank: none (every rank diverged)\n")

@@ -128,3 +128,94 @@ func TestWriteResult(t *testing.T) {
 		t.Errorf("timing of a directory without timing.json: %+v, %v", got, err)
 	}
 }
+
+// Rank 0 is a rank (ssnmf's dictionary alone): chosen, it is written as 0 and read back as 0;
+// with no estimate at all best_rank is null, and reads back as none.
+func TestResultBestRankZero(t *testing.T) {
+	meta := testMeta()
+	meta.Ranks = []int{0, 1, 2}
+	r, err := NewResult(meta, []evidence.RankEvidence{{Rank: 0, LogEvidence: -10}, {Rank: 1, LogEvidence: -12}, {Rank: 2, LogEvidence: -13}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if best, ok := r.Best(); r.BestRank != 0 || !ok || best.Rank != 0 || float64(best.LogEvidence) != -10 {
+		t.Errorf("best rank %d, %+v, %v; want 0", r.BestRank, best, ok)
+	}
+	js, err := r.JSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := ParseResult(js)
+	if err != nil || !strings.Contains(string(js), `"best_rank": 0,`) || back.BestRank != 0 {
+		t.Errorf("best rank read back %d, %v, from\n%s", back.BestRank, err, js)
+	}
+	if tab := back.Table(); !strings.HasSuffix(tab, "best rank: 0\n") {
+		t.Errorf("table:\n%s", tab)
+	}
+
+	nan := math.NaN()
+	none, err := NewResult(meta, []evidence.RankEvidence{{Rank: 0, LogEvidence: nan, Diverged: []string{"a"}}, {Rank: 1, LogEvidence: nan, Diverged: []string{"b"}}, {Rank: 2, LogEvidence: nan, Diverged: []string{"c"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := none.Best(); ok || none.BestRank != NoRank {
+		t.Errorf("every rank diverged, best rank %d", none.BestRank)
+	}
+	js, err = none.JSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err = ParseResult(js)
+	if _, ok := back.Best(); err != nil || ok || !strings.Contains(string(js), `"best_rank": null,`) || back.BestRank != NoRank {
+		t.Errorf("best rank read back %d, %v, from\n%s", back.BestRank, err, js)
+	}
+	if tab := back.Table(); !strings.HasSuffix(tab, "best rank: none (every rank diverged)\n") {
+		t.Errorf("table:\n%s", tab)
+	}
+}
+
+// evidence.json of older versions wrote best_rank 0 for none (their ranks started at 1): it
+// still reads as none, and so does a file without best_rank; their chosen ranks read unchanged.
+func TestResultReadsOlderBestRank(t *testing.T) {
+	const diverged = `{"model": "nmf", "method": "sti", "best_rank": 0,
+ "ranks": [{"rank": 1, "log_evidence": null, "stderr": null, "posterior_prob": null, "diverged": ["rank 1, t=1, chain 0, step 3: NaN"], "ladder": []},
+           {"rank": 2, "log_evidence": null, "stderr": null, "posterior_prob": null, "diverged": ["rank 2, t=1, chain 1, step 5: NaN"], "ladder": []}],
+ "divergences": ["rank 1, t=1, chain 0, step 3: NaN", "rank 2, t=1, chain 1, step 5: NaN"]}`
+	for name, js := range map[string]string{
+		"best_rank 0":  diverged,
+		"no best_rank": strings.Replace(diverged, `"best_rank": 0,`, "", 1),
+	} {
+		r, err := ParseResult([]byte(js))
+		if _, ok := r.Best(); err != nil || ok || r.BestRank != NoRank {
+			t.Errorf("%s: best rank %d, %v; want none", name, r.BestRank, err)
+		}
+		if tab := r.Table(); !strings.HasSuffix(tab, "best rank: none (every rank diverged)\n") {
+			t.Errorf("%s: table:\n%s", name, tab)
+		}
+	}
+	chosen := `{"model": "nmf", "best_rank": 2, "ranks": [{"rank": 1, "log_evidence": -20, "posterior_prob": 0.1}, {"rank": 2, "log_evidence": -18, "posterior_prob": 0.9}]}`
+	if r, err := ParseResult([]byte(chosen)); err != nil || r.BestRank != 2 {
+		t.Errorf("best rank %d, %v; want 2", r.BestRank, err)
+	}
+}
+
+// The ranks a selection may try start at the model's smallest: 0 for ssnmf, 1 for the others.
+func TestValidateRanksByModel(t *testing.T) {
+	for _, c := range []struct {
+		ranks []int
+		model string
+		ok    bool
+	}{
+		{[]int{0, 1, 2}, "ssnmf", true},
+		{[]int{0}, "ssnmf", true},
+		{[]int{-1, 1}, "ssnmf", false},
+		{[]int{0, 1}, "nmf", false},
+		{[]int{1, 2}, "nmf", true},
+		{[]int{0}, "gauss", false},
+		{[]int{0, 0}, "ssnmf", false},
+	} {
+		if err := validateRanks(c.ranks, c.model); (err == nil) != c.ok {
+			t.Errorf("ranks %v of %s: %v", c.ranks, c.model, err)
+		}
+	}
+}

@@ -20,6 +20,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 
 	"github.com/stirank/stirank/evidence"
+	"github.com/stirank/stirank/models"
 	"github.com/stirank/stirank/transforms"
 )
 
@@ -32,7 +33,7 @@ func init() {
 type Options struct {
 	// Work is the data, model and estimator every task shares.
 	Work transforms.Work
-	// Ranks are the candidate ranks, each at least 1.
+	// Ranks are the candidate ranks, each at least the model's smallest (models.Info.MinRank).
 	Ranks []int
 	// OutDir receives evidence.json, evidence.csv and timing.json: a local directory or a Beam filesystem URL
 	// that the worker running the last step can write.
@@ -49,15 +50,20 @@ type Options struct {
 	Meta Meta
 }
 
-// validateRanks checks a list of candidate ranks: at least one, each at least 1, none twice.
-func validateRanks(ranks []int) error {
+// validateRanks checks a list of candidate ranks of the named model: at least one, each at least
+// the model's smallest, none twice.
+func validateRanks(ranks []int, model string) error {
 	if len(ranks) == 0 {
 		return errors.New("no ranks to try")
 	}
+	info, err := models.Lookup(model)
+	if err != nil {
+		return err
+	}
 	seen := map[int]bool{}
 	for _, r := range ranks {
-		if r < 1 {
-			return fmt.Errorf("rank %d must be at least 1", r)
+		if r < info.MinRank() {
+			return fmt.Errorf("rank %d: the ranks of %s start at %d", r, model, info.MinRank())
 		}
 		if seen[r] {
 			return fmt.Errorf("rank %d listed twice", r)
@@ -69,7 +75,7 @@ func validateRanks(ranks []int) error {
 
 // Validate checks the options without reading any data.
 func (o Options) Validate() error {
-	if err := validateRanks(o.Ranks); err != nil {
+	if err := validateRanks(o.Ranks, o.Work.Model.Name); err != nil {
 		return err
 	}
 	if err := o.Work.Source.Validate(); err != nil {
@@ -135,7 +141,7 @@ func (f *writeFn) ProcessElement(ctx context.Context, ranks []evidence.RankEvide
 	if err != nil {
 		return err
 	}
-	if r.BestRank == 0 {
+	if _, ok := r.Best(); !ok {
 		return fmt.Errorf("every rank diverged; first: %s", r.Divergences[0])
 	}
 	var t Timing

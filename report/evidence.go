@@ -67,16 +67,12 @@ func title(r pipelines.Result) string {
 }
 
 func summary(r pipelines.Result) string {
-	if r.BestRank == 0 {
+	rr, ok := r.Best()
+	if !ok {
 		return "No rank has an estimate: every rank diverged."
 	}
-	for _, rr := range r.Ranks {
-		if rr.Rank == r.BestRank {
-			return fmt.Sprintf("Best rank: %d (log p(X | R) = %s ± %s, p(R | X) = %.3f).", r.BestRank,
-				num(float64(rr.LogEvidence), 2), num(float64(rr.StdErr), 2), float64(rr.PosteriorProb))
-		}
-	}
-	return fmt.Sprintf("Best rank: %d.", r.BestRank)
+	return fmt.Sprintf("Best rank: %d (log p(X | R) = %s ± %s, p(R | X) = %.3f).", rr.Rank,
+		num(float64(rr.LogEvidence), 2), num(float64(rr.StdErr), 2), float64(rr.PosteriorProb))
 }
 
 // annealed reports whether the ranks carry the annealing's second estimate.

@@ -78,16 +78,12 @@ func evidenceFigure(r pipelines.Result) *Figure {
 		top.Add(s)
 		top.Legend.Add("diverged (no estimate)", s)
 	}
-	if r.BestRank > 0 {
-		for _, rr := range r.Ranks {
-			if rr.Rank == r.BestRank && !math.IsNaN(float64(rr.LogEvidence)) {
-				s, _ := plotter.NewScatter(plotter.XYs{{X: float64(rr.Rank), Y: float64(rr.LogEvidence)}})
-				s.GlyphStyle = draw.GlyphStyle{Color: red, Radius: vg.Points(6), Shape: draw.RingGlyph{}}
-				top.Add(s)
-				top.Legend.Add(fmt.Sprintf("chosen rank %d", r.BestRank), s)
-			}
-		}
-		mark := plotter.XYs{{X: float64(r.BestRank), Y: 0}, {X: float64(r.BestRank), Y: 1}}
+	if rr, ok := r.Best(); ok {
+		s, _ := plotter.NewScatter(plotter.XYs{{X: float64(rr.Rank), Y: float64(rr.LogEvidence)}})
+		s.GlyphStyle = draw.GlyphStyle{Color: red, Radius: vg.Points(6), Shape: draw.RingGlyph{}}
+		top.Add(s)
+		top.Legend.Add(fmt.Sprintf("chosen rank %d", rr.Rank), s)
+		mark := plotter.XYs{{X: float64(rr.Rank), Y: 0}, {X: float64(rr.Rank), Y: 1}}
 		l, _ := plotter.NewLine(mark)
 		l.LineStyle = draw.LineStyle{Color: red, Width: vg.Points(1), Dashes: []vg.Length{vg.Points(3), vg.Points(3)}}
 		bottom.Add(l)

@@ -50,7 +50,7 @@ func history(r pipelines.Result) []runstate.HistoryRow {
 			rows = append(rows, runstate.HistoryRow{
 				Time: t0.Add(time.Duration(v) * time.Hour), RunID: "run" + string(rune('0'+v)), DatasetVersion: v,
 				Rank: rr.Rank, LogEvidence: float64(rr.LogEvidence) - float64(3-v)*40, StdErr: float64(rr.StdErr),
-				PosteriorProb: float64(rr.PosteriorProb), ChosenRank: r.BestRank,
+				PosteriorProb: float64(rr.PosteriorProb), ChosenRank: int(r.BestRank),
 			})
 		}
 	}
@@ -236,6 +236,62 @@ func TestDiverged(t *testing.T) {
 		}
 		if f.Name == "ft.svg" && !bytes.Contains(f.Data, []byte("rank 4 (diverged)")) {
 			t.Error("the f(t) figure does not mark the diverged rank")
+		}
+	}
+}
+
+// A report whose best rank is 0 (ssnmf's dictionary alone) says so, rings rank 0 and draws its
+// rank axis from 0.
+func TestChosenRankZero(t *testing.T) {
+	r, err := pipelines.ParseResult([]byte(`{"model": "ssnmf", "method": "sti", "best_rank": 0, "ranks": [
+ {"rank": 0, "log_evidence": -495.5, "stderr": 0.3, "posterior_prob": 0.9, "ladder": []},
+ {"rank": 1, "log_evidence": -497.8, "stderr": 0.4, "posterior_prob": 0.09, "ladder": []},
+ {"rank": 2, "log_evidence": -500.1, "stderr": 0.5, "posterior_prob": 0.01, "ladder": []}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := Evidence(r, nil, pipelines.Timing{})
+	if !strings.HasPrefix(rep.Summary, "Best rank: 0 (log p(X | R) = -495.50") {
+		t.Errorf("summary %q", rep.Summary)
+	}
+	files, _, err := rep.Render()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		if f.Name == "evidence.svg" && !bytes.Contains(f.Data, []byte("chosen rank 0")) {
+			t.Error("the evidence figure does not ring rank 0")
+		}
+	}
+	p := newPlot("", "rank", "")
+	rankAxes(r, p)
+	ticks := p.X.Tick.Marker.Ticks(p.X.Min, p.X.Max)
+	if p.X.Min > -0.5 || len(ticks) != 3 || ticks[0].Value != 0 || ticks[0].Label != "0" {
+		t.Errorf("rank axis from %v, ticks %+v; want rank 0 on it", p.X.Min, ticks)
+	}
+}
+
+// The evidence.json of an older version whose ranks all diverged says best_rank 0, which meant
+// none: its report still says no rank has an estimate and rings none.
+func TestOlderResultWithoutEstimate(t *testing.T) {
+	r, err := pipelines.ParseResult([]byte(`{"model": "nmf", "method": "sti", "best_rank": 0, "ranks": [
+ {"rank": 1, "log_evidence": null, "stderr": null, "posterior_prob": null, "diverged": ["rank 1, t=1, chain 0, step 3: NaN"], "ladder": []},
+ {"rank": 2, "log_evidence": null, "stderr": null, "posterior_prob": null, "diverged": ["rank 2, t=1, chain 1, step 5: NaN"], "ladder": []}],
+ "divergences": ["rank 1, t=1, chain 0, step 3: NaN", "rank 2, t=1, chain 1, step 5: NaN"]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := Evidence(r, nil, pipelines.Timing{})
+	if rep.Summary != "No rank has an estimate: every rank diverged." {
+		t.Errorf("summary %q", rep.Summary)
+	}
+	files, _, err := rep.Render()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		if f.Name == "evidence.svg" && (bytes.Contains(f.Data, []byte("chosen rank")) || !bytes.Contains(f.Data, []byte("diverged (no estimate)"))) {
+			t.Error("the evidence figure rings a rank, or does not mark the diverged ones")
 		}
 	}
 }

@@ -28,9 +28,9 @@ type HistoryRow struct {
 	LogEvidence     float64   `parquet:"log_evidence"`
 	StdErr          float64   `parquet:"stderr"`
 	PosteriorProb   float64   `parquet:"posterior_prob"`
-	ChosenRank      int       `parquet:"chosen_rank"`
-	Steps           int64     `parquet:"steps"`      // sampler steps spent on this rank in this run
-	WarmStart       bool      `parquet:"warm_start"` // whether the rank's chains started from saved states
+	ChosenRank      int       `parquet:"chosen_rank"` // the run's BestRank: −1 for none
+	Steps           int64     `parquet:"steps"`       // sampler steps spent on this rank in this run
+	WarmStart       bool      `parquet:"warm_start"`  // whether the rank's chains started from saved states
 }
 
 var csvHeader = []string{"time", "run_id", "dataset_version", "dataset_checksum", "rank",

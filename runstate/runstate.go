@@ -82,7 +82,8 @@ type Run struct {
 	// a rerun even when the dataset did not change.
 	Settings string `json:"settings"`
 	Seed     uint64 `json:"seed"`
-	BestRank int    `json:"best_rank"`
+	// BestRank is the rank the run chose, −1 when no rank had an estimate (rank 0 is a rank).
+	BestRank int `json:"best_rank"`
 	// Ranks are the ranks analysed in this run; the run has one history row per rank.
 	Ranks []int `json:"ranks"`
 	// Previous is the id of the run this one replaced ("" for the first run). Commit sets it.

@@ -58,7 +58,7 @@ func TestBaselineCommands(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if r.Method != method || r.BestRank == 0 || len(r.Ranks) != 3 || r.Model != map[string]string{nmf: "nmf", cp: "cp"}[data] {
+			if r.Method != method || r.BestRank == pipelines.NoRank || len(r.Ranks) != 3 || r.Model != map[string]string{nmf: "nmf", cp: "cp"}[data] {
 				t.Errorf("%s: method %q, best %d, %d ranks, model %q", method, r.Method, r.BestRank, len(r.Ranks), r.Model)
 			}
 			// The configuration recorded is the method's, with the flags given.

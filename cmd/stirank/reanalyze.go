@@ -188,7 +188,7 @@ func runReanalyze(ctx context.Context, args []string, stdout io.Writer) error {
 		fmt.Fprintf(os.Stderr, "the model, prior, ladder or chains changed since run %s: every chain starts cold\n", prev.ID)
 	}
 	ranks := allowed
-	if hasPrev && rf.window > 0 && prev.BestRank > 0 {
+	if hasPrev && rf.window > 0 && prev.BestRank >= 0 {
 		ranks = window(allowed, prev.BestRank-rf.window, prev.BestRank+rf.window)
 		if len(ranks) == 0 {
 			// --ranks no longer holds the last best rank: start over.
@@ -254,7 +254,7 @@ func runReanalyze(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	run := runstate.Run{
 		ID: id, DatasetVersion: m.Version, DatasetChecksum: m.Checksum(), Settings: settings.key(),
-		Seed: job.est.Config.Seed, BestRank: res.BestRank,
+		Seed: job.est.Config.Seed, BestRank: int(res.BestRank),
 	}
 	if rf.stateURL != "" {
 		run.States = states
@@ -355,15 +355,16 @@ func window(allowed []int, lo, hi int) []int {
 // widen returns the ranks to add when the best rank of res sits at an edge of the ranks analysed:
 // the allowed ranks within k beyond that edge (none without a window).
 func widen(allowed []int, res *pipelines.Result, k int) []int {
-	if k == 0 || res.BestRank == 0 {
+	best, ok := res.Best()
+	if k == 0 || !ok {
 		return nil
 	}
 	lo, hi := res.Ranks[0].Rank, res.Ranks[len(res.Ranks)-1].Rank
 	var more []int
-	if res.BestRank == lo {
+	if best.Rank == lo {
 		more = append(more, window(allowed, lo-k, lo-1)...)
 	}
-	if res.BestRank == hi {
+	if best.Rank == hi {
 		more = append(more, window(allowed, hi+1, hi+k)...)
 	}
 	return more

@@ -299,7 +299,7 @@ func checkState(t *testing.T, state string) {
 		t.Errorf("after a kill: history has ranks %v for run %s, which analysed %v", last, run.ID, run.Ranks)
 	}
 	res, err := pipelines.ReadResult(t.Context(), filepath.Join(state, "latest"))
-	if err != nil || res.BestRank != run.BestRank {
+	if err != nil || int(res.BestRank) != run.BestRank {
 		t.Errorf("after a kill: latest/evidence.json: best rank %d, error %v; run %s chose %d", res.BestRank, err, run.ID, run.BestRank)
 	}
 	states, err := os.ReadDir(d.StatesDir(run))
