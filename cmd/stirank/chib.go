@@ -104,6 +104,9 @@ func baselineCommand(ctx context.Context, name, help string, args []string, stdo
 	case info.Order != order:
 		return fmt.Errorf("model %s needs a %d-way tensor; %s is %d-way", info.Name, info.Order, src, order)
 	}
+	if err := checkModelRanks(info, f.ranks); err != nil {
+		return err
+	}
 	if err := checkRunMemory(src.String(), meta.Shape, int64(meta.Cells), ranks, len(ranks)*f.replicas, f.workers, 1); err != nil {
 		return err
 	}

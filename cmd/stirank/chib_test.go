@@ -102,6 +102,7 @@ func TestBaselineBadInput(t *testing.T) {
 	}{
 		{"no out", "chib", 2, nil, "--out"},
 		{"bad ranks", "chib", 2, []string{"--ranks", "3-1"}, "--ranks"},
+		{"zero rank", "ais", 2, []string{"--ranks", "0-2"}, "--ranks 0-2: rank 0 is not a model of nmf"},
 		{"replicas", "ais", 2, []string{"--replicas", "0"}, "--replicas"},
 		{"gauss data", "chib", 1, []string{"--data", gauss}, "nmf"},
 		{"gauss model", "ais", 2, []string{"--model", "gauss"}, "gauss"},

@@ -222,3 +222,8 @@ func perModel(groups []configGroup, setting func(sti.Config) any) string {
 func factoredNames() []string {
 	return models.NamesOf(models.Where(func(i *models.Info) bool { return i.Factored }))
 }
+
+// zeroRankNames are the models of which rank 0 is a model of its own (models.Info.ZeroRank).
+func zeroRankNames() []string {
+	return models.NamesOf(models.Where(func(i *models.Info) bool { return i.ZeroRank }))
+}

@@ -396,6 +396,8 @@ func TestReanalyzeWindowWidensEndToEnd(t *testing.T) {
 // Bad input is one line on stderr, a non-zero exit and no state directory.
 func TestReanalyzeBadInput(t *testing.T) {
 	state := filepath.Join(t.TempDir(), "state")
+	nmf := filepath.Join(t.TempDir(), "nmf")
+	selectOK(t, "generate", "--model", "nmf", "--shape", "6x5", "--rank", "2", "--out", nmf)
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -405,6 +407,7 @@ func TestReanalyzeBadInput(t *testing.T) {
 		{[]string{"--data", t.TempDir(), "--state-url", "/local/path"}, "is not a URL"},
 		{[]string{"--data", t.TempDir(), "--window", "-1"}, "must not be negative"},
 		{[]string{"--data", t.TempDir(), "--state-url", "nosuch://bucket/states"}, "--state-url nosuch://bucket/states"},
+		{[]string{"--data", nmf, "--ranks", "0-2"}, "--ranks 0-2: rank 0 is not a model of nmf"},
 	} {
 		code, _, stderr := selectRun(t, append([]string{"reanalyze", "--state", state}, tc.args...)...)
 		if code == 0 || !strings.Contains(stderr, tc.want) || strings.Count(strings.TrimSpace(stderr), "\n") > 0 {

@@ -143,7 +143,7 @@ func newSelectFlagSet(name, synopsis, help string, extra func(*flag.FlagSet)) (*
 	p := configGroups()[0].cfg
 	fs.StringVar(&f.data, "data", "", "dataset directory or URL (gs://…), or embedded:NAME for a dataset compiled in ("+strings.Join(testdata.Names, ", ")+"); default: embedded:"+testdata.Default)
 	fs.StringVar(&f.model, "model", "", modelHelp(models.All()))
-	fs.StringVar(&f.ranks, "ranks", "1-10", "candidate ranks: 1-10, 1,3,5 or 2-4,8")
+	fs.StringVar(&f.ranks, "ranks", "1-10", "candidate ranks: 1-10, 1,3,5 or 2-4,8 (from 0 for "+models.And(zeroRankNames())+")")
 	fs.StringVar(&f.out, "out", "", "output directory for evidence.json, evidence.csv, timing.json and the report (must not exist, or be empty)")
 	fs.IntVar(&f.temperatures, "temperatures", len(p.Ladder)-1, "number of temperatures above 0 on the ladder")
 	fs.StringVar(&f.ladder, "ladder", defaultLadder, "ladder: power:C (t_i = (i/T)^C), uniform, or list:0,…,1 (ignores --temperatures)")
@@ -480,6 +480,9 @@ func modelAndConfig(f *selectFlags, set map[string]bool, src string, order int) 
 	if set["blocks"] && !info.Factored {
 		return models.Spec{}, sti.Config{}, "", usagef("--blocks applies to %s, not %s", models.And(factoredNames()), info.Name)
 	}
+	if err := checkModelRanks(info, f.ranks); err != nil {
+		return models.Spec{}, sti.Config{}, "", err
+	}
 	params, err := f.hypers.params(info, set)
 	if err != nil {
 		return models.Spec{}, sti.Config{}, "", err
@@ -671,7 +674,8 @@ func selectConfig(model string, f *selectFlags, set map[string]bool) (sti.Config
 	return cfg, ladderSpec, nil
 }
 
-// parseRanks reads 1-10, 1,3,5 or 2-4,8 into sorted distinct ranks.
+// parseRanks reads 1-10, 1,3,5 or 2-4,8 into sorted distinct ranks, each from 0 to maxRank;
+// whether the model has a rank 0 is checkModelRanks's to say.
 func parseRanks(s string) ([]int, error) {
 	seen := map[int]bool{}
 	var out []int
@@ -688,8 +692,8 @@ func parseRanks(s string) ([]int, error) {
 				return nil, fmt.Errorf("--ranks %q: %q is not a rank or a range like 2-4", s, part)
 			}
 		}
-		if a < 1 || b < a || b > maxRank {
-			return nil, fmt.Errorf("--ranks %q: %q must be ranks from 1 to %d, low to high", s, part, maxRank)
+		if a < 0 || b < a || b > maxRank {
+			return nil, fmt.Errorf("--ranks %q: %q must be ranks from 0 to %d, low to high", s, part, maxRank)
 		}
 		for r := a; r <= b; r++ {
 			if !seen[r] {
@@ -700,6 +704,20 @@ func parseRanks(s string) ([]int, error) {
 	}
 	sort.Ints(out)
 	return out, nil
+}
+
+// checkModelRanks refuses ranks of the --ranks spec s below the model's smallest: rank 0 is a
+// model only of the models that declare it (models.Info.ZeroRank).
+func checkModelRanks(info *models.Info, s string) error {
+	ranks, err := parseRanks(s)
+	if err != nil {
+		return usageError{err}
+	}
+	if ranks[0] < info.MinRank() {
+		return usagef("--ranks %s: rank %d is not a model of %s, whose ranks start at %d (rank 0 is one of %s only)",
+			s, ranks[0], info.Name, info.MinRank(), models.And(zeroRankNames()))
+	}
+	return nil
 }
 
 func newRunID() string {

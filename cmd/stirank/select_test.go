@@ -292,7 +292,8 @@ func TestSelectBadInput(t *testing.T) {
 	}{
 		{"no out", 2, []string{}, "--out"},
 		{"bad ranks", 2, []string{"--ranks", "3-1"}, "--ranks"},
-		{"zero rank", 2, []string{"--ranks", "0-2"}, "--ranks"},
+		{"zero rank", 2, []string{"--ranks", "0-2"}, "--ranks 0-2: rank 0 is not a model of nmf"},
+		{"zero rank of gauss", 2, []string{"--data", gauss, "--ranks", "0"}, "--ranks 0: rank 0 is not a model of gauss"},
 		{"junk ranks", 2, []string{"--ranks", "a"}, "--ranks"},
 		{"unknown model", 2, []string{"--model", "pca"}, "pca"},
 		{"model vs data", 1, []string{"--model", "cp"}, "3-way"},
@@ -367,13 +368,15 @@ func TestParseRanks(t *testing.T) {
 		"8, 2-3":  {2, 3, 8},
 		"3,3,2-3": {2, 3},
 		"7":       {7},
+		"0":       {0},
+		"0-2":     {0, 1, 2},
 	} {
 		got, err := parseRanks(in)
 		if err != nil || !reflect.DeepEqual(got, want) {
 			t.Errorf("parseRanks(%q) = %v, %v; want %v", in, got, err, want)
 		}
 	}
-	for _, in := range []string{"", "0", "-1", "4-2", "1-", "x", "1,,2", "1-2-3"} {
+	for _, in := range []string{"", "-1", "-1-2", "4-2", "1-", "x", "1,,2", "1-2-3"} {
 		if got, err := parseRanks(in); err == nil {
 			t.Errorf("parseRanks(%q) = %v, want an error", in, got)
 		}

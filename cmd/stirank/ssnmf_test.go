@@ -1,14 +1,19 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"math"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/stirank/stirank/io/tensorio"
 	"github.com/stirank/stirank/models"
+	"github.com/stirank/stirank/report"
 	"github.com/stirank/stirank/rng"
 	"github.com/stirank/stirank/tensor"
 )
@@ -109,5 +114,68 @@ func TestSelectSSNMFBadDictionary(t *testing.T) {
 				t.Errorf("%s was created", out)
 			}
 		})
+	}
+}
+
+// exactLine matches what --exact prints for a rank.
+var exactLine = regexp.MustCompile(`exact log p\(X\|R=0\) = (-?[0-9.]+); estimate − exact = ([-+][0-9.]+) \(([-+][0-9.]+) s\.e\.\)`)
+
+// On data drawn from a one-column dictionary alone, select --model ssnmf --ranks 0-2 chooses
+// rank 0 — the dictionary with no free block — and --exact prints the closed-form evidence of
+// rank 0, which the default chains' estimate is within 3 standard errors and 1 nat of. The
+// report rings rank 0.
+func TestSelectSSNMFChoosesZeroRank(t *testing.T) {
+	dir := t.TempDir()
+	data, dict := ssnmfDatasets(t, dir, []int{20, 15}, 1, 0, 0.5)
+	out := filepath.Join(dir, "out")
+	stdout := selectOK(t, "select", "--model", "ssnmf", "--data", data, "--dict", dict, "--ranks", "0-2", "--rate", "0.5", "--exact", "--out", out, "--quiet")
+	t.Log("\n" + stdout)
+	r := readResult(t, out)
+	if r.BestRank != 0 || len(r.Ranks) != 3 || r.Ranks[0].Rank != 0 || !strings.HasSuffix(stdout, "best rank: 0\n") {
+		t.Errorf("best rank %d of ranks %v; want 0 of 0-2", r.BestRank, r.Ranks)
+	}
+	m := exactLine.FindStringSubmatch(stdout)
+	if m == nil {
+		t.Fatalf("--exact printed no exact evidence of rank 0:\n%s", stdout)
+	}
+	ds, err := tensorio.Read(context.Background(), data, tensorio.ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, err := withDictionary(context.Background(), models.PoissonSpec("ssnmf", []float64{0.5, 0.5}, models.LogScale), dict, ds.Manifest.Shape)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, _ := models.Lookup("ssnmf")
+	exact, err := info.Exact(ds.Tensor, 0, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	est, se := float64(r.Ranks[0].LogEvidence), float64(r.Ranks[0].StdErr)
+	if m[1] != strconv.FormatFloat(exact, 'f', 2, 64) || math.Abs(est-exact) > min(3*se, 1) {
+		t.Errorf("rank 0: estimate %.3f ± %.3f, exact %.3f (printed %s)", est, se, exact, m[1])
+	}
+	page := string(readFile(t, filepath.Join(out, report.HTML)))
+	if !strings.Contains(page, "Best rank: 0 (") {
+		t.Error("the report does not give rank 0 as the best")
+	}
+	if svg := readFile(t, filepath.Join(out, "evidence.svg")); !bytes.Contains(svg, []byte("chosen rank 0")) {
+		t.Error("the evidence figure does not ring rank 0")
+	}
+}
+
+// On data with a free block of rank 2 beside a one-column dictionary, the dictionary alone
+// (rank 0) loses to a free block by far.
+func TestSelectSSNMFPrefersFreeBlockOverZeroRank(t *testing.T) {
+	dir := t.TempDir()
+	data, dict := ssnmfDatasets(t, dir, []int{20, 15}, 1, 2, 0.5)
+	out := filepath.Join(dir, "out")
+	stdout := selectOK(t, "select", "--model", "ssnmf", "--data", data, "--dict", dict, "--ranks", "0-2", "--rate", "0.5", "--out", out, "--quiet", "--no-report")
+	t.Log("\n" + stdout)
+	r := readResult(t, out)
+	best, ok := r.Best()
+	zero := r.Ranks[0]
+	if !ok || best.Rank == 0 || zero.Rank != 0 || float64(best.LogEvidence-zero.LogEvidence) < 10*float64(best.StdErr+zero.StdErr) {
+		t.Errorf("best rank %d (%v), rank %d at %v ± %v; want a free block well above rank 0", r.BestRank, best.LogEvidence, zero.Rank, zero.LogEvidence, zero.StdErr)
 	}
 }
