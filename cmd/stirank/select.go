@@ -714,7 +714,7 @@ func checkModelRanks(info *models.Info, s string) error {
 		return usageError{err}
 	}
 	if ranks[0] < info.MinRank() {
-		return usagef("--ranks %s: rank %d is not a model of %s, whose ranks start at %d (rank 0 is one of %s only)",
+		return usagef("--ranks %s: rank %d is not a model of %s, whose ranks start at %d (models with a rank 0: %s)",
 			s, ranks[0], info.Name, info.MinRank(), models.And(zeroRankNames()))
 	}
 	return nil
