@@ -13,6 +13,7 @@ import (
 
 	"github.com/stirank/stirank/io/tensorio"
 	"github.com/stirank/stirank/models"
+	"github.com/stirank/stirank/pipelines"
 	"github.com/stirank/stirank/report"
 	"github.com/stirank/stirank/rng"
 	"github.com/stirank/stirank/tensor"
@@ -55,15 +56,24 @@ func ssnmfDatasets(t *testing.T, dir string, shape []int, kd, R int, rate float6
 	return data, dict
 }
 
+// selectSSNMF draws data of the given shape from a dictionary of kd columns beside a free block of
+// rank r, all factors Exp(rate) (ssnmfDatasets), and runs select --model ssnmf on them with that
+// prior rate, the ranks and the flags given.
+func selectSSNMF(t *testing.T, shape []int, kd, r int, rate float64, ranks string, flags ...string) (data, dict, out, stdout string, res pipelines.Result) {
+	t.Helper()
+	dir := t.TempDir()
+	data, dict = ssnmfDatasets(t, dir, shape, kd, r, rate)
+	out = filepath.Join(dir, "out")
+	args := []string{"select", "--model", "ssnmf", "--data", data, "--dict", dict, "--ranks", ranks, "--rate", strconv.FormatFloat(rate, 'g', -1, 64), "--out", out, "--quiet"}
+	stdout = selectOK(t, append(args, flags...)...)
+	t.Log("\n" + stdout)
+	return data, dict, out, stdout, readResult(t, out)
+}
+
 // On data drawn from a two-column dictionary plus a free block of rank 2, select --model ssnmf
 // with that dictionary chooses free rank 2 with the default Gibbs chains.
 func TestSelectSSNMFRecoversFreeRank(t *testing.T) {
-	dir := t.TempDir()
-	data, dict := ssnmfDatasets(t, dir, []int{30, 25}, 2, 2, 0.4)
-	out := filepath.Join(dir, "out")
-	stdout := selectOK(t, "select", "--model", "ssnmf", "--data", data, "--dict", dict, "--ranks", "1-3", "--rate", "0.4", "--out", out, "--quiet", "--no-report")
-	t.Log("\n" + stdout)
-	r := readResult(t, out)
+	_, _, _, _, r := selectSSNMF(t, []int{30, 25}, 2, 2, 0.4, "1-3", "--no-report")
 	if r.Model != "ssnmf" || r.BestRank != 2 || len(r.Ranks) != 3 {
 		t.Errorf("model %s, best free rank %d of %d ranks; want ssnmf, 2", r.Model, r.BestRank, len(r.Ranks))
 	}
@@ -125,12 +135,7 @@ var exactLine = regexp.MustCompile(`exact log p\(X\|R=0\) = (-?[0-9.]+); estimat
 // rank 0, which the default chains' estimate is within 3 standard errors and 1 nat of. The
 // report rings rank 0.
 func TestSelectSSNMFChoosesZeroRank(t *testing.T) {
-	dir := t.TempDir()
-	data, dict := ssnmfDatasets(t, dir, []int{20, 15}, 1, 0, 0.5)
-	out := filepath.Join(dir, "out")
-	stdout := selectOK(t, "select", "--model", "ssnmf", "--data", data, "--dict", dict, "--ranks", "0-2", "--rate", "0.5", "--exact", "--out", out, "--quiet")
-	t.Log("\n" + stdout)
-	r := readResult(t, out)
+	data, dict, out, stdout, r := selectSSNMF(t, []int{20, 15}, 1, 0, 0.5, "0-2", "--exact")
 	if r.BestRank != 0 || len(r.Ranks) != 3 || r.Ranks[0].Rank != 0 || !strings.HasSuffix(stdout, "best rank: 0\n") {
 		t.Errorf("best rank %d of ranks %v; want 0 of 0-2", r.BestRank, r.Ranks)
 	}
@@ -167,12 +172,7 @@ func TestSelectSSNMFChoosesZeroRank(t *testing.T) {
 // On data with a free block of rank 2 beside a one-column dictionary, the dictionary alone
 // (rank 0) loses to a free block by far.
 func TestSelectSSNMFPrefersFreeBlockOverZeroRank(t *testing.T) {
-	dir := t.TempDir()
-	data, dict := ssnmfDatasets(t, dir, []int{20, 15}, 1, 2, 0.5)
-	out := filepath.Join(dir, "out")
-	stdout := selectOK(t, "select", "--model", "ssnmf", "--data", data, "--dict", dict, "--ranks", "0-2", "--rate", "0.5", "--out", out, "--quiet", "--no-report")
-	t.Log("\n" + stdout)
-	r := readResult(t, out)
+	_, _, _, _, r := selectSSNMF(t, []int{20, 15}, 1, 2, 0.5, "0-2", "--no-report")
 	best, ok := r.Best()
 	zero := r.Ranks[0]
 	if !ok || best.Rank == 0 || zero.Rank != 0 || float64(best.LogEvidence-zero.LogEvidence) < 10*float64(best.StdErr+zero.StdErr) {
