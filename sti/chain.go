@@ -427,12 +427,13 @@ type rankMode struct {
 // posterior after a few sweeps of EM where the model has them (polish, startEMScreen), the best of
 // them then carried through the rest of StartEM's sweeps. On the ICASSP 100×75 NMF at rank 3, 300
 // EM sweeps took the 16 starts to modes up to 6 nats apart, and the start best after the ascent
-// alone was not the best after EM. A prior draw can fall into the basin of a local mode of negligible mass (two
-// components sharing one source, another missing) that a chain at high t never leaves; on large
-// counts such modes are many nats apart and only a search over many starts finds the dominant one.
-// One search per rank, shared by its chains at every temperature (at low t they leave the mode
-// within a few relaxation times), costs far less than one per chain. It depends only on the seed
-// and the rank, so every worker that computes it gets the same point.
+// alone was not the best after EM. A prior draw can fall into the basin of a local mode of
+// negligible mass (two components sharing one source, another missing) that a chain at high t
+// never leaves; on large counts such modes are many nats apart and only a search over many starts
+// finds the dominant one. One search per rank, shared by its chains at every temperature (below
+// t = 1 each first carries it by EM at its own t, Config.RungEM), costs far less than one per
+// chain. It depends only on the seed and the rank, so every worker that computes it gets the same
+// point.
 func (p *Problem) mode(ctx context.Context, rank int) (*rankMode, error) {
 	v, _ := p.modes.LoadOrStore(rank, &rankMode{})
 	rm := v.(*rankMode)
@@ -526,8 +527,8 @@ func emPasses(factors int) int { return factors }
 // (warm true) reports for chain id of a model of the given order: prior draws at t = 0; otherwise
 // the burn-in and the recorded steps, plus, for the cold chain that accounts for it, the rank's
 // mode search, for one below t = 1 the EM sweeps that carry the mode to its temperature, and for
-// a warm one the steps that settle new rows (which it spends only when the
-// data gained rows). A Gibbs sweep counts as the passes over the data it makes, the unit of a
+// a warm one the steps that settle new rows (which it spends only when the data gained rows). A
+// Gibbs sweep counts as the passes over the data it makes, the unit of a
 // full-data step, so that progress estimates weigh sweeps and steps alike.
 func (cfg Config) ChainSteps(id ChainID, warm bool, order int) int {
 	if cfg.Ladder[id.TIndex] == 0 {

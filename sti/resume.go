@@ -105,8 +105,8 @@ type rankBasin struct {
 // warmBasin checks, once per rank, whether the rank's saved states still lie in the best basin of
 // the grown data's posterior: each replica's state at t = 1 (its new rows settled) is carried
 // StartSteps steps of ascent and StartEM sweeps of EM, as the search's best start is, and scored
-// by its log posterior, and the best of them must come
-// within basinTolerance of the rank's fresh mode search (Problem.mode). Data growth can move the
+// by its log posterior, and the best of them must come within basinTolerance of the rank's fresh
+// mode search (Problem.mode). Data growth can move the
 // dominant mode, most visibly at ranks below the true one, where the data decide which true
 // components the model merges: after CP data grew by a third, warm chains that stayed in the old
 // basin were 9 nats low at rank 2 while the fresh search beat their basin by 4–6 nats. A rank
