@@ -345,14 +345,6 @@ func (p *Problem) walk(ctx context.Context, w *Walker, warm bool, newRows [][2]i
 			return records, err.Error(), spent
 		}
 		w.SetTheta(m.theta)
-		if w.t < 1 {
-			n, err := p.polish(ctx, w.m, w.theta, w.t, cfg.RungEM)
-			if err != nil {
-				return records, err.Error(), spent
-			}
-			spent += n
-			w.cellEvals += int64(n) * int64(w.m.NumCells())
-		}
 		if w.id.Chain == 0 && w.id.TIndex == len(cfg.Ladder)-1 {
 			// The search is shared by the rank's chains; one of them accounts for it.
 			spent += m.steps
@@ -430,10 +422,9 @@ type rankMode struct {
 // alone was not the best after EM. A prior draw can fall into the basin of a local mode of
 // negligible mass (two components sharing one source, another missing) that a chain at high t
 // never leaves; on large counts such modes are many nats apart and only a search over many starts
-// finds the dominant one. One search per rank, shared by its chains at every temperature (below
-// t = 1 each first carries it by EM at its own t, Config.RungEM), costs far less than one per
-// chain. It depends only on the seed and the rank, so every worker that computes it gets the same
-// point.
+// finds the dominant one. One search per rank, shared by its chains at every temperature (at low
+// t they leave the mode within a few relaxation times), costs far less than one per chain. It
+// depends only on the seed and the rank, so every worker that computes it gets the same point.
 func (p *Problem) mode(ctx context.Context, rank int) (*rankMode, error) {
 	v, _ := p.modes.LoadOrStore(rank, &rankMode{})
 	rm := v.(*rankMode)
@@ -457,7 +448,7 @@ func (p *Problem) mode(ctx context.Context, rank int) (*rankMode, error) {
 				}
 				rm.steps++
 			}
-			passes, err := p.polish(ctx, w.m, w.theta, 1, p.Config.screenEM())
+			passes, err := p.polish(ctx, w.m, w.theta, p.Config.screenEM())
 			if err != nil {
 				rm.err = err
 				return
@@ -474,7 +465,7 @@ func (p *Problem) mode(ctx context.Context, rank int) (*rankMode, error) {
 			rm.err = fmt.Errorf("mode search for rank %d found no start with a finite log posterior", rank)
 			return
 		}
-		passes, err := p.polish(ctx, w.m, rm.theta, 1, p.Config.StartEM-p.Config.screenEM())
+		passes, err := p.polish(ctx, w.m, rm.theta, p.Config.StartEM-p.Config.screenEM())
 		if err != nil {
 			rm.err = err
 			return
@@ -493,10 +484,9 @@ func (p *Problem) mode(ctx context.Context, rank int) (*rankMode, error) {
 	return rm, nil
 }
 
-// polish carries θ the given number of EM sweeps towards a mode of the power posterior at t when
-// the model has a data-augmentation kernel (models.Augmentable), and returns the passes over the
-// data it made.
-func (p *Problem) polish(ctx context.Context, m models.Model, theta []float64, t float64, sweeps int) (int, error) {
+// polish carries θ the given number of EM sweeps towards a mode of the posterior when the model
+// has a data-augmentation kernel (models.Augmentable), and returns the passes over the data it made.
+func (p *Problem) polish(ctx context.Context, m models.Model, theta []float64, sweeps int) (int, error) {
 	a, ok := m.(models.Augmentable)
 	if !ok || sweeps == 0 {
 		return 0, nil
@@ -506,7 +496,7 @@ func (p *Problem) polish(ctx context.Context, m models.Model, theta []float64, t
 		if err := ctx.Err(); err != nil {
 			return 0, err
 		}
-		k.Ascend(t, theta)
+		k.Ascend(1, theta)
 	}
 	return sweeps * emPasses(len(m.Factors())), nil
 }
@@ -526,9 +516,8 @@ func emPasses(factors int) int { return factors }
 // ChainSteps is the number of sampler steps RunChain (warm false) or Resume from a saved state
 // (warm true) reports for chain id of a model of the given order: prior draws at t = 0; otherwise
 // the burn-in and the recorded steps, plus, for the cold chain that accounts for it, the rank's
-// mode search, for one below t = 1 the EM sweeps that carry the mode to its temperature, and for
-// a warm one the steps that settle new rows (which it spends only when the data gained rows). A
-// Gibbs sweep counts as the passes over the data it makes, the unit of a
+// mode search, and for a warm one the steps that settle new rows (which it spends only when the
+// data gained rows). A Gibbs sweep counts as the passes over the data it makes, the unit of a
 // full-data step, so that progress estimates weigh sweeps and steps alike.
 func (cfg Config) ChainSteps(id ChainID, warm bool, order int) int {
 	if cfg.Ladder[id.TIndex] == 0 {
@@ -543,9 +532,6 @@ func (cfg Config) ChainSteps(id ChainID, warm bool, order int) int {
 	n := cfg.Steps
 	if cfg.Gibbs {
 		n *= sweepPasses(order)
-	}
-	if cfg.Starts > 0 && cfg.Ladder[id.TIndex] < 1 {
-		n += cfg.RungEM * emPasses(order)
 	}
 	if cfg.Starts > 0 && id.Chain == 0 && id.TIndex == len(cfg.Ladder)-1 {
 		n += cfg.Starts*(cfg.StartSteps+cfg.screenEM()*emPasses(order)) + (cfg.StartEM-cfg.screenEM())*emPasses(order)

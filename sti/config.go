@@ -67,10 +67,6 @@ type Config struct {
 	// start on to a mode of the posterior after its ascent, for models with a data-augmentation
 	// kernel; other models ignore it. The starts compete after the first few of them (Problem.mode).
 	StartEM int `json:"start_em,omitempty"`
-	// RungEM is the number of EM sweeps at a chain's own temperature t < 1 that carry the rank's
-	// mode towards the power posterior's before the burn-in, for models with a data-augmentation
-	// kernel (see DefaultSGMCMC).
-	RungEM int `json:"rung_em,omitempty"`
 	// Annealing, when set, replaces the fixed ladder and the mode search: each replica of a rank
 	// (Chains of them) first anneals a population from the prior to t = 1 (see Annealing), which
 	// gives the replica its own adaptive ladder and an SMC estimate of the evidence, and then runs
@@ -99,8 +95,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("burn-in %d must be in [0, steps=%d)", c.Burnin, c.Steps)
 	case c.WarmBurnin < 0:
 		return fmt.Errorf("warm burn-in %d must not be negative", c.WarmBurnin)
-	case c.StartEM < 0 || c.RungEM < 0:
-		return fmt.Errorf("EM sweeps of the start (%d) and of a rung (%d) must not be negative", c.StartEM, c.RungEM)
+	case c.StartEM < 0:
+		return fmt.Errorf("EM sweeps of the start %d must not be negative", c.StartEM)
 	case c.SettleSteps < 0:
 		return fmt.Errorf("settle steps %d must not be negative", c.SettleSteps)
 	case c.Subsample < 0:
@@ -201,15 +197,8 @@ func DefaultSGMCMC(model string) Config {
 	// sweeps climbing: on the 257×1661 speech spectrogram at R = 16 the Gibbs chains at t = 1
 	// averaged log p(X | θ) = −525 043 from the ascent's point and −523 039 after EM, and the
 	// evidence rose by 2 188 nats for the same CPU time (README).
-	// From the t = 1 mode, a Gibbs chain at small t first falls far below the power posterior's
-	// typical log-likelihood and climbs back for 100–150 sweeps, longer than the burn-in; a few EM
-	// sweeps at the chain's t shorten that without carrying it to the tempered mode, whose
-	// components have shrunk towards the prior (300 sweeps left t = 0.033 and 0.118 lower than
-	// none). At R = 16 of the speech spectrogram, 30 sweeps raised single chains' mean
-	// log-likelihood over sweeps 41–200 by 17 500, 8 300 and 2 600 at t = 0.004, 0.010 and 0.033,
-	// towards a run four times as long, and left t = 0.118 unchanged.
 	if info.Gibbs {
-		c.StartEM, c.RungEM = 300, 30
+		c.StartEM = 300
 	}
 	return c
 }
@@ -241,7 +230,7 @@ func Default(model string) Config {
 // the number of temperatures, and with it the cost, grows with the information in the data.
 func DefaultAnnealed(model string) Config {
 	c := DefaultSGMCMC(model)
-	c.Ladder, c.Starts, c.StartSteps, c.StartEM, c.RungEM = nil, 0, 0, 0, 0
+	c.Ladder, c.Starts, c.StartSteps, c.StartEM = nil, 0, 0, 0
 	c.Chains, c.Steps, c.Burnin = 3, 100, 25
 	a := &Annealing{Particles: 56, CESS: 0.8, Resample: 0.5, Sweeps: 1, Chains: 8, Step: 0.125, MaxStages: 10000, Rungs: 30}
 	if info, _ := models.Lookup(model); !info.Factored {

@@ -106,9 +106,8 @@ type rankBasin struct {
 // the grown data's posterior: each replica's state at t = 1 (its new rows settled) is carried
 // StartSteps steps of ascent and StartEM sweeps of EM, as the search's best start is, and scored
 // by its log posterior, and the best of them must come within basinTolerance of the rank's fresh
-// mode search (Problem.mode). Data growth can move the
-// dominant mode, most visibly at ranks below the true one, where the data decide which true
-// components the model merges: after CP data grew by a third, warm chains that stayed in the old
+// mode search (Problem.mode). Data growth can move the dominant mode, most visibly at ranks below
+// the true one, where the data decide which true components the model merges: after CP data grew by a third, warm chains that stayed in the old
 // basin were 9 nats low at rank 2 while the fresh search beat their basin by 4–6 nats. A rank
 // that fails the check starts cold from the fresh mode. Everything it reads is seeded or saved,
 // so every worker reaches the same verdict. Without a mode search (Starts = 0) there is nothing
@@ -158,7 +157,7 @@ func (r *Resumption) warmBasin(ctx context.Context, rank int) (*rankBasin, error
 			if err != nil {
 				continue
 			}
-			n, err = p.polish(ctx, w.m, w.theta, 1, p.Config.StartEM)
+			n, err = p.polish(ctx, w.m, w.theta, p.Config.StartEM)
 			if err != nil {
 				b.err = err
 				return
