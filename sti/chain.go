@@ -416,7 +416,7 @@ type rankMode struct {
 
 // mode returns the start of every chain of a rank: the best of Starts prior draws, each carried
 // StartSteps steps of preconditioned ascent on the posterior (t = 1) and scored by its log
-// posterior after a few sweeps of EM where the model has them (polish, startEMScreen), the best of
+// posterior after a few sweeps of EM where the model has them (emAscend, startEMScreen), the best of
 // them then carried through the rest of StartEM's sweeps. On the ICASSP 100×75 NMF at rank 3, 300
 // EM sweeps took the 16 starts to modes up to 6 nats apart, and the start best after the ascent
 // alone was not the best after EM. A prior draw can fall into the basin of a local mode of
@@ -448,13 +448,12 @@ func (p *Problem) mode(ctx context.Context, rank int) (*rankMode, error) {
 				}
 				rm.steps++
 			}
-			passes, err := p.polish(ctx, w.m, w.theta, p.Config.screenEM())
+			passes, err := w.emAscend(ctx, p.Config.screenEM())
 			if err != nil {
 				rm.err = err
 				return
 			}
 			rm.steps += passes
-			w.cellEvals += int64(passes) * int64(w.m.NumCells())
 			if score := w.LogPosterior(); score > best {
 				best = score
 				rm.theta = append(rm.theta[:0], w.theta...)
@@ -465,15 +464,15 @@ func (p *Problem) mode(ctx context.Context, rank int) (*rankMode, error) {
 			rm.err = fmt.Errorf("mode search for rank %d found no start with a finite log posterior", rank)
 			return
 		}
-		passes, err := p.polish(ctx, w.m, rm.theta, p.Config.StartEM-p.Config.screenEM())
+		w.SetTheta(rm.theta)
+		passes, err := w.emAscend(ctx, p.Config.StartEM-p.Config.screenEM())
 		if err != nil {
 			rm.err = err
 			return
 		}
 		if passes > 0 {
 			rm.steps += passes
-			w.cellEvals += int64(passes) * int64(w.m.NumCells())
-			w.SetTheta(rm.theta)
+			copy(rm.theta, w.theta)
 			rm.score = w.LogPosterior()
 		}
 		rm.cellEvals = w.cellEvals
@@ -484,10 +483,11 @@ func (p *Problem) mode(ctx context.Context, rank int) (*rankMode, error) {
 	return rm, nil
 }
 
-// polish carries θ the given number of EM sweeps towards a mode of the posterior when the model
-// has a data-augmentation kernel (models.Augmentable), and returns the passes over the data it made.
-func (p *Problem) polish(ctx context.Context, m models.Model, theta []float64, sweeps int) (int, error) {
-	a, ok := m.(models.Augmentable)
+// emAscend carries the walker's θ the given number of EM sweeps towards a mode of the posterior
+// when its model has a data-augmentation kernel (models.Augmentable), counts the cells they read
+// and returns the passes over the data they made.
+func (w *Walker) emAscend(ctx context.Context, sweeps int) (int, error) {
+	a, ok := w.m.(models.Augmentable)
 	if !ok || sweeps == 0 {
 		return 0, nil
 	}
@@ -496,9 +496,11 @@ func (p *Problem) polish(ctx context.Context, m models.Model, theta []float64, s
 		if err := ctx.Err(); err != nil {
 			return 0, err
 		}
-		k.Ascend(1, theta)
+		k.Ascend(1, w.theta)
 	}
-	return sweeps * emPasses(len(m.Factors())), nil
+	passes := sweeps * emPasses(len(w.m.Factors()))
+	w.cellEvals += int64(passes) * int64(w.m.NumCells())
+	return passes, nil
 }
 
 // startEMScreen is the number of EM sweeps every start of the mode search gets before the starts

@@ -107,11 +107,11 @@ type rankBasin struct {
 // StartSteps steps of ascent and StartEM sweeps of EM, as the search's best start is, and scored
 // by its log posterior, and the best of them must come within basinTolerance of the rank's fresh
 // mode search (Problem.mode). Data growth can move the dominant mode, most visibly at ranks below
-// the true one, where the data decide which true components the model merges: after CP data grew by a third, warm chains that stayed in the old
-// basin were 9 nats low at rank 2 while the fresh search beat their basin by 4–6 nats. A rank
-// that fails the check starts cold from the fresh mode. Everything it reads is seeded or saved,
-// so every worker reaches the same verdict. Without a mode search (Starts = 0) there is nothing
-// to compare with and the states are kept.
+// the true one, where the data decide which true components the model merges: after CP data grew
+// by a third, warm chains that stayed in the old basin were 9 nats low at rank 2 while the fresh
+// search beat their basin by 4–6 nats. A rank that fails the check starts cold from the fresh
+// mode. Everything it reads is seeded or saved, so every worker reaches the same verdict. Without
+// a mode search (Starts = 0) there is nothing to compare with and the states are kept.
 func (r *Resumption) warmBasin(ctx context.Context, rank int) (*rankBasin, error) {
 	p := r.p
 	v, _ := r.basins.LoadOrStore(rank, &rankBasin{})
@@ -157,13 +157,12 @@ func (r *Resumption) warmBasin(ctx context.Context, rank int) (*rankBasin, error
 			if err != nil {
 				continue
 			}
-			n, err = p.polish(ctx, w.m, w.theta, p.Config.StartEM)
+			n, err = w.emAscend(ctx, p.Config.StartEM)
 			if err != nil {
 				b.err = err
 				return
 			}
 			b.steps += n
-			w.cellEvals += int64(n) * int64(w.m.NumCells())
 			best = max(best, w.LogPosterior())
 			b.cellEvals += w.cellEvals
 		}

@@ -70,13 +70,14 @@ var selectSynopsis = `[--data DIR] [--model ` + strings.Join(models.Names(), "|"
 // selectHelp is the text between the synopsis and the flags; the defaults are sti.Default's.
 func selectHelp() string {
 	start := func(c sti.Config) string {
-		switch {
-		case c.Starts > 0 && c.StartEM > 0:
-			return fmt.Sprintf(",\n          every chain of a rank starts from the best of %d prior draws carried %d ascent steps and %d EM sweeps (one search per rank)", c.Starts, c.StartSteps, c.StartEM)
-		case c.Starts > 0:
-			return fmt.Sprintf(",\n          every chain of a rank starts from the best of %d prior draws carried %d ascent steps (one search per rank)", c.Starts, c.StartSteps)
+		if c.Starts == 0 {
+			return ""
 		}
-		return ""
+		em := ""
+		if c.StartEM > 0 {
+			em = fmt.Sprintf(" and %d EM sweeps", c.StartEM)
+		}
+		return fmt.Sprintf(",\n          every chain of a rank starts from the best of %d prior draws carried %d ascent steps%s (one search per rank)", c.Starts, c.StartSteps, em)
 	}
 	sub := func(c sti.Config) string {
 		if c.Subsample > 0 {
