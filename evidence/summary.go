@@ -54,3 +54,44 @@ func Summarize(y []float64) (mean, m2, ess float64) {
 	}
 	return mean, m2, ess
 }
+
+// truncationBatch is the batch size of the MSER-5 rule.
+const truncationBatch = 5
+
+// Truncation returns how many leading records of a chain to discard as the transient of its start,
+// by the MSER-5 rule (White 1997; Franklin & White 2008): over batch means z_1…z_k of 5 records, the
+// d ≤ k/2 that minimises Σ_{j>d} (z_j − z̄_d)² / (k − d)², the squared standard error of the mean of
+// what is kept if the batches were independent. A transient moves the early batch means away from
+// the rest and inflates that sum; discarding it pays for the records lost. On a stationary chain
+// the rule discards little, and only where the early records happen to be far from the mean.
+func Truncation(y []float64) int {
+	k := len(y) / truncationBatch
+	if k < 4 {
+		return 0
+	}
+	z := make([]float64, k)
+	for j := range z {
+		for _, v := range y[j*truncationBatch : (j+1)*truncationBatch] {
+			z[j] += v
+		}
+		z[j] /= truncationBatch
+	}
+	// Sums of what is kept are accumulated from the end; z's are centred on the last batch's mean
+	// so that the squares do not lose the spread to the size of log-likelihoods.
+	ref := z[k-1]
+	best, bestD := math.Inf(1), 0
+	s1, s2 := 0.0, 0.0
+	for d := k - 1; d >= 0; d-- {
+		v := z[d] - ref
+		s1 += v
+		s2 += v * v
+		if d > k/2 {
+			continue
+		}
+		m := float64(k - d)
+		if mser := (s2 - s1*s1/m) / (m * m); mser <= best {
+			best, bestD = mser, d
+		}
+	}
+	return bestD * truncationBatch
+}

@@ -182,23 +182,47 @@ func (p *Problem) summarize(ctx context.Context, sum evidence.ChainSummary, div 
 
 // sweep runs the mover's data-augmentation kernel on θ, in place, at t for n sweeps, recording
 // log p(X | θ) after every sweep past the first burn, and returns the records, a divergence and
-// the sweeps made.
+// the sweeps made. With Config.Truncate the records before the end of the start's transient
+// (evidence.Truncation) are dropped and the chain sweeps on to replace them, at most n − burn
+// sweeps more in all.
 func (p *Problem) sweep(ctx context.Context, mv mover, id ChainID, t float64, theta []float64, burn, n int, records []float64) ([]float64, string, int) {
 	r := rng.New(p.Config.Seed, uint64(id.Rank), uint64(id.TIndex), uint64(id.Chain), streamSweep)
 	acc := make([]float64, mv.blocks())
-	for s := 1; s <= n; s++ {
-		if s%16 == 0 && ctx.Err() != nil {
-			return records, "", s - 1
+	base, made := len(records), 0
+	run := func(sweeps int, record bool) string {
+		for range sweeps {
+			if made%16 == 15 && ctx.Err() != nil {
+				return ""
+			}
+			made++
+			ll := mv.move(r, t, 1, nil, theta, acc)
+			if math.IsNaN(ll) || math.IsInf(ll, 1) {
+				return fmt.Sprintf("rank %d, t=%.6g (rung %d), chain %d, sweep %d: log-likelihood %v", id.Rank, t, id.TIndex, id.Chain, made, ll)
+			}
+			if record {
+				records = append(records, ll)
+			}
 		}
-		ll := mv.move(r, t, 1, nil, theta, acc)
-		if math.IsNaN(ll) || math.IsInf(ll, 1) {
-			return records, fmt.Sprintf("rank %d, t=%.6g (rung %d), chain %d, sweep %d: log-likelihood %v", id.Rank, t, id.TIndex, id.Chain, s, ll), s
-		}
-		if s > burn {
-			records = append(records, ll)
-		}
+		return ""
 	}
-	return records, "", n
+	if div := run(burn, false); div != "" || ctx.Err() != nil {
+		return records, div, made
+	}
+	if div := run(n-burn, true); div != "" || ctx.Err() != nil || !p.Config.Truncate {
+		return records, div, made
+	}
+	for extra := 0; extra < n-burn; {
+		d := min(evidence.Truncation(records[base:]), n-burn-extra)
+		if d == 0 {
+			break
+		}
+		records = append(records[:base], records[base+d:]...)
+		if div := run(d, true); div != "" || ctx.Err() != nil {
+			return records, div, made
+		}
+		extra += d
+	}
+	return records, "", made
 }
 
 // State is where a chain ended: its parameters in the model's sampling parameterisation and their
@@ -520,7 +544,9 @@ func emPasses(factors int) int { return factors }
 // the burn-in and the recorded steps, plus, for the cold chain that accounts for it, the rank's
 // mode search, and for a warm one the steps that settle new rows (which it spends only when the
 // data gained rows). A Gibbs sweep counts as the passes over the data it makes, the unit of a
-// full-data step, so that progress estimates weigh sweeps and steps alike.
+// full-data step, so that progress estimates weigh sweeps and steps alike. With Config.Truncate
+// a Gibbs chain may sweep up to Steps − Burnin more than this, as many as its start's transient
+// asks for; the summary's Steps counts them.
 func (cfg Config) ChainSteps(id ChainID, warm bool, order int) int {
 	if cfg.Ladder[id.TIndex] == 0 {
 		return cfg.Steps - cfg.Burnin

@@ -90,7 +90,11 @@ func selectHelp() string {
 	var perModel strings.Builder
 	for _, g := range groups {
 		if g.cfg.Gibbs {
-			fmt.Fprintf(&perModel, "\n  %-7s %d sweeps of the %s kernel of which %d burn-in%s", g.label+":", g.cfg.Steps, gibbsSampler, g.cfg.Burnin, start(g.cfg))
+			truncate := ""
+			if g.cfg.Truncate {
+				truncate = fmt.Sprintf(",\n          records of a start's transient (MSER-5) replaced by up to %d more sweeps", g.cfg.Steps-g.cfg.Burnin)
+			}
+			fmt.Fprintf(&perModel, "\n  %-7s %d sweeps of the %s kernel of which %d burn-in%s%s", g.label+":", g.cfg.Steps, gibbsSampler, g.cfg.Burnin, truncate, start(g.cfg))
 			continue
 		}
 		fmt.Fprintf(&perModel, "\n  %-7s %d %s steps of which %d burn-in, step %g, %s%s", g.label+":", g.cfg.Steps, g.cfg.Sampler, g.cfg.Burnin, g.cfg.Step, sub(g.cfg), start(g.cfg))
