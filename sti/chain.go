@@ -24,10 +24,11 @@ type Problem struct {
 	Blocked *tensor.Blocked // non-nil when the parts schedule is used
 	// size is how much the data concentrate the posterior: the total count for Poisson models,
 	// the number of observations for the Gaussian (see Resumption.Start).
-	size    float64
-	sampler samplers.Sampler
-	modes   sync.Map // rank → *rankMode
-	models  sync.Map // rank → *rankModel
+	size     float64
+	sampler  samplers.Sampler
+	modes    sync.Map // rank → *rankMode
+	descents sync.Map // descentKey → *descent
+	models   sync.Map // rank → *rankModel
 }
 
 // rankModel is the model of one rank, built once per problem: models are immutable and shared
@@ -108,6 +109,7 @@ const (
 	streamEndStep
 	streamMode
 	streamSweep
+	streamDescent
 )
 
 // initStream is the stream chain id draws its prior draws from.
@@ -374,6 +376,15 @@ func (p *Problem) walk(ctx context.Context, w *Walker, warm bool, newRows [][2]i
 			spent += m.steps
 			w.cellEvals += m.cellEvals
 		}
+		if gibbs && cfg.Descent > 0 {
+			theta, passes, cells, err := p.descentStart(ctx, w.id)
+			if err != nil {
+				return records, err.Error(), spent
+			}
+			w.SetTheta(theta)
+			spent += passes
+			w.cellEvals += cells
+		}
 	default:
 		w.SamplePrior(p.initStream(w.id))
 	}
@@ -541,8 +552,8 @@ func emPasses(factors int) int { return factors }
 
 // ChainSteps is the number of sampler steps RunChain (warm false) or Resume from a saved state
 // (warm true) reports for chain id of a model of the given order: prior draws at t = 0; otherwise
-// the burn-in and the recorded steps, plus, for the cold chain that accounts for it, the rank's
-// mode search, and for a warm one the steps that settle new rows (which it spends only when the
+// the burn-in and the recorded steps, plus, for the cold chains that account for them, the rank's
+// mode search and the replica's descent (Config.Descent), and for a warm one the steps that settle new rows (which it spends only when the
 // data gained rows). A Gibbs sweep counts as the passes over the data it makes, the unit of a
 // full-data step, so that progress estimates weigh sweeps and steps alike. With Config.Truncate
 // a Gibbs chain may sweep up to Steps − Burnin more than this, as many as its start's transient
@@ -563,6 +574,9 @@ func (cfg Config) ChainSteps(id ChainID, warm bool, order int) int {
 	}
 	if cfg.Starts > 0 && id.Chain == 0 && id.TIndex == len(cfg.Ladder)-1 {
 		n += cfg.Starts*(cfg.StartSteps+cfg.screenEM()*emPasses(order)) + (cfg.StartEM-cfg.screenEM())*emPasses(order)
+	}
+	if cfg.Gibbs && cfg.Starts > 0 && id.TIndex == len(cfg.Ladder)-1 {
+		n += cfg.Descent * (len(cfg.Ladder) - 1) * sweepPasses(order)
 	}
 	return n
 }

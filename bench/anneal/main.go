@@ -52,7 +52,10 @@ func main() {
 	flag.IntVar(&tune.steps, "steps", 0, "steps of each equilibrium chain (0: the default)")
 	flag.IntVar(&tune.gibbsSteps, "gibbs-steps", 0, "sweeps of each chain of the fixed ladder on the Gibbs kernel (0: the default)")
 	flag.IntVar(&tune.gibbsBurnin, "gibbs-burnin", -1, "burn-in sweeps of those chains (-1: a fifth of -gibbs-steps)")
+	flag.IntVar(&tune.descent, "descent", -1, "sweeps per rung of the Gibbs ladder's descents (-1: the default)")
+	flag.IntVar(&tune.seeds, "gibbs-seeds", 1, "run the Gibbs ladder with seeds 1…N and print the mean offset (with N > 1, the spread of the offsets and the mean reported standard error follow the line)")
 	fixedOnly := flag.Bool("fixed-only", false, "run only the reference and the fixed ladders (the annealing's columns print NaN)")
+	gibbsOnly := flag.Bool("gibbs-only", false, "run only the reference and the Gibbs ladder")
 	flag.Parse()
 	var sets []dataset
 	gen := func(name string, shape []int, trueR int, rate float64, ranks []int) {
@@ -75,12 +78,13 @@ func main() {
 	gen("nmf 100x75 rank 3, rate 5 (ICASSP)", []int{100, 75}, 3, 5, []int{1, 3, 5, 8})
 	gen("nmf 250x250 rank 2, rate 0.1 (counts in the hundreds)", []int{250, 250}, 2, 0.1, []int{1})
 	gen("cp 6x5x4 rank 3, rate 0.3", []int{6, 5, 4}, 3, 0.3, []int{1, 2, 3, 4})
+	sets = append(sets, dataset{"glass 8x8 (real counts, social mobility)", glass(), models.PoissonSpec("nmf", []float64{0.3, 0.3}, models.LogScale), []int{1, 2, 3, 4, 5}})
 	g, err := tensorio.ReadFS(testdata.FS, "gauss5000r5", tensorio.ReadOptions{})
 	if err != nil {
 		log.Fatal(err)
 	}
 	sets = append(sets, dataset{"gauss5000r5 (embedded)", g.Tensor, models.GaussSpec(models.ICASSPGauss), []int{3, 5, 8}})
-	fmt.Printf("%-52s %4s %12s %16s %16s %16s %16s %9s %s\n", "data", "R", "reference", "integral", "SMC", "sgmcmc ladder", "gibbs ladder", "steps×10³", "seconds")
+	fmt.Printf("%-52s %4s %12s %16s %16s %16s %16s %9s %s\n", "data", "R", "reference", "integral", "SMC", "sgmcmc ladder", "gibbs ladder", "steps×10³ (annealed/sgmcmc/gibbs)", "seconds")
 	for _, s := range sets {
 		if !strings.Contains(s.name, *only) {
 			continue
@@ -93,17 +97,32 @@ func main() {
 			nan := evidence.RankEvidence{LogEvidence: math.NaN(), SMC: math.NaN()}
 			an := nan
 			t0 := time.Now()
-			if !*fixedOnly {
+			if !*fixedOnly && !*gibbsOnly {
 				an = annealed(s, R)
 			}
 			t1 := time.Now()
-			fixed := fixedLadder(s, R, false)
+			fixed := nan
+			if !*gibbsOnly {
+				fixed = fixedLadder(s, R, false, 1)
+			}
 			t2 := time.Now()
-			gibbs := fixedLadder(s, R, true)
+			var offsets, stderrs []float64
+			gibbsSteps := 0
+			for seed := 1; seed <= max(tune.seeds, 1); seed++ {
+				g := fixedLadder(s, R, true, uint64(seed))
+				offsets, stderrs = append(offsets, g.LogEvidence-ref), append(stderrs, g.StdErr)
+				gibbsSteps = g.Steps
+			}
+			gibbs, spread := evidence.MeanStdErr(offsets)
+			gibbsErr, _ := evidence.MeanStdErr(stderrs)
 			t3 := time.Now()
-			fmt.Printf("%-52s %4d %12.2f%s %+8.2f ± %5.2f %+8.2f ± %5.2f %+8.2f ± %5.2f %+8.2f ± %5.2f %4d/%d %5.1f/%.1f/%.1f%s\n", s.name, R, ref, how,
-				an.LogEvidence-ref, an.StdErr, an.SMC-ref, an.SMCStdErr, fixed.LogEvidence-ref, fixed.StdErr, gibbs.LogEvidence-ref, gibbs.StdErr,
-				an.Steps/1000, fixed.Steps/1000, t1.Sub(t0).Seconds(), t2.Sub(t1).Seconds(), t3.Sub(t2).Seconds(), map[bool]string{true: " !"}[an.Disagree])
+			seeds := ""
+			if len(offsets) > 1 {
+				seeds = fmt.Sprintf("  %d seeds: offsets %.2f ± %.2f, sd %.2f, mean reported stderr %.2f", len(offsets), gibbs, spread, spread*math.Sqrt(float64(len(offsets))), gibbsErr)
+			}
+			fmt.Printf("%-52s %4d %12.2f%s %+8.2f ± %5.2f %+8.2f ± %5.2f %+8.2f ± %5.2f %+8.2f ± %5.2f %4d/%d/%d %5.1f/%.1f/%.1f%s%s\n", s.name, R, ref, how,
+				an.LogEvidence-ref, an.StdErr, an.SMC-ref, an.SMCStdErr, fixed.LogEvidence-ref, fixed.StdErr, gibbs, gibbsErr,
+				an.Steps/1000, fixed.Steps/1000, gibbsSteps/1000, t1.Sub(t0).Seconds(), t2.Sub(t1).Seconds(), t3.Sub(t2).Seconds(), map[bool]string{true: " !"}[an.Disagree], seeds)
 		}
 	}
 }
@@ -144,6 +163,7 @@ func reference(s dataset, R, K, runs int) (float64, string) {
 // tune overrides sti.DefaultAnnealed where its fields are set, to compare settings at equal cost.
 var tune struct {
 	particles, chains, sweeps, replicas, steps, gibbsSteps, gibbsBurnin int
+	descent, seeds                                                      int
 	cess                                                                float64
 }
 
@@ -176,15 +196,20 @@ func annealed(s dataset, R int) evidence.RankEvidence {
 }
 
 // fixedLadder runs the fixed ladder in process: sti.Default, whose chains run the model's Gibbs
-// kernel where it has one (with -gibbs-steps and -gibbs-burnin where set), or with gibbs false
+// kernel where it has one (with -gibbs-steps, -gibbs-burnin and -descent where set, and the
+// given seed), or with gibbs false
 // sti.DefaultSGMCMC, whose chains run the SG-MCMC kernel.
-func fixedLadder(s dataset, R int, gibbs bool) evidence.RankEvidence {
+func fixedLadder(s dataset, R int, gibbs bool, seed uint64) evidence.RankEvidence {
 	if !gibbs {
 		return run(s, R, sti.DefaultSGMCMC(s.spec.Name))
 	}
 	cfg := sti.Default(s.spec.Name)
 	if !cfg.Gibbs {
 		return evidence.RankEvidence{LogEvidence: math.NaN()}
+	}
+	cfg.Seed = seed
+	if tune.descent >= 0 {
+		cfg.Descent = tune.descent
 	}
 	if tune.gibbsSteps > 0 {
 		cfg.Steps, cfg.Burnin = tune.gibbsSteps, tune.gibbsSteps/5
@@ -244,4 +269,30 @@ func sortResults(rs []estimators.Result) {
 			rs[j], rs[j-1] = rs[j-1], rs[j]
 		}
 	}
+}
+
+// glass is a real table of counts: the 8×8 British social mobility table of Glass (1954), father's
+// by son's occupational status, 3 498 men, as tabulated by Goodman (1979, JASA 74, Table 1). Its
+// cells run from 0 to 554.
+func glass() *tensor.Sparse {
+	rows := [8][8]float64{
+		{50, 19, 26, 8, 7, 11, 6, 2},
+		{16, 40, 34, 18, 11, 20, 8, 3},
+		{12, 35, 65, 66, 35, 88, 23, 21},
+		{11, 20, 58, 110, 40, 183, 64, 32},
+		{2, 8, 12, 23, 25, 46, 28, 12},
+		{12, 28, 102, 162, 90, 554, 230, 177},
+		{0, 6, 19, 40, 21, 158, 143, 71},
+		{0, 3, 14, 32, 15, 126, 91, 106},
+	}
+	t, err := tensor.New([]int{8, 8}, 64)
+	if err != nil {
+		log.Fatal(err)
+	}
+	for i, row := range rows {
+		for j, v := range row {
+			t.Append([]int{i, j}, v)
+		}
+	}
+	return t
 }

@@ -94,7 +94,11 @@ func selectHelp() string {
 			if g.cfg.Truncate {
 				truncate = fmt.Sprintf(",\n          records of a start's transient (MSER-5) replaced by up to %d more sweeps", g.cfg.Steps-g.cfg.Burnin)
 			}
-			fmt.Fprintf(&perModel, "\n  %-7s %d sweeps of the %s kernel of which %d burn-in%s%s", g.label+":", g.cfg.Steps, gibbsSampler, g.cfg.Burnin, truncate, start(g.cfg))
+			descent := ""
+			if g.cfg.Descent > 0 {
+				descent = fmt.Sprintf(",\n          carried down the ladder by its replica's walk, %d sweeps per rung, to its own rung (--descent)", g.cfg.Descent)
+			}
+			fmt.Fprintf(&perModel, "\n  %-7s %d sweeps of the %s kernel of which %d burn-in%s%s%s", g.label+":", g.cfg.Steps, gibbsSampler, g.cfg.Burnin, truncate, start(g.cfg), descent)
 			continue
 		}
 		fmt.Fprintf(&perModel, "\n  %-7s %d %s steps of which %d burn-in, step %g, %s%s", g.label+":", g.cfg.Steps, g.cfg.Sampler, g.cfg.Burnin, g.cfg.Step, sub(g.cfg), start(g.cfg))
@@ -122,6 +126,7 @@ type selectFlags struct {
 	data, model, ranks, out, ladder, sampler               string
 	samplerParams                                          map[string]float64
 	temperatures, chains, steps, burnin, subsample, blocks int
+	descent                                                int
 	anneal                                                 bool
 	particles                                              int
 	workers                                                int
@@ -173,6 +178,7 @@ func newSelectFlagSet(name, synopsis, help string, extra func(*flag.FlagSet)) (*
 	})
 	fs.IntVar(&f.steps, "steps", 0, fmt.Sprintf("steps per chain, burn-in included: sweeps for the %s kernel, and with --anneal passes over the data for %s (default: %s)", gibbsSampler, gibbsModels(), perModelDefault(func(c sti.Config) any { return c.Steps })))
 	fs.IntVar(&f.burnin, "burnin", 0, fmt.Sprintf("burn-in steps per chain (default: %s; at most a fifth of --steps when only --steps is given)", perModelDefault(func(c sti.Config) any { return c.Burnin })))
+	fs.IntVar(&f.descent, "descent", 0, fmt.Sprintf("%s: sweeps per rung of a walk down the ladder from the rank's mode, one per replica, that starts each rung's chain (0: every chain starts at the mode) (default: %s)", gibbsModels(), perModelDefault(func(c sti.Config) any { return c.Descent })))
 	fs.Float64Var(&f.step, "step", 0, fmt.Sprintf("step size after burn-in (default: %s)", perModelDefault(func(c sti.Config) any { return c.Step })))
 	fs.IntVar(&f.subsample, "subsample", 0, fmt.Sprintf("cells per step, drawn at random (default: %s; 0 is all cells)", perModelDefault(func(c sti.Config) any { return c.Subsample })))
 	fs.IntVar(&f.blocks, "blocks", 0, strings.Join(factoredNames(), ", ")+": cut every mode into B ranges and step over B^(order−1) parts (B for a matrix, B² for a 3-way tensor) (default 1: all cells)")
@@ -644,6 +650,12 @@ func selectConfig(model string, f *selectFlags, set map[string]bool) (sti.Config
 	}
 	if set["warm-burnin"] {
 		cfg.WarmBurnin = f.warmBurnin
+	}
+	if set["descent"] {
+		if f.descent < 0 {
+			return cfg, "", usagef("--descent %d must not be negative", f.descent)
+		}
+		cfg.Descent = f.descent
 	}
 	if set["step"] {
 		if !(f.step > 0) {

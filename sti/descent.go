@@ -1,0 +1,104 @@
+package sti
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sync"
+
+	"github.com/stirank/stirank/rng"
+)
+
+// descent is one replica's walk down the ladder from its rank's mode (Config.Descent): Descent
+// sweeps of the Gibbs kernel at every temperature above 0, from t = 1 down, its state at the end
+// of each rung kept as the start of that rung's chain of the replica. A chain started at the t = 1
+// mode below t = 1 must spread out to the rung's typical set, and it does so slowly along the
+// directions the kernel mixes badly in; the descent spreads out once for all rungs of a replica,
+// each rung's start having relaxed through every rung above it. Like the mode search, a descent
+// depends only on the seed, the rank and the replica, so every worker process that runs a chain
+// of the replica computes the same one; until the chains take them it holds a ladder of
+// parameter vectors (8 bytes × parameters × rungs: 15 MB at R = 16 on a 257×1661 matrix).
+type descent struct {
+	once      sync.Once
+	states    [][]float64 // by ladder index; nil at t = 0 and once taken
+	taken     []bool
+	passes    int
+	cellEvals int64
+	err       error
+	mu        sync.Mutex
+}
+
+// descentKey names the descent of a replica of a rank.
+type descentKey struct{ rank, chain int }
+
+// descentStart returns the start of chain id from its replica's descent (computing the descent
+// when no chain of the replica has asked for it yet) and the passes over the data and cell reads
+// the descent cost, which the chain at t = 1 accounts for. A state is handed out once and then
+// dropped, so the descents of a worker hold at most a ladder of states each; a chain that asks
+// again (a retried bundle) walks the descent afresh to its rung, on the same streams.
+func (p *Problem) descentStart(ctx context.Context, id ChainID) ([]float64, int, int64, error) {
+	v, _ := p.descents.LoadOrStore(descentKey{id.Rank, id.Chain}, &descent{})
+	d := v.(*descent)
+	d.once.Do(func() {
+		d.states = make([][]float64, len(p.Config.Ladder))
+		d.taken = make([]bool, len(p.Config.Ladder))
+		d.passes, d.cellEvals, d.err = p.descend(ctx, id, 0, func(i int, theta []float64) {
+			d.states[i] = append([]float64(nil), theta...)
+		})
+	})
+	if d.err != nil {
+		return nil, 0, 0, d.err
+	}
+	passes, cells := 0, int64(0)
+	if id.TIndex == len(p.Config.Ladder)-1 {
+		passes, cells = d.passes, d.cellEvals
+	}
+	d.mu.Lock()
+	theta, taken := d.states[id.TIndex], d.taken[id.TIndex]
+	d.states[id.TIndex], d.taken[id.TIndex] = nil, true
+	d.mu.Unlock()
+	if !taken {
+		return theta, passes, cells, nil
+	}
+	_, _, err := p.descend(ctx, id, id.TIndex, func(i int, th []float64) {
+		if i == id.TIndex {
+			theta = append([]float64(nil), th...)
+		}
+	})
+	return theta, passes, cells, err
+}
+
+// descend walks replica id.Chain of rank id.Rank down the ladder from the rank's mode to rung
+// stop (stop ≥ 1), handing keep the state at the end of every rung, and returns the passes over
+// the data and the cell reads it made. Its stream depends on the seed, the rank and the replica
+// only, so every walk of a replica's descent gives the same states.
+func (p *Problem) descend(ctx context.Context, id ChainID, stop int, keep func(i int, theta []float64)) (int, int64, error) {
+	m, err := p.mode(ctx, id.Rank)
+	if err != nil {
+		return 0, 0, err
+	}
+	model, err := p.model(id.Rank)
+	if err != nil {
+		return 0, 0, err
+	}
+	mv := newMover(model)
+	theta := append([]float64(nil), m.theta...)
+	r := rng.New(p.Config.Seed, uint64(id.Rank), 0, uint64(id.Chain), streamDescent)
+	acc := make([]float64, mv.blocks())
+	sweeps := 0
+	for i := len(p.Config.Ladder) - 1; i >= max(stop, 1); i-- {
+		t := p.Config.Ladder[i]
+		for s := 1; s <= p.Config.Descent; s++ {
+			if err := ctx.Err(); err != nil {
+				return 0, 0, err
+			}
+			ll := mv.move(r, t, 1, nil, theta, acc)
+			sweeps++
+			if math.IsNaN(ll) || math.IsInf(ll, 0) {
+				return 0, 0, fmt.Errorf("rank %d, replica %d: descent at t=%.6g (rung %d), sweep %d: log-likelihood %v", id.Rank, id.Chain, t, i, s, ll)
+			}
+		}
+		keep(i, theta)
+	}
+	return mv.passes(sweeps), mv.cellEvals(), nil
+}

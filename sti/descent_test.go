@@ -1,0 +1,120 @@
+package sti
+
+import (
+	"context"
+	"math"
+	"reflect"
+	"testing"
+
+	"github.com/stirank/stirank/evidence"
+	"github.com/stirank/stirank/models"
+	"github.com/stirank/stirank/rng"
+)
+
+// On an 8×8 table with counts in the hundreds at rank 4, a chain at t ≈ 0.15 started at the t = 1
+// mode spends its first sweeps well above the rung's typical log-likelihood; started from its
+// replica's descent it is there from the first sweep. Over 16 replicas, the mean of the first 40
+// sweeps from the descent is within 3 standard errors of the mean of sweeps 500–1500 of long
+// chains, and the mean from the mode is not.
+func TestDescentStartsAtEquilibrium(t *testing.T) {
+	d, rates := poissonData(t, []int{8, 8}, 4, 0.15, 3)
+	cfg := Default("nmf")
+	cfg.Descent, cfg.Chains = 20, 16
+	p, err := NewProblem(d, models.PoissonSpec("nmf", rates, models.LogScale), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const R = 4
+	ctx := context.Background()
+	ti := cfg.Ladder.Nearest(0.15)
+	temp := cfg.Ladder[ti]
+	m, err := p.mode(ctx, R)
+	if err != nil {
+		t.Fatal(err)
+	}
+	model, err := p.model(R)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// mean runs a chain from theta at the rung and returns the mean log-likelihood of its sweeps
+	// from..to.
+	mean := func(theta []float64, c uint64, from, to int) float64 {
+		theta = append([]float64(nil), theta...)
+		mv := newMover(model)
+		r := rng.New(11, c)
+		acc := make([]float64, mv.blocks())
+		s := 0.0
+		for k := 1; k <= to; k++ {
+			ll := mv.move(r, temp, 1, nil, theta, acc)
+			if k > from {
+				s += ll
+			}
+		}
+		return s / float64(to-from)
+	}
+	var eq, fromMode, fromDescent []float64
+	for c := range cfg.Chains {
+		start, _, _, err := p.descentStart(ctx, ChainID{Rank: R, TIndex: ti, Chain: c})
+		if err != nil {
+			t.Fatal(err)
+		}
+		eq = append(eq, mean(m.theta, uint64(c), 500, 1500))
+		fromMode = append(fromMode, mean(m.theta, uint64(100+c), 0, 40))
+		fromDescent = append(fromDescent, mean(start, uint64(200+c), 0, 40))
+	}
+	e, es := evidence.MeanStdErr(eq)
+	a, as := evidence.MeanStdErr(fromMode)
+	b, bs := evidence.MeanStdErr(fromDescent)
+	t.Logf("t=%.4g: long chains %.2f ± %.2f, first 40 sweeps from the mode %.2f ± %.2f, from the descent %.2f ± %.2f", temp, e, es, a, as, b, bs)
+	if z := (b - e) / math.Hypot(bs, es); math.Abs(z) > 3 {
+		t.Errorf("from the descent the first sweeps are %.1f standard errors from equilibrium", z)
+	}
+	if z := (a - e) / math.Hypot(as, es); z < 3 {
+		t.Errorf("from the mode the first sweeps are only %.1f standard errors above equilibrium: the test no longer tests the descent", z)
+	}
+}
+
+// Descents are shared by a replica's chains and handed out once; a chain that asks again walks
+// its descent afresh. Both give the same bits, on any number of workers, and the steps the
+// descents cost are counted once per replica, as Config.ChainSteps expects.
+func TestDescentDeterminism(t *testing.T) {
+	d, rates := poissonData(t, []int{10, 8}, 2, 0.5, 5)
+	cfg := Default("nmf")
+	cfg.Ladder = evidence.Power(6, 4)
+	cfg.Steps, cfg.Burnin, cfg.Descent = 30, 10, 5
+	cfg.Truncate = false // every chain then makes the sweeps ChainSteps counts
+	cfg.Starts, cfg.StartSteps, cfg.StartEM = 2, 10, 20
+	spec := models.PoissonSpec("nmf", rates, models.LogScale)
+	p, err := NewProblem(d, spec, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := p.Sweep(context.Background(), []int{1, 2}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := p.Sweep(context.Background(), []int{1, 2}, 3) // every descent state already taken
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(a, b) {
+		t.Fatalf("a second sweep differs:\n%+v\n%+v", a[1], b[1])
+	}
+	noDescent := cfg
+	noDescent.Descent = 0
+	c := sweep(t, d, spec, noDescent, []int{1, 2})
+	order := 2
+	want := 0
+	for ti := range cfg.Ladder {
+		for ch := range cfg.Chains {
+			want += cfg.ChainSteps(ChainID{Rank: 2, TIndex: ti, Chain: ch}, false, order)
+		}
+	}
+	descents := cfg.Chains * cfg.Descent * (len(cfg.Ladder) - 1) * sweepPasses(order)
+	if a[1].Steps != want || a[1].Steps-c[1].Steps != descents {
+		t.Errorf("rank 2: %d steps with descents, %d without, %d expected: descents cost %d", a[1].Steps, c[1].Steps, want, descents)
+	}
+	if a[1].LogEvidence == c[1].LogEvidence {
+		t.Errorf("the descent did not change the estimate")
+	}
+}
