@@ -11,6 +11,7 @@ package main
 
 import (
 	"context"
+	_ "embed"
 	"flag"
 	"fmt"
 	"log"
@@ -271,28 +272,18 @@ func sortResults(rs []estimators.Result) {
 	}
 }
 
-// glass is a real table of counts: the 8×8 British social mobility table of Glass (1954), father's
-// by son's occupational status, 3 498 men, as tabulated by Goodman (1979, JASA 74, Table 1). Its
-// cells run from 0 to 554.
+// glassCSV is a real table of counts: the 8×8 British social mobility table of Glass (1954),
+// father's by son's occupational status, 3 498 men, as tabulated by Goodman (1979, JASA 74,
+// Table 1). Its cells run from 0 to 554. stirank import --in bench/anneal/glass.csv reads it too.
+//
+//go:embed glass.csv
+var glassCSV string
+
+// glass parses glassCSV.
 func glass() *tensor.Sparse {
-	rows := [8][8]float64{
-		{50, 19, 26, 8, 7, 11, 6, 2},
-		{16, 40, 34, 18, 11, 20, 8, 3},
-		{12, 35, 65, 66, 35, 88, 23, 21},
-		{11, 20, 58, 110, 40, 183, 64, 32},
-		{2, 8, 12, 23, 25, 46, 28, 12},
-		{12, 28, 102, 162, 90, 554, 230, 177},
-		{0, 6, 19, 40, 21, 158, 143, 71},
-		{0, 3, 14, 32, 15, 126, 91, 106},
-	}
-	t, err := tensor.New([]int{8, 8}, 64)
+	t, _, err := tensorio.ReadText(strings.NewReader(glassCSV), "glass.csv", tensorio.CSV, tensorio.TextOptions{Kind: tensorio.Count})
 	if err != nil {
 		log.Fatal(err)
-	}
-	for i, row := range rows {
-		for j, v := range row {
-			t.Append([]int{i, j}, v)
-		}
 	}
 	return t
 }
