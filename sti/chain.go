@@ -553,8 +553,8 @@ func emPasses(factors int) int { return factors }
 // ChainSteps is the number of sampler steps RunChain (warm false) or Resume from a saved state
 // (warm true) reports for chain id of a model of the given order: prior draws at t = 0; otherwise
 // the burn-in and the recorded steps, plus, for the cold chains that account for them, the rank's
-// mode search and the replica's descent (Config.Descent), and for a warm one the steps that settle new rows (which it spends only when the
-// data gained rows). A Gibbs sweep counts as the passes over the data it makes, the unit of a
+// mode search and the replica's descent (Config.Descent), and for a warm one the steps that
+// settle new rows (which it spends only when the data gained rows). A Gibbs sweep counts as the passes over the data it makes, the unit of a
 // full-data step, so that progress estimates weigh sweeps and steps alike. With Config.Truncate
 // a Gibbs chain may sweep up to Steps − Burnin more than this, as many as its start's transient
 // asks for; the summary's Steps counts them.

@@ -652,8 +652,11 @@ func selectConfig(model string, f *selectFlags, set map[string]bool) (sti.Config
 		cfg.WarmBurnin = f.warmBurnin
 	}
 	if set["descent"] {
-		if f.descent < 0 {
+		switch {
+		case f.descent < 0:
 			return cfg, "", usagef("--descent %d must not be negative", f.descent)
+		case !cfg.Gibbs || cfg.Annealing != nil:
+			return cfg, "", usagef("--descent starts the Gibbs chains of a fixed ladder (%s without --anneal or an SG-MCMC --sampler)", gibbsModels())
 		}
 		cfg.Descent = f.descent
 	}
