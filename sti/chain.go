@@ -370,21 +370,22 @@ func (p *Problem) walk(ctx context.Context, w *Walker, warm bool, newRows [][2]i
 		if err != nil {
 			return records, err.Error(), spent
 		}
-		w.SetTheta(m.theta)
 		if w.id.Chain == 0 && w.id.TIndex == len(cfg.Ladder)-1 {
 			// The search is shared by the rank's chains; one of them accounts for it.
 			spent += m.steps
 			w.cellEvals += m.cellEvals
 		}
+		start := m.theta
 		if gibbs && cfg.Descent > 0 {
 			theta, passes, cells, err := p.descentStart(ctx, w.id)
 			if err != nil {
 				return records, err.Error(), spent
 			}
-			w.SetTheta(theta)
+			start = theta
 			spent += passes
 			w.cellEvals += cells
 		}
+		w.SetTheta(start)
 	default:
 		w.SamplePrior(p.initStream(w.id))
 	}
@@ -554,10 +555,10 @@ func emPasses(factors int) int { return factors }
 // (warm true) reports for chain id of a model of the given order: prior draws at t = 0; otherwise
 // the burn-in and the recorded steps, plus, for the cold chains that account for them, the rank's
 // mode search and the replica's descent (Config.Descent), and for a warm one the steps that
-// settle new rows (which it spends only when the data gained rows). A Gibbs sweep counts as the passes over the data it makes, the unit of a
-// full-data step, so that progress estimates weigh sweeps and steps alike. With Config.Truncate
-// a Gibbs chain may sweep up to Steps − Burnin more than this, as many as its start's transient
-// asks for; the summary's Steps counts them.
+// settle new rows (which it spends only when the data gained rows). A Gibbs sweep counts as the
+// passes over the data it makes, the unit of a full-data step, so that progress estimates weigh
+// sweeps and steps alike. With Config.Truncate a Gibbs chain may sweep up to Steps − Burnin more
+// than this, as many as its start's transient asks for; the summary's Steps counts them.
 func (cfg Config) ChainSteps(id ChainID, warm bool, order int) int {
 	if cfg.Ladder[id.TIndex] == 0 {
 		return cfg.Steps - cfg.Burnin

@@ -17,11 +17,10 @@ import (
 // each rung's start having relaxed through every rung above it. Like the mode search, a descent
 // depends only on the seed, the rank and the replica, so every worker process that runs a chain
 // of the replica computes the same one; until the chains take them it holds a ladder of
-// parameter vectors (8 bytes × parameters × rungs: 15 MB at R = 16 on a 257×1661 matrix).
+// parameter vectors (8 bytes × parameters × rungs: 7.4 MB at R = 16 on a 257×1661 matrix).
 type descent struct {
 	once      sync.Once
 	states    [][]float64 // by ladder index; nil at t = 0 and once taken
-	taken     []bool
 	passes    int
 	cellEvals int64
 	err       error
@@ -41,7 +40,6 @@ func (p *Problem) descentStart(ctx context.Context, id ChainID) ([]float64, int,
 	d := v.(*descent)
 	d.once.Do(func() {
 		d.states = make([][]float64, len(p.Config.Ladder))
-		d.taken = make([]bool, len(p.Config.Ladder))
 		d.passes, d.cellEvals, d.err = p.descend(ctx, id, 0, func(i int, theta []float64) {
 			d.states[i] = append([]float64(nil), theta...)
 		})
@@ -54,10 +52,10 @@ func (p *Problem) descentStart(ctx context.Context, id ChainID) ([]float64, int,
 		passes, cells = d.passes, d.cellEvals
 	}
 	d.mu.Lock()
-	theta, taken := d.states[id.TIndex], d.taken[id.TIndex]
-	d.states[id.TIndex], d.taken[id.TIndex] = nil, true
+	theta := d.states[id.TIndex]
+	d.states[id.TIndex] = nil
 	d.mu.Unlock()
-	if !taken {
+	if theta != nil {
 		return theta, passes, cells, nil
 	}
 	_, _, err := p.descend(ctx, id, id.TIndex, func(i int, th []float64) {

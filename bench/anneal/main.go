@@ -79,7 +79,11 @@ func main() {
 	gen("nmf 100x75 rank 3, rate 5 (ICASSP)", []int{100, 75}, 3, 5, []int{1, 3, 5, 8})
 	gen("nmf 250x250 rank 2, rate 0.1 (counts in the hundreds)", []int{250, 250}, 2, 0.1, []int{1})
 	gen("cp 6x5x4 rank 3, rate 0.3", []int{6, 5, 4}, 3, 0.3, []int{1, 2, 3, 4})
-	sets = append(sets, dataset{"glass 8x8 (real counts, social mobility)", glass(), models.PoissonSpec("nmf", []float64{0.3, 0.3}, models.LogScale), []int{1, 2, 3, 4, 5}})
+	nmf, err := models.ForOrder(2)
+	if err != nil {
+		log.Fatal(err)
+	}
+	sets = append(sets, dataset{"glass 8x8 (real counts, social mobility)", glass(), models.PoissonSpec(nmf.Name, []float64{0.3, 0.3}, models.LogScale), []int{1, 2, 3, 4, 5}})
 	g, err := tensorio.ReadFS(testdata.FS, "gauss5000r5", tensorio.ReadOptions{})
 	if err != nil {
 		log.Fatal(err)
