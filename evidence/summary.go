@@ -62,9 +62,46 @@ const truncationBatch = 5
 // by the MSER-5 rule (White 1997; Franklin & White 2008): over batch means z_1…z_k of 5 records, the
 // d ≤ k/2 that minimises Σ_{j>d} (z_j − z̄_d)² / (k − d)², the squared standard error of the mean of
 // what is kept if the batches were independent. A transient moves the early batch means away from
-// the rest and inflates that sum; discarding it pays for the records lost. On a stationary chain
-// the rule discards little, and only where the early records happen to be far from the mean.
+// the rest and inflates that sum; discarding it pays for the records lost.
+//
+// On a stationary chain the rule still discards the early records that happen to lie far from the
+// mean, and a log-likelihood's long lower tail makes those mostly low ones: the kept mean is then
+// biased upwards (on 30×20 count data, Gibbs chains of 200 sweeps came out half a nat higher in
+// evidence with the rule than without). So a cut stands only where the discarded records' mean
+// differs from the kept ones' by more than truncationZ standard errors of that difference, the
+// kept records' variance and autocorrelation time standing for both.
 func Truncation(y []float64) int {
+	d := mser(y)
+	if d == 0 {
+		return 0
+	}
+	kept, m2, ess := Summarize(y[d:])
+	n := len(y) - d
+	if m2 == 0 {
+		return d
+	}
+	cut := 0.0
+	for _, v := range y[:d] {
+		cut += v
+	}
+	cut /= float64(d)
+	tau := float64(n) / ess
+	se := math.Sqrt(m2 / float64(n-1) * tau * (1/float64(d) + 1/float64(n)))
+	if math.Abs(cut-kept) <= truncationZ*se {
+		return 0
+	}
+	return d
+}
+
+// truncationZ is the number of standard errors by which a transient must stand out (Truncation).
+// At 3 the rule still kept a mean a fifth of a standard error high on the skewed records of
+// TestTruncation, and half a nat of the bias remained on 30×20 count data; at 5 it keeps every
+// transient of thousands of nats that Gibbs chains from the mode showed at t < 0.05 on the
+// speech-size spectrogram at R = 16, and drops the cuts there of a standard error or less.
+const truncationZ = 5
+
+// mser is the MSER-5 truncation point (Truncation).
+func mser(y []float64) int {
 	k := len(y) / truncationBatch
 	if k < 4 {
 		return 0
