@@ -44,6 +44,7 @@ func main() {
 	aisK := flag.Int("ais", 20000, "temperatures of each AIS reference run")
 	aisRuns := flag.Int("ais-runs", 4, "AIS reference runs per rank")
 	only := flag.String("only", "", "run only the data sets whose name contains this")
+	skip := flag.String("skip", "", "skip the data sets whose name contains this")
 	ranks := flag.String("ranks", "", "run only these ranks (comma-separated)")
 	flag.IntVar(&tune.particles, "particles", 0, "annealing particles (0: the default)")
 	flag.IntVar(&tune.chains, "waste-free", -1, "waste-free chains per stage, 0 for standard SMC (-1: the default)")
@@ -89,9 +90,13 @@ func main() {
 		log.Fatal(err)
 	}
 	sets = append(sets, dataset{"gauss5000r5 (embedded)", g.Tensor, models.GaussSpec(models.ICASSPGauss), []int{3, 5, 8}})
+	// Over every row with a Gibbs ladder: the rows, their mean offset, the rows whose mean offset
+	// is within 1 nat, the estimates and those within 3 reported standard errors of the reference.
+	var rows, near, estimates, covered int
+	var offsetSum float64
 	fmt.Printf("%-52s %4s %12s %16s %16s %16s %16s %9s %s\n", "data", "R", "reference", "integral", "SMC", "sgmcmc ladder", "gibbs ladder", "steps×10³ (annealed/sgmcmc/gibbs)", "seconds")
 	for _, s := range sets {
-		if !strings.Contains(s.name, *only) {
+		if !strings.Contains(s.name, *only) || (*skip != "" && strings.Contains(s.name, *skip)) {
 			continue
 		}
 		for _, R := range s.ranks {
@@ -112,23 +117,39 @@ func main() {
 			}
 			t2 := time.Now()
 			var offsets, stderrs []float64
-			gibbsSteps := 0
+			gibbsSteps, within := 0, 0
 			for seed := 1; seed <= max(tune.seeds, 1); seed++ {
 				g := fixedLadder(s, R, true, uint64(seed))
 				offsets, stderrs = append(offsets, g.LogEvidence-ref), append(stderrs, g.StdErr)
 				gibbsSteps = g.Steps
+				if math.Abs(g.LogEvidence-ref) <= 3*g.StdErr {
+					within++
+				}
 			}
 			gibbs, spread := evidence.MeanStdErr(offsets)
+			if !math.IsNaN(gibbs) {
+				rows++
+				offsetSum += gibbs
+				if math.Abs(gibbs) <= 1 {
+					near++
+				}
+				estimates += len(offsets)
+				covered += within
+			}
 			gibbsErr, _ := evidence.MeanStdErr(stderrs)
 			t3 := time.Now()
 			seeds := ""
 			if len(offsets) > 1 {
-				seeds = fmt.Sprintf("  %d seeds: offsets %.2f ± %.2f, sd %.2f, mean reported stderr %.2f", len(offsets), gibbs, spread, spread*math.Sqrt(float64(len(offsets))), gibbsErr)
+				seeds = fmt.Sprintf("  %d seeds: offsets %.2f ± %.2f, sd %.2f, mean reported stderr %.2f, %d within 3 of theirs", len(offsets), gibbs, spread, spread*math.Sqrt(float64(len(offsets))), gibbsErr, within)
 			}
 			fmt.Printf("%-52s %4d %12.2f%s %+8.2f ± %5.2f %+8.2f ± %5.2f %+8.2f ± %5.2f %+8.2f ± %5.2f %4d/%d/%d %5.1f/%.1f/%.1f%s%s\n", s.name, R, ref, how,
 				an.LogEvidence-ref, an.StdErr, an.SMC-ref, an.SMCStdErr, fixed.LogEvidence-ref, fixed.StdErr, gibbs, gibbsErr,
 				an.Steps/1000, fixed.Steps/1000, gibbsSteps/1000, t1.Sub(t0).Seconds(), t2.Sub(t1).Seconds(), t3.Sub(t2).Seconds(), map[bool]string{true: " !"}[an.Disagree], seeds)
 		}
+	}
+	if rows > 0 {
+		fmt.Printf("gibbs ladder over %d rows: mean offset %+.2f, %d rows within 1 nat in the mean, %d of %d estimates within 3 reported standard errors\n",
+			rows, offsetSum/float64(rows), near, covered, estimates)
 	}
 }
 
