@@ -215,7 +215,7 @@ func DefaultSGMCMC(model string) Config {
 
 // Default returns DefaultSGMCMC(model), except that the chains of models with a Gibbs kernel
 // (models.Info.Gibbs: Poisson NMF and CP) run that kernel (Config.Gibbs), 200 sweeps of which 40
-// burn-in, 40 for a resumed chain, each started from its replica's descent of 20 sweeps per rung
+// burn-in, 40 for a resumed chain (160, 32 and 32 on 3-way tensors), each started from its replica's descent of 20 sweeps per rung
 // from the rank's mode (Config.Descent); the mode search keeps its SG-MCMC ascent. The kernel is
 // exact at every temperature and moves whole factor rows, where the SG-MCMC kernels' bias grows
 // with the number of parameters: against long AIS runs on the ICASSP 100×75 NMF, −5.4 and −11.6 nats at
@@ -227,6 +227,14 @@ func Default(model string) Config {
 	if info, _ := models.Lookup(model); info.Gibbs {
 		c.Gibbs = true
 		c.Steps, c.Burnin, c.WarmBurnin = 200, 40, 40
+		if info.Order == 3 {
+			// A sweep of a 3-way tensor makes six passes over the data where a matrix's makes
+			// four: 160 sweeps keep a CP rank within twice the SG-MCMC defaults' 38 400 steps
+			// (69–70 thousand with the descents and the mode search, 84–85 thousand with 200),
+			// and on the CP set of go run ./bench/anneal -only cp -gibbs-only -gibbs-seeds 5 the
+			// offsets from the references average +0.41 nat over ranks 1–4, +0.43 with 200.
+			c.Steps, c.Burnin, c.WarmBurnin = 160, 32, 32
+		}
 		// On large data a chain from the t = 1 mode needs far more than 40 sweeps at small t: on
 		// the 257×1661 speech spectrogram at R = 16 and t = 0.01 its log-likelihood falls
 		// 70 000 below the rung's typical value within 40 sweeps and climbs back over the next
