@@ -215,8 +215,9 @@ func DefaultSGMCMC(model string) Config {
 
 // Default returns DefaultSGMCMC(model), except that the chains of models with a Gibbs kernel
 // (models.Info.Gibbs: Poisson NMF and CP) run that kernel (Config.Gibbs), 200 sweeps of which 40
-// burn-in, 40 for a resumed chain (160, 32 and 32 on 3-way tensors), each started from its replica's descent of 20 sweeps per rung
-// from the rank's mode (Config.Descent); the mode search keeps its SG-MCMC ascent. The kernel is
+// burn-in, 40 for a resumed chain (160, 32 and 32 on 3-way tensors), each started from its
+// replica's descent of 20 sweeps per rung from the rank's mode (Config.Descent); the mode search
+// keeps its SG-MCMC ascent. The kernel is
 // exact at every temperature and moves whole factor rows, where the SG-MCMC kernels' bias grows
 // with the number of parameters: against long AIS runs on the ICASSP 100×75 NMF, −5.4 and −11.6 nats at
 // ranks 5 and 8 with SG-MCMC, −0.2 and −0.7 with Gibbs (go run ./bench/anneal -only ICASSP), and

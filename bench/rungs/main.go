@@ -17,8 +17,8 @@ import (
 	"os"
 
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/local"
-	"github.com/stirank/stirank/evidence"
 
+	"github.com/stirank/stirank/evidence"
 	"github.com/stirank/stirank/io/tensorio"
 	"github.com/stirank/stirank/models"
 	"github.com/stirank/stirank/pipelines"
