@@ -46,7 +46,7 @@ type Gibbs struct {
 	cs    [][]float64 // column sums of every factor
 	S     [][]int32   // allocation statistics of every mode
 	rate  []float64
-	a     []float64
+	a     []float64 // running sums of a cell's component weights
 	cnt   []int
 	tmp   []float64
 	tmpS  []int32
@@ -198,26 +198,26 @@ func (g *Gibbs) allocate(r *rand.Rand) {
 		if p.order == 2 {
 			w, h := F[0][i0:i0+R], F[1][i1:i1+R]
 			for k := range a {
-				a[k] = w[k] * h[k]
-				total += a[k]
+				total += w[k] * h[k]
+				a[k] = total
 			}
 		} else {
 			i2 := int(p.coords[2][n]) * R
 			u, v, w := F[0][i0:i0+R], F[1][i1:i1+R], F[2][i2:i2+R]
 			for k := range a {
-				a[k] = u[k] * v[k] * w[k]
-				total += a[k]
+				total += u[k] * v[k] * w[k]
+				a[k] = total
 			}
 		}
 		if xi == 1 {
-			k := draw.Categorical(r, a, total)
+			k := draw.Categorical(r, a)
 			for m := range p.order {
 				g.S[m][int(p.coords[m][n])*R+k]++
 			}
 			continue
 		}
 		clear(g.cnt)
-		draw.Multinomial(r, xi, a, total, g.cnt)
+		draw.Multinomial(r, xi, a, g.cnt)
 		for m := range p.order {
 			row := g.S[m][int(p.coords[m][n])*R:]
 			for k, c := range g.cnt {

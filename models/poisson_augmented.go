@@ -7,6 +7,8 @@ import (
 	"sync"
 	"weak"
 
+	"gonum.org/v1/gonum/floats"
+
 	"github.com/stirank/stirank/internal/draw"
 	"github.com/stirank/stirank/internal/par"
 	"github.com/stirank/stirank/rng"
@@ -30,8 +32,8 @@ func (m *Poisson) NewAugmented() Augmented {
 		ch := &a.chunks[c]
 		ch.st.Init(0)
 		// One block per chunk, padded by a cache line: chunks write their scratch at every cell.
-		buf := make([]float64, 4*K+8)
-		ch.other, ch.comp, ch.prop, ch.colsum = buf[:K], buf[K:2*K], buf[2*K:3*K], buf[3*K:4*K]
+		buf := make([]float64, 5*K+8)
+		ch.other, ch.comp, ch.cum, ch.prop, ch.colsum = buf[:K], buf[K:2*K], buf[2*K:3*K], buf[3*K:4*K], buf[4*K:5*K]
 		ch.cnt = make([]int, K+8)[:K]
 	}
 	return a
@@ -137,14 +139,16 @@ type poissonAugmented struct {
 
 // augmentedChunk is one chunk's stream, scratch and results.
 type augmentedChunk struct {
-	st                        rng.Stream
-	other, comp, prop, colsum []float64
-	cnt                       []int
-	up                        []bool // whether ν was rounded up, per cell of the row being moved
-	// others and lam keep each cell's Π_{m≠k} F_m[i_m, ·] and λ from a row's first read for its
-	// second, so that the second reads them in order instead of gathering the other factors' rows
-	// again; rows with more than maxKept values gather twice instead.
-	others, lam  []float64
+	st                             rng.Stream
+	other, comp, cum, prop, colsum []float64
+	cnt                            []int
+	up                             []bool    // whether ν was rounded up, per cell of the row being moved
+	lam                            []float64 // λ of each cell of the row being moved, from its first read
+	// others keeps each cell's Π_{m≠k} F_m[i_m, ·] of a tensor from a row's first read for its
+	// second, so that the second reads them in order instead of gathering the other factors'
+	// rows again; rows with more than maxKept values gather twice instead. A matrix's cell has one
+	// other factor, whose row is read in place.
+	others       []float64
 	accepted, ll float64
 	_            [64]byte // chunks write their results at every row: keep them off each other's cache lines
 }
@@ -294,29 +298,21 @@ func (a *poissonAugmented) moveRow(ch *augmentedChunk, k, i int, t float64, last
 	lead := m.lead(k)
 	if cap(ch.up) < hi-lo {
 		ch.up = make([]bool, max(hi-lo, 64))
+		ch.lam = make([]float64, max(hi-lo, 64))
 	}
-	up := ch.up[:hi-lo]
-	kept := (hi-lo)*K <= maxKept
-	if kept && len(ch.lam) < hi-lo {
-		n := max(hi-lo, min(2*(hi-lo), maxKept/K))
-		ch.others, ch.lam = make([]float64, n*K), make([]float64, n)
+	up, lams := ch.up[:hi-lo], ch.lam[:hi-lo]
+	kept := len(m.factors) > 2 && (hi-lo)*K <= maxKept
+	if kept && len(ch.others) < (hi-lo)*K {
+		ch.others = make([]float64, max(hi-lo, min(2*(hi-lo), maxKept/K))*K)
 	}
 	clear(ch.cnt)
 	rounded := false
 	for p := lo; p < hi; p++ {
-		lam := 0.0
 		o := ch.other
 		if kept {
 			o = ch.others[(p-lo)*K : (p-lo+1)*K]
 		}
-		a.others(g, p, o)
-		for c := range K {
-			ch.comp[c] = row[c] * o[c]
-			lam += ch.comp[c]
-		}
-		if kept {
-			ch.lam[p-lo] = lam
-		}
+		o = a.others(g, p, o)
 		tx := t * g.Values[p]
 		nu := math.Floor(tx)
 		up[p-lo] = false
@@ -327,9 +323,18 @@ func (a *poissonAugmented) moveRow(ch *augmentedChunk, k, i int, t float64, last
 				up[p-lo] = true
 			}
 		}
-		if nu > 0 {
-			draw.Multinomial(ch.st.Rand, int(nu), ch.comp, lam, ch.cnt)
+		if nu == 0 {
+			lams[p-lo] = floats.Dot(row, o)
+			continue
 		}
+		// The split needs the running sums of the components, whose last is λ.
+		lam := 0.0
+		for c, v := range row {
+			lam += v * o[c]
+			ch.cum[c] = lam
+		}
+		lams[p-lo] = lam
+		draw.Multinomial(ch.st.Rand, int(nu), ch.cum, ch.cnt)
 	}
 	valid := true
 	copy(ch.prop[:lead], row[:lead])
@@ -349,19 +354,13 @@ func (a *poissonAugmented) moveRow(ch *augmentedChunk, k, i int, t float64, last
 	if (valid && rounded) || last {
 		logRatio := 0.0
 		for q := lo; q < hi; q++ {
-			lam, lamProp := 0.0, 0.0
+			var o []float64
 			if kept {
-				lam = ch.lam[q-lo]
-				for c, v := range ch.others[(q-lo)*K : (q-lo+1)*K] {
-					lamProp += ch.prop[c] * v
-				}
+				o = ch.others[(q-lo)*K : (q-lo+1)*K]
 			} else {
-				o := a.others(g, q, ch.other)
-				for c := range K {
-					lam += row[c] * o[c]
-					lamProp += ch.prop[c] * o[c]
-				}
+				o = a.others(g, q, ch.other)
 			}
+			lam, lamProp := lams[q-lo], floats.Dot(ch.prop, o)
 			x := g.Values[q]
 			lg := 0.0
 			if last {
@@ -413,9 +412,13 @@ func (a *poissonAugmented) moveRow(ch *augmentedChunk, k, i int, t float64, last
 // 256 KiB, which stays in a core's cache.
 const maxKept = 1 << 15
 
-// others writes Π_{m≠k} F_m[i_m, r] for the cell at position p of g (grouped by mode k) into o.
+// others returns Π_{m≠k} F_m[i_m, r] for the cell at position p of g (grouped by mode k): a
+// matrix's other factor's row itself, a tensor's product written into o.
 func (a *poissonAugmented) others(g *tensor.ByRow, p int, o []float64) []float64 {
 	m := a.m
+	if len(m.factors) == 2 {
+		return m.valueRow(a.f, 1-g.Mode, int(g.Other[0][p]))
+	}
 	j := 0
 	for k := range m.factors {
 		if k == g.Mode {

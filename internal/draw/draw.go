@@ -33,28 +33,31 @@ func Gamma(r *rand.Rand, shape, rate float64) float64 {
 	}
 }
 
-// Multinomial splits the count x over the components in proportion to the weights a (not
-// normalised; their sum is total) and adds the parts to out. Small counts are drawn one event at a
-// time by inversion; large ones by a sequence of conditional binomials.
-func Multinomial(r *rand.Rand, x int, a []float64, total float64, out []int) {
-	R := len(a)
+// Multinomial splits the count x over the components and adds the parts to out; component k
+// has weight cum[k] − cum[k−1], cum being the running sums of the weights (not normalised), so a
+// split reads no weight twice. Small counts are drawn one event at a time by inversion; large ones
+// by a sequence of conditional binomials.
+func Multinomial(r *rand.Rand, x int, cum []float64, out []int) {
+	R := len(cum)
 	if R == 1 {
 		out[0] += x
 		return
 	}
 	if x <= 2*R+8 {
 		for range x {
-			out[Categorical(r, a, total)]++
+			out[Categorical(r, cum)]++
 		}
 		return
 	}
+	total := cum[R-1]
 	left := x
-	rest := total
+	below := 0.0 // the weight of the components already split off
 	for k := 0; k < R-1 && left > 0; k++ {
+		rest := total - below
 		if rest <= 0 {
 			break
 		}
-		q := a[k] / rest
+		q := (cum[k] - below) / rest
 		var c int
 		switch {
 		case q >= 1:
@@ -66,22 +69,27 @@ func Multinomial(r *rand.Rand, x int, a []float64, total float64, out []int) {
 		}
 		out[k] += c
 		left -= c
-		rest -= a[k]
+		below = cum[k]
 	}
 	out[R-1] += left
 }
 
-// Categorical draws index k with probability a[k]/total (the weights a sum to total) by inversion.
-func Categorical(r *rand.Rand, a []float64, total float64) int {
-	u := r.Float64() * total
-	k := 0
-	for ; k < len(a)-1; k++ {
-		u -= a[k]
-		if u < 0 {
-			break
+// Categorical draws index k with probability (cum[k] − cum[k−1]) / cum[len−1], cum being the
+// running sums of the weights, by inversion: the first k whose running sum exceeds a uniform
+// draw on [0, cum[len−1]), found by bisection, so an event costs O(log K) however many
+// components there are.
+func Categorical(r *rand.Rand, cum []float64) int {
+	u := r.Float64() * cum[len(cum)-1]
+	lo, hi := 0, len(cum)-1
+	for lo < hi {
+		mid := int(uint(lo+hi) >> 1)
+		if u < cum[mid] {
+			hi = mid
+		} else {
+			lo = mid + 1
 		}
 	}
-	return k
+	return lo
 }
 
 // Binomial draws from Binomial(n, p). Where n·min(p, 1−p) ≤ 30 it inverts the distribution
