@@ -413,26 +413,24 @@ func (a *poissonAugmented) moveRow(ch *augmentedChunk, k, i int, t float64, last
 const maxKept = 1 << 15
 
 // others returns Π_{m≠k} F_m[i_m, r] for the cell at position p of g (grouped by mode k): a
-// matrix's other factor's row itself, a tensor's product written into o.
+// matrix's other factor's row itself, a 3-way tensor's product of two rows written into o.
 func (a *poissonAugmented) others(g *tensor.ByRow, p int, o []float64) []float64 {
 	m := a.m
 	if len(m.factors) == 2 {
 		return m.valueRow(a.f, 1-g.Mode, int(g.Other[0][p]))
 	}
+	// A tensor has three modes (NewPoisson): the product of the two other rows.
+	var rows [2][]float64
 	j := 0
 	for k := range m.factors {
-		if k == g.Mode {
-			continue
+		if k != g.Mode {
+			rows[j] = m.valueRow(a.f, k, int(g.Other[j][p]))
+			j++
 		}
-		row := m.valueRow(a.f, k, int(g.Other[j][p]))
-		if j == 0 {
-			copy(o, row)
-		} else {
-			for c := range o {
-				o[c] *= row[c]
-			}
-		}
-		j++
+	}
+	r0, r1 := rows[0][:len(o)], rows[1][:len(o)]
+	for c := range o {
+		o[c] = r0[c] * r1[c]
 	}
 	return o
 }
