@@ -4,7 +4,9 @@
 // offset from f(t) in nats and in its standard errors, the ratio of the recorded variance to v(t),
 // and what the offsets of f and v add to the integral through the weights of evidence.Ladder.Rule,
 // so it shows which temperatures an estimate's error comes from and whether neighbouring rungs err
-// together. The ladder's rule applied to the exact f and v gives the discretisation error alone.
+// together. The ladder's rule applied to the exact f and v gives the discretisation error alone;
+// the same for other ladders of as many rungs, with the standard error they would have from
+// independent records, shows what the ladder's shape can gain.
 //
 //	stirank select --data D --ranks 1 --rate 0.1 --exact --out OUT
 //	go run ./bench/rungs OUT [OUT2 …]
@@ -14,6 +16,7 @@ import (
 	"context"
 	"fmt"
 	"log"
+	"math"
 	"os"
 
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/local"
@@ -90,7 +93,59 @@ func compare(dir string) error {
 		fmt.Printf("%12.4g %14.1f %8.1f %8.3f %12.2f %12.2f %10.2f %6.0f\n", r.T, f[i]-fe[i], (f[i]-fe[i])/float64(r.StdErr), v[i]/ve[i], df, dv, wf[i]*float64(r.StdErr), float64(r.ESS))
 	}
 	fmt.Printf("%12s %14s %8s %8s %12.2f %12.2f\n", "total", "", "", "", sumF, sumV)
+	ess := 0.0
+	for _, r := range rank.Ladder {
+		ess += float64(r.ESS) / float64(len(rank.Ladder))
+	}
+	fmt.Printf("ladders of as many rungs on the exact curve, each rung with this run's mean ESS (%.0f) of independent records:\n", ess)
+	for _, c := range candidates(len(l) - 1) {
+		bias, floor, err := onCurve(ds.Tensor, rates, c.l, f[0], v[0], ess)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("  %-26s the rule − exact %+6.2f, Monte Carlo standard error %.2f\n", c.name, bias-exact, floor)
+	}
 	return nil
+}
+
+type candidate struct {
+	name string
+	l    evidence.Ladder
+}
+
+// candidates are the default power ladder, a steeper one and geometric ladders from 10⁻⁶ and
+// 10⁻⁷, T rungs above 0 each: the geometric ones space the rungs evenly in log t, where t·sd(t),
+// a rung's share of the integral's noise, is flat once the likelihood dominates the prior.
+func candidates(T int) []candidate {
+	out := []candidate{{fmt.Sprintf("power:%d", evidence.DefaultPower), evidence.Power(T, evidence.DefaultPower)}, {"power:8", evidence.Power(T, 8)}}
+	for _, lo := range []float64{1e-6, 1e-7} {
+		l := evidence.Ladder{0}
+		for i := range T {
+			l = append(l, lo*math.Pow(1/lo, float64(i)/float64(T-1)))
+		}
+		l[T] = 1
+		out = append(out, candidate{fmt.Sprintf("geometric from %.0e", lo), l})
+	}
+	return out
+}
+
+// onCurve applies ladder l's rule to the exact f and v (at t = 0 the run's recorded f0 and v0)
+// and returns it with the standard error the rule would have with n independent records per rung:
+// √Σ (wf² v + wv² · 2v²) / n, the variance of a rung's mean and, for Gaussian records, of its
+// variance.
+func onCurve(data *tensor.Sparse, rates []float64, l evidence.Ladder, f0, v0, n float64) (est, se float64, err error) {
+	f, v := make([]float64, len(l)), make([]float64, len(l))
+	f[0], v[0] = f0, v0
+	for i := 1; i < len(l); i++ {
+		if f[i], v[i], err = curve(data, rates, l[i]); err != nil {
+			return 0, 0, err
+		}
+	}
+	wf, wv := l.Rule()
+	for i := range l {
+		se += (wf[i]*wf[i]*v[i] + wv[i]*wv[i]*2*v[i]*v[i]) / n
+	}
+	return evidence.Integrate(l, f, v), math.Sqrt(se), nil
 }
 
 // curve returns f(t) and v(t) by central differences of log Z with a step of t·10⁻⁴: log Z is
