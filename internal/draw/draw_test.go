@@ -39,3 +39,53 @@ func TestBinomialFollowsItsDistribution(t *testing.T) {
 		}
 	}
 }
+
+// A split must give each component its share of the weight, on both of Multinomial's methods
+// (events one at a time by bisection, conditional binomials) and with components of no weight:
+// over many splits, Pearson's χ² of the components' totals against x·w_k/Σw stays below the
+// 1 − 10⁻⁶ quantile, and a component of no weight gets nothing.
+func TestMultinomialSplitsByWeight(t *testing.T) {
+	const splits = 20000
+	for _, c := range []struct{ K, x int }{{3, 1}, {3, 5}, {3, 200}, {40, 7}, {40, 60}, {40, 1000}} {
+		r := rng.New(12, uint64(c.K), uint64(c.x))
+		w := make([]float64, c.K)
+		cum := make([]float64, c.K)
+		s := 0.0
+		for k := range w {
+			if k%7 != 3 { // components 3, 10, 17, … have no weight
+				w[k] = 0.2 + r.Float64()
+			}
+			s += w[k]
+			cum[k] = s
+		}
+		got := make([]int, c.K)
+		for range splits {
+			out := make([]int, c.K)
+			Multinomial(r, c.x, cum, out)
+			n := 0
+			for k, v := range out {
+				got[k] += v
+				n += v
+			}
+			if n != c.x {
+				t.Fatalf("K=%d x=%d: the parts sum to %d", c.K, c.x, n)
+			}
+		}
+		chi2 := 0.0
+		for k, g := range got {
+			want := float64(splits*c.x) * w[k] / s
+			if want == 0 {
+				if g != 0 {
+					t.Errorf("K=%d x=%d: component %d has no weight and got %d", c.K, c.x, k, g)
+				}
+				continue
+			}
+			// A component's total is binomial over splits·x events, of variance want·(1 − w/Σw).
+			chi2 += (float64(g) - want) * (float64(g) - want) / (want * (1 - w[k]/s))
+		}
+		nonzero := c.K - (c.K+3)/7
+		if limit := (distuv.ChiSquared{K: float64(nonzero)}).Quantile(1 - 1e-6); chi2 > limit {
+			t.Errorf("K=%d x=%d: χ² %.1f over %d components, limit %.1f", c.K, c.x, chi2, nonzero, limit)
+		}
+	}
+}
