@@ -323,6 +323,7 @@ func TestAugmentedAscendFindsTheMode(t *testing.T) {
 	}
 }
 
+// rank1LogZ is Rank1LogPowerEvidence, failing the test on an error.
 func rank1LogZ(t *testing.T, data *tensor.Sparse, rates []float64, temp float64) float64 {
 	v, err := Rank1LogPowerEvidence(data, rates, temp)
 	if err != nil {
