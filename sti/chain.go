@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/stirank/stirank/evidence"
+	"github.com/stirank/stirank/internal/progress"
 	"github.com/stirank/stirank/models"
 	"github.com/stirank/stirank/rng"
 	"github.com/stirank/stirank/samplers"
@@ -190,7 +191,7 @@ func (p *Problem) summarize(ctx context.Context, sum evidence.ChainSummary, div 
 func (p *Problem) sweep(ctx context.Context, mv mover, id ChainID, t float64, theta []float64, burn, n int, records []float64) ([]float64, string, int) {
 	r := rng.New(p.Config.Seed, uint64(id.Rank), uint64(id.TIndex), uint64(id.Chain), streamSweep)
 	acc := make([]float64, mv.blocks())
-	base, made := len(records), 0
+	base, made, per := len(records), 0, mv.passes(1)
 	run := func(sweeps int, record bool) string {
 		for range sweeps {
 			if made%16 == 15 && ctx.Err() != nil {
@@ -198,6 +199,7 @@ func (p *Problem) sweep(ctx context.Context, mv mover, id ChainID, t float64, th
 			}
 			made++
 			ll := mv.move(r, t, 1, nil, theta, acc)
+			progress.Add(ctx, per)
 			if math.IsNaN(ll) || math.IsInf(ll, 1) {
 				return fmt.Sprintf("rank %d, t=%.6g (rung %d), chain %d, sweep %d: log-likelihood %v", id.Rank, t, id.TIndex, id.Chain, made, ll)
 			}
@@ -338,6 +340,7 @@ func (p *Problem) priorRecords(ctx context.Context, w *Walker, n int, records []
 		}
 		w.SamplePrior(r)
 		y := w.estimate()
+		progress.Add(ctx, 1)
 		if math.IsNaN(y) || math.IsInf(y, 0) {
 			return records, w.divergence(k, fmt.Sprintf("log-likelihood record is %v", y)).Error()
 		}
@@ -362,6 +365,7 @@ func (p *Problem) walk(ctx context.Context, w *Walker, warm bool, newRows [][2]i
 	case warm:
 		n, err := w.settle(newRows, cfg.SettleSteps)
 		spent += n
+		progress.Add(ctx, n)
 		if err != nil {
 			return records, err.Error(), spent
 		}
@@ -401,6 +405,7 @@ func (p *Problem) walk(ctx context.Context, w *Walker, warm bool, newRows [][2]i
 		}
 		y, err := w.Step(k)
 		spent++
+		progress.Add(ctx, 1)
 		if err != nil {
 			return records, err.Error(), spent
 		}
@@ -483,6 +488,7 @@ func (p *Problem) mode(ctx context.Context, rank int) (*rankMode, error) {
 					return
 				}
 				rm.steps++
+				progress.Add(ctx, 1)
 			}
 			passes, err := w.emAscend(ctx, p.Config.screenEM())
 			if err != nil {
@@ -533,6 +539,7 @@ func (w *Walker) emAscend(ctx context.Context, sweeps int) (int, error) {
 			return 0, err
 		}
 		k.Ascend(1, w.theta)
+		progress.Add(ctx, emPasses(len(w.m.Factors())))
 	}
 	passes := sweeps * emPasses(len(w.m.Factors()))
 	w.cellEvals += int64(passes) * int64(w.m.NumCells())

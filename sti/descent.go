@@ -6,6 +6,7 @@ import (
 	"math"
 	"sync"
 
+	"github.com/stirank/stirank/internal/progress"
 	"github.com/stirank/stirank/rng"
 )
 
@@ -83,7 +84,7 @@ func (p *Problem) descend(ctx context.Context, id ChainID, stop int, keep func(i
 	theta := append([]float64(nil), m.theta...)
 	r := rng.New(p.Config.Seed, uint64(id.Rank), 0, uint64(id.Chain), streamDescent)
 	acc := make([]float64, mv.blocks())
-	sweeps := 0
+	sweeps, per := 0, mv.passes(1)
 	for i := len(p.Config.Ladder) - 1; i >= max(stop, 1); i-- {
 		t := p.Config.Ladder[i]
 		for s := 1; s <= p.Config.Descent; s++ {
@@ -92,6 +93,7 @@ func (p *Problem) descend(ctx context.Context, id ChainID, stop int, keep func(i
 			}
 			ll := mv.move(r, t, 1, nil, theta, acc)
 			sweeps++
+			progress.Add(ctx, per)
 			if math.IsNaN(ll) || math.IsInf(ll, 0) {
 				return 0, 0, fmt.Errorf("rank %d, replica %d: descent at t=%.6g (rung %d), sweep %d: log-likelihood %v", id.Rank, id.Chain, t, i, s, ll)
 			}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/stirank/stirank/evidence"
+	"github.com/stirank/stirank/internal/progress"
 	"github.com/stirank/stirank/models"
 	"github.com/stirank/stirank/rng"
 )
@@ -116,5 +117,38 @@ func TestDescentDeterminism(t *testing.T) {
 	}
 	if a[1].LogEvidence == c[1].LogEvidence {
 		t.Errorf("the descent did not change the estimate")
+	}
+}
+
+// A chain reports the steps it spends as it spends them (internal/progress), in the units of its
+// summary's Steps: the chain that computes its rank's mode search and its replica's walk reports
+// those too, and in all the chains of a rank report what their summaries count.
+func TestChainsReportTheirSteps(t *testing.T) {
+	d, rates := poissonData(t, []int{8, 6}, 2, 0.5, 5)
+	cfg := Default("nmf")
+	cfg.Ladder = evidence.Power(4, evidence.DefaultPower)
+	cfg.Steps, cfg.Burnin, cfg.Starts, cfg.Chains = 30, 10, 2, 2
+	p, err := NewProblem(d, models.PoissonSpec("nmf", rates, models.LogScale), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reported, counted := 0, 0
+	for ti := len(cfg.Ladder) - 1; ti >= 0; ti-- {
+		for c := range cfg.Chains {
+			n := 0
+			ctx := progress.With(context.Background(), func(s int) { n += s })
+			sum, err := p.RunChain(ctx, ChainID{Rank: 2, TIndex: ti, Chain: c})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ti == len(cfg.Ladder)-1 && c == 0 && n != sum.Steps {
+				t.Errorf("the chain that computes the mode search and its walk reported %d steps, its summary counts %d", n, sum.Steps)
+			}
+			reported += n
+			counted += sum.Steps
+		}
+	}
+	if reported != counted {
+		t.Errorf("the chains reported %d steps, their summaries count %d", reported, counted)
 	}
 }

@@ -1,11 +1,14 @@
 package transforms
 
 import (
+	"context"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/stirank/stirank/estimators"
+	"github.com/stirank/stirank/internal/progress"
 )
 
 // Progress follows a job from the launching process. Beam metrics reach the launcher only when
@@ -22,7 +25,11 @@ type Progress struct {
 type rankProgress struct {
 	tasks, tasksDone int
 	steps, stepsDone int64
-	work, workDone   float64
+	// busy is the time its finished tasks ran; running tasks add now − their start, and
+	// started is the sum of their starts, in seconds since the job began.
+	busy    float64
+	running int
+	started float64
 }
 
 // ProgressSnapshot is the state of a job at one moment.
@@ -35,7 +42,8 @@ type ProgressSnapshot struct {
 	RanksDone []int
 	// Ranks is the number of ranks of the job.
 	Ranks int
-	// ETA is the estimated time to the end, or zero before any task has finished.
+	// ETA is the estimated time to the end, zero before any step is done and once every task has
+	// finished.
 	ETA time.Duration
 }
 
@@ -52,10 +60,6 @@ var trackers = struct {
 	m map[string]*Progress
 }{m: map[string]*Progress{}}
 
-// taskWork weights a task's steps by a rough cost per step (the number of factor columns) so the
-// ETA does not assume that a rank-10 step costs what a rank-1 step does.
-func taskWork(rank int, steps int64) float64 { return float64(steps) * float64(1+rank) }
-
 // Track registers a progress tracker for the estimator's tasks of ranks under runID; tasks that
 // run in this process with that run ID report to it. steps is the number of steps a task is
 // expected to report. A staged estimator's follow-on tasks (see estimators.Staged) are unknown
@@ -67,7 +71,7 @@ func Track(runID string, e estimators.Estimator, ranks []int, steps func(estimat
 	for _, r := range ranks {
 		rp := &rankProgress{}
 		for _, t := range e.Tasks(r) {
-			rp.add(steps(t), r)
+			rp.add(steps(t))
 		}
 		p.ranks[r] = rp
 	}
@@ -77,12 +81,11 @@ func Track(runID string, e estimators.Estimator, ranks []int, steps func(estimat
 	return p
 }
 
-// add counts a task of rank with steps steps.
-func (rp *rankProgress) add(steps, rank int) {
+// add counts a task with steps steps.
+func (rp *rankProgress) add(steps int) {
 	n := int64(steps)
 	rp.tasks++
 	rp.steps += n
-	rp.work += taskWork(rank, n)
 }
 
 // Untrack removes the tracker of runID.
@@ -92,52 +95,153 @@ func Untrack(runID string) {
 	trackers.Unlock()
 }
 
-// report records a finished task, and the follow-on tasks it started (of its rank), with the
-// tracker of runID, if this process has one.
-func report(runID string, r estimators.Result, next []estimators.Task) {
+// tracker returns the tracker of runID in this process, or nil.
+func tracker(runID string) *Progress {
 	if runID == "" {
-		return
+		return nil
 	}
 	trackers.Lock()
-	p := trackers.m[runID]
-	trackers.Unlock()
+	defer trackers.Unlock()
+	return trackers.m[runID]
+}
+
+// running marks the start of a task of rank and returns the context it runs in: the steps its
+// loops report (see internal/progress) count towards the tracker of runID as they are spent. A
+// rank's shared work (its mode search, a replica's walk down the ladder) reports through the task
+// that computes it, whichever task accounts for it in its result, so while tasks run the tracker
+// counts the work this process has done, each step once. Call finish with the task's result and
+// the follow-on tasks it started when it ends.
+func running(ctx context.Context, runID string, rank int) (_ context.Context, finish func(estimators.Result, []estimators.Task)) {
+	p := tracker(runID)
 	if p == nil {
-		return
+		return ctx, func(estimators.Result, []estimators.Task) {}
 	}
 	p.mu.Lock()
-	defer p.mu.Unlock()
-	rp := p.ranks[r.Task.Rank]
+	start := time.Since(p.start).Seconds()
+	rp := p.ranks[rank]
+	if rp != nil {
+		rp.running++
+		rp.started += start
+	}
+	p.mu.Unlock()
 	if rp == nil {
-		return
+		return ctx, func(estimators.Result, []estimators.Task) {}
 	}
-	for _, t := range next {
-		rp.add(p.steps(t), t.Rank)
+	var spent atomic.Int64
+	ctx = progress.With(ctx, func(steps int) {
+		spent.Add(int64(steps))
+		p.mu.Lock()
+		rp.stepsDone += int64(steps)
+		p.mu.Unlock()
+	})
+	return ctx, func(r estimators.Result, next []estimators.Task) {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		rp.running--
+		rp.started -= start
+		rp.busy += time.Since(p.start).Seconds() - start
+		for _, t := range next {
+			rp.add(p.steps(t))
+		}
+		rp.tasksDone++
+		// A task that spent more than planned (a Gibbs chain replacing the records of its
+		// start's transient) adds the excess to the plan; one that reported nothing while it ran
+		// counts its steps now.
+		if extra := int64(r.Steps - p.steps(r.Task)); extra > 0 {
+			rp.steps += extra
+		}
+		if spent.Load() == 0 {
+			rp.stepsDone += int64(r.Steps)
+		}
 	}
-	rp.tasksDone++
-	rp.stepsDone += int64(r.Steps)
-	rp.workDone += taskWork(r.Task.Rank, int64(r.Steps))
 }
 
 // Snapshot returns the current state.
+//
+// The ETA is the time the remaining steps take at each rank's cost per step so far: the time
+// its tasks have run over the steps they have spent, which counts whatever a step costs at that
+// rank on this data and these cores (a Gibbs sweep's cost grows with the rank far more slowly
+// than an SG-MCMC step's). A rank not yet started costs what a straight line through the ranks
+// seen so far gives (cost per step against rank, weighted by their steps), or with one rank seen
+// that rank's cost scaled by (1 + rank). The remaining task time is spread over the tasks that
+// have been running at once on average.
 func (p *Progress) Snapshot() ProgressSnapshot {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	s := ProgressSnapshot{Elapsed: time.Since(p.start), Ranks: len(p.ranks)}
-	var work, workDone float64
+	now := time.Since(p.start)
+	s := ProgressSnapshot{Elapsed: now, Ranks: len(p.ranks)}
+	var seen []rankCost
+	busy := 0.0
 	for r, rp := range p.ranks {
 		s.Steps += rp.steps
 		s.StepsDone += rp.stepsDone
 		s.Tasks += rp.tasks
 		s.TasksDone += rp.tasksDone
-		work += rp.work
-		workDone += rp.workDone
 		if rp.tasksDone >= rp.tasks {
 			s.RanksDone = append(s.RanksDone, r)
 		}
+		b := rp.busy + float64(rp.running)*now.Seconds() - rp.started
+		busy += b
+		if rp.stepsDone > 0 && b > 0 {
+			seen = append(seen, rankCost{r, b / float64(rp.stepsDone), float64(rp.stepsDone)})
+		}
 	}
 	sort.Ints(s.RanksDone)
-	if workDone > 0 && work > workDone {
-		s.ETA = time.Duration(float64(s.Elapsed) * (work - workDone) / workDone)
+	if len(seen) == 0 || busy <= 0 || s.TasksDone >= s.Tasks {
+		return s
 	}
+	cost := costLine(seen)
+	remaining := 0.0
+	for r, rp := range p.ranks {
+		if left := rp.steps - rp.stepsDone; left > 0 {
+			c := 0.0
+			if rp.stepsDone > 0 {
+				c = (rp.busy + float64(rp.running)*now.Seconds() - rp.started) / float64(rp.stepsDone)
+			} else {
+				c = cost(r)
+			}
+			remaining += float64(left) * c
+		}
+	}
+	s.ETA = time.Duration(float64(now) * remaining / busy)
 	return s
 }
+
+// rankCost is a rank's task time per step so far, and the steps it rests on.
+type rankCost struct {
+	rank         int
+	cost, weight float64
+}
+
+// costLine returns the cost per step of a rank from the ranks seen: the weighted least-squares line
+// through them when it rises with the rank, else the nearest seen rank's cost scaled by (1 + rank).
+func costLine(seen []rankCost) func(rank int) float64 {
+	sort.Slice(seen, func(i, j int) bool { return seen[i].rank < seen[j].rank })
+	var w, wx, wy, wxx, wxy float64
+	for _, c := range seen {
+		x := float64(c.rank)
+		w += c.weight
+		wx += c.weight * x
+		wy += c.weight * c.cost
+		wxx += c.weight * x * x
+		wxy += c.weight * x * c.cost
+	}
+	if d := w*wxx - wx*wx; len(seen) > 1 && d > 0 {
+		b := (w*wxy - wx*wy) / d
+		a := (wy - b*wx) / w
+		if b >= 0 {
+			return func(rank int) float64 { return max(a+b*float64(rank), seen[0].cost) }
+		}
+	}
+	return func(rank int) float64 {
+		near := seen[0]
+		for _, c := range seen {
+			if abs(c.rank-rank) < abs(near.rank-rank) {
+				near = c
+			}
+		}
+		return near.cost * float64(1+rank) / float64(1+near.rank)
+	}
+}
+
+func abs(x int) int { return max(x, -x) }

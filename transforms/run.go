@@ -138,6 +138,7 @@ func (f *RunFn) ProcessElement(ctx context.Context, t estimators.Task, emit func
 	}
 	err := f.tasks.Go(f.Workers, func(ctx context.Context) (estimators.Result, error) {
 		stop := startClock()
+		ctx, finish := running(ctx, f.RunID, t.Rank)
 		r, err := f.problem.Run(ctx, t)
 		r.Seconds, r.CPUSeconds = stop()
 		if err != nil {
@@ -145,7 +146,7 @@ func (f *RunFn) ProcessElement(ctx context.Context, t estimators.Task, emit func
 		}
 		// The payload served the run; the results that combine need not carry it.
 		r.Task.Payload = nil
-		report(f.RunID, r, nil)
+		finish(r, nil)
 		return r, nil
 	})
 	if err != nil {
@@ -240,6 +241,7 @@ func (f *expandFn) ProcessElement(ctx context.Context, t estimators.Task, emit f
 	}
 	err := f.tasks.Go(f.Workers, func(ctx context.Context) (expansion, error) {
 		stop := startClock()
+		ctx, finish := running(ctx, f.RunID, t.Rank)
 		r, next, err := f.problem.Expand(ctx, t)
 		r.Seconds, r.CPUSeconds = stop()
 		if err != nil {
@@ -248,7 +250,7 @@ func (f *expandFn) ProcessElement(ctx context.Context, t estimators.Task, emit f
 		if err := checkExpansion(t, r, next); err != nil {
 			return expansion{}, err
 		}
-		report(f.RunID, r, next)
+		finish(r, next)
 		return expansion{r, next}, nil
 	})
 	if err != nil {

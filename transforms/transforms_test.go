@@ -3,14 +3,17 @@ package transforms
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"path/filepath"
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/stirank/stirank/baselines"
 	"github.com/stirank/stirank/estimators"
 	"github.com/stirank/stirank/evidence"
+	"github.com/stirank/stirank/internal/progress"
 	"github.com/stirank/stirank/io/tensorio"
 	"github.com/stirank/stirank/models"
 	"github.com/stirank/stirank/sti"
@@ -188,15 +191,77 @@ func TestProgress(t *testing.T) {
 		t.Errorf("fresh snapshot: %+v", s)
 	}
 	for _, task := range e.Tasks(1) {
-		report("t1", estimators.Result{Task: task, Steps: steps(task)}, nil)
+		_, finish := running(context.Background(), "t1", 1)
+		finish(estimators.Result{Task: task, Steps: steps(task)}, nil)
 	}
-	report("other", estimators.Result{Task: estimators.Task{Rank: 2}, Steps: 5}, nil)
+	_, finish := running(context.Background(), "other", 2)
+	finish(estimators.Result{Task: estimators.Task{Rank: 2}, Steps: 5}, nil)
 	s = p.Snapshot()
 	if !reflect.DeepEqual(s.RanksDone, []int{1}) || s.TasksDone != s.Tasks/2 || s.ETA <= 0 {
 		t.Errorf("after rank 1: %+v", s)
 	}
 	if s.StepsDone*2 != s.Steps {
 		t.Errorf("steps %d of %d", s.StepsDone, s.Steps)
+	}
+}
+
+// A running task's steps count as it reports them, before it ends, each once: its end adds only
+// what it spent beyond its plan, to the plan and not again to the steps done.
+func TestProgressWhileRunning(t *testing.T) {
+	cfg := sti.Default("nmf")
+	e := estimators.STI{Config: cfg}
+	steps := func(t estimators.Task) int { return cfg.ChainSteps(estimators.ChainID(t), false, 2) }
+	p := Track("t2", e, []int{3}, steps)
+	defer Untrack("t2")
+	total := p.Snapshot().Steps
+	task := e.Tasks(3)[len(cfg.Ladder)*cfg.Chains-1]
+	ctx, finish := running(context.Background(), "t2", 3)
+	progress.Add(ctx, 100)
+	progress.Add(ctx, 50)
+	time.Sleep(10 * time.Millisecond)
+	s := p.Snapshot()
+	if s.StepsDone != 150 || s.TasksDone != 0 || s.ETA <= 0 {
+		t.Fatalf("while running: %+v", s)
+	}
+	finish(estimators.Result{Task: task, Steps: steps(task) + 40}, nil)
+	s = p.Snapshot()
+	if s.StepsDone != 150 || s.TasksDone != 1 || s.Steps != total+40 {
+		t.Errorf("after the task: %+v (plan %d)", s, total)
+	}
+	// Steps reported under another run ID, or with no tracker, count nowhere.
+	other, _ := running(context.Background(), "none", 3)
+	progress.Add(other, 7)
+	if p.Snapshot().StepsDone != 150 {
+		t.Error("another run's steps counted")
+	}
+}
+
+// The ETA prices the steps left at each rank's own cost so far, and a rank not yet started by
+// the line through the ranks seen: here a step costs 2 + rank seconds of a task, one task runs
+// at a time, and what remains is known exactly.
+func TestETAFromCostsPerRank(t *testing.T) {
+	seen := []rankCost{{rank: 2, cost: 4, weight: 10}, {rank: 4, cost: 6, weight: 30}}
+	line := costLine(seen)
+	if got := line(10); math.Abs(got-12) > 1e-9 {
+		t.Errorf("cost at rank 10 from the line: %v, want 12", got)
+	}
+	if got := costLine(seen[:1])(5); math.Abs(got-8) > 1e-9 {
+		t.Errorf("cost at rank 5 from rank 2 alone: %v, want 4·6/3 = 8", got)
+	}
+	// A line that falls with the rank is not extrapolated: the nearest rank scales.
+	if got := costLine([]rankCost{{1, 5, 1}, {3, 4, 1}})(7); math.Abs(got-4*8.0/4) > 1e-9 {
+		t.Errorf("falling line: %v, want 8", got)
+	}
+	p := &Progress{start: time.Now().Add(-100 * time.Second), ranks: map[int]*rankProgress{
+		2:  {tasks: 1, tasksDone: 1, steps: 10, stepsDone: 10, busy: 40},
+		4:  {tasks: 2, running: 1, started: 40, steps: 30, stepsDone: 10},
+		10: {tasks: 1, steps: 5},
+	}}
+	s := p.Snapshot()
+	// Rank 4 so far: 60 s over 10 steps. Left: 20 steps of rank 4 at 6 s and 5 of rank 10 at 12
+	// s (the line through 4 s at rank 2 and 6 s at rank 4), over the 100 s of task time in 100 s.
+	if want := 180 * time.Second; math.Abs(float64(s.ETA-want)) > float64(time.Second) {
+		t.Errorf("ETA %v, want %v", s.ETA, want)
 	}
 }
 

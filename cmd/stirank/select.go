@@ -442,9 +442,9 @@ func (j *selection) run(ctx context.Context, f *selectFlags, o pipelines.Options
 	})
 	defer transforms.Untrack(runID)
 	var stopProgress func()
-	showing := local && !dry && !f.quiet && isTerminal(os.Stderr)
+	showing := local && !dry && !f.quiet
 	if showing {
-		stopProgress = showProgress(os.Stderr, progress)
+		stopProgress = showProgress(os.Stderr, progress, isTerminal(os.Stderr))
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt)
 	defer stop()
@@ -470,7 +470,7 @@ func (j *selection) run(ctx context.Context, f *selectFlags, o pipelines.Options
 		}
 		return nil, fmt.Errorf("reading the results back: %w", err)
 	}
-	if showing {
+	if showing && isTerminal(os.Stderr) {
 		s := progress.Snapshot()
 		fmt.Fprintf(os.Stderr, "%d chains, %d steps in %s (%s steps/s)", s.TasksDone, s.StepsDone, s.Elapsed.Round(100*time.Millisecond), humanRate(s.StepsPerSecond()))
 		if n, ok := res.Counter(transforms.MetricsNamespace, transforms.TasksMetric); ok {

@@ -17,24 +17,35 @@ func isTerminal(f *os.File) bool {
 	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
 
-// showProgress redraws one status line on w twice a second until the returned stop is called,
-// which clears the line.
-func showProgress(w io.Writer, p *transforms.Progress) (stop func()) {
+// showProgress shows the job's progress on w until the returned stop is called: on a terminal one
+// status line redrawn twice a second and cleared at the end, elsewhere (a log file, a pipe) a line
+// every logEvery, so a long job run in the background says how far it is and when it will end.
+func showProgress(w io.Writer, p *transforms.Progress, terminal bool) (stop func()) {
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		tick := time.NewTicker(500 * time.Millisecond)
+		every := logEvery
+		if terminal {
+			every = 500 * time.Millisecond
+		}
+		tick := time.NewTicker(every)
 		defer tick.Stop()
 		last := 0
 		for {
 			select {
 			case <-done:
-				fmt.Fprintf(w, "\r%s\r", strings.Repeat(" ", last))
+				if terminal {
+					fmt.Fprintf(w, "\r%s\r", strings.Repeat(" ", last))
+				}
 				return
 			case <-tick.C:
 				line := progressLine(p.Snapshot())
+				if !terminal {
+					fmt.Fprintln(w, line)
+					continue
+				}
 				pad := max(last-len(line), 0)
 				fmt.Fprintf(w, "\r%s%s", line, strings.Repeat(" ", pad))
 				last = len(line)
@@ -46,6 +57,9 @@ func showProgress(w io.Writer, p *transforms.Progress) (stop func()) {
 		wg.Wait()
 	}
 }
+
+// logEvery is the interval between progress lines written to a file or a pipe.
+const logEvery = 30 * time.Second
 
 // progressLine is the status line: chains and ranks done, steps per second and the ETA.
 func progressLine(s transforms.ProgressSnapshot) string {

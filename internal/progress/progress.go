@@ -1,0 +1,22 @@
+// Package progress carries a running task's progress out of the numerical core: whoever runs a
+// task puts a reporter in its context, and the loops that spend the task's steps report them as
+// they go, in the units the task's result counts (sampler steps, or passes over the data for a
+// Gibbs sweep). A long task then moves a progress display and its ETA while it runs, not only
+// when it ends. Without a reporter, reporting does nothing.
+package progress
+
+import "context"
+
+type key struct{}
+
+// With returns ctx carrying report, which receives the steps spent as they are spent.
+func With(ctx context.Context, report func(steps int)) context.Context {
+	return context.WithValue(ctx, key{}, report)
+}
+
+// Add reports steps spent by the task that ctx belongs to.
+func Add(ctx context.Context, steps int) {
+	if report, ok := ctx.Value(key{}).(func(int)); ok && steps > 0 {
+		report(steps)
+	}
+}

@@ -1,0 +1,20 @@
+package progress
+
+import (
+	"context"
+	"testing"
+)
+
+func TestAddReachesTheReporter(t *testing.T) {
+	Add(context.Background(), 5) // no reporter: nothing happens
+	got := 0
+	ctx := With(context.Background(), func(n int) { got += n })
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	Add(ctx, 3)
+	Add(ctx, 0)
+	Add(ctx, 4)
+	if got != 7 {
+		t.Fatalf("reported %d steps, want 7", got)
+	}
+}
