@@ -135,6 +135,7 @@ type selectFlags struct {
 	seed           uint64
 	step           float64
 	quiet, verbose bool
+	progressEvery  time.Duration
 	// noReport is --no-report; command is the command line, recorded in evidence.json.
 	noReport bool
 	command  []string
@@ -187,6 +188,7 @@ func newSelectFlagSet(name, synopsis, help string, extra func(*flag.FlagSet)) (*
 	fs.StringVar(&f.dict, "dict", "", dictHelp())
 	fs.IntVar(&f.workers, "workers", 0, "chains run at once per worker process (default: one per core)")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress on stderr")
+	fs.DurationVar(&f.progressEvery, "progress-every", 30*time.Second, "interval between progress lines when stderr is not a terminal (a log file, a pipe)")
 	fs.BoolVar(&f.verbose, "verbose", false, "show Beam's and prism's logs on stderr")
 	addNoReport(fs, &f.noReport)
 	if extra != nil {
@@ -444,7 +446,11 @@ func (j *selection) run(ctx context.Context, f *selectFlags, o pipelines.Options
 	var stopProgress func()
 	showing := local && !dry && !f.quiet
 	if showing {
-		stopProgress = showProgress(os.Stderr, progress, isTerminal(os.Stderr))
+		every := f.progressEvery
+		if isTerminal(os.Stderr) {
+			every = 0
+		}
+		stopProgress = showProgress(os.Stderr, progress, every)
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt)
 	defer stop()

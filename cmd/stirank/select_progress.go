@@ -17,16 +17,17 @@ func isTerminal(f *os.File) bool {
 	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
 
-// showProgress shows the job's progress on w until the returned stop is called: on a terminal one
-// status line redrawn twice a second and cleared at the end, elsewhere (a log file, a pipe) a line
-// every logEvery, so a long job run in the background says how far it is and when it will end.
-func showProgress(w io.Writer, p *transforms.Progress, terminal bool) (stop func()) {
+// showProgress shows the job's progress on w until the returned stop is called: with every 0 (a
+// terminal) one status line redrawn twice a second and cleared at the end, else (a log file, a
+// pipe) a line every interval, so a long job run in the background says how far it is and when it
+// will end.
+func showProgress(w io.Writer, p *transforms.Progress, every time.Duration) (stop func()) {
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		every := logEvery
+		terminal := every <= 0
 		if terminal {
 			every = 500 * time.Millisecond
 		}
@@ -57,9 +58,6 @@ func showProgress(w io.Writer, p *transforms.Progress, terminal bool) (stop func
 		wg.Wait()
 	}
 }
-
-// logEvery is the interval between progress lines written to a file or a pipe.
-const logEvery = 30 * time.Second
 
 // progressLine is the status line: chains and ranks done, steps per second and the ETA.
 func progressLine(s transforms.ProgressSnapshot) string {
