@@ -583,8 +583,8 @@ func (cfg Config) ChainSteps(id ChainID, warm bool, order int) int {
 	if cfg.Starts > 0 && id.Chain == 0 && id.TIndex == len(cfg.Ladder)-1 {
 		n += cfg.Starts*(cfg.StartSteps+cfg.screenEM()*emPasses(order)) + (cfg.StartEM-cfg.screenEM())*emPasses(order)
 	}
-	if cfg.Gibbs && cfg.Starts > 0 && id.TIndex == len(cfg.Ladder)-1 {
-		n += cfg.Descent * (len(cfg.Ladder) - 1) * sweepPasses(order)
+	if cfg.Gibbs && cfg.Starts > 0 && cfg.Descent > 0 && id.TIndex == len(cfg.Ladder)-1 {
+		n += (cfg.Relax + cfg.Descent*(len(cfg.Ladder)-1)) * sweepPasses(order)
 	}
 	return n
 }

@@ -69,7 +69,12 @@ func (p *Problem) descentStart(ctx context.Context, id ChainID) ([]float64, int,
 
 // descend walks replica id.Chain of rank id.Rank down the ladder from the rank's mode to rung
 // stop (stop ≥ 1), handing keep the state at the end of every rung, and returns the passes over
-// the data and the cell reads it made. Its stream depends on the seed, the rank and the replica
+// the data and the cell reads it made. It first carries the mode Config.Relax sweeps at t = 1:
+// the highest of the mode search's modes sits where the posterior's density peaks, not where its
+// mass lies (at a rank above the data's the extra component fits noise there, and the posterior
+// spreads it over configurations of lower likelihood that the kernel reaches only over hundreds
+// of sweeps), and each replica relaxes on its own stream, so that where the relaxation can end in
+// basins of different levels the replicas' spread shows it. Its stream depends on the seed, the rank and the replica
 // only, so every walk of a replica's descent gives the same states.
 func (p *Problem) descend(ctx context.Context, id ChainID, stop int, keep func(i int, theta []float64)) (int, int64, error) {
 	m, err := p.mode(ctx, id.Rank)
@@ -85,6 +90,17 @@ func (p *Problem) descend(ctx context.Context, id ChainID, stop int, keep func(i
 	r := rng.New(p.Config.Seed, uint64(id.Rank), 0, uint64(id.Chain), streamDescent)
 	acc := make([]float64, mv.blocks())
 	sweeps, per := 0, mv.passes(1)
+	for s := 1; s <= p.Config.Relax; s++ {
+		if s%16 == 0 && ctx.Err() != nil {
+			return 0, 0, ctx.Err()
+		}
+		ll := mv.move(r, 1, 1, nil, theta, acc)
+		sweeps++
+		progress.Add(ctx, per)
+		if math.IsNaN(ll) || math.IsInf(ll, 0) {
+			return 0, 0, fmt.Errorf("rank %d, replica %d: relaxation at t=1, sweep %d: log-likelihood %v", id.Rank, id.Chain, s, ll)
+		}
+	}
 	for i := len(p.Config.Ladder) - 1; i >= max(stop, 1); i-- {
 		t := p.Config.Ladder[i]
 		for s := 1; s <= p.Config.Descent; s++ {

@@ -20,7 +20,7 @@ import (
 func TestDescentStartsAtEquilibrium(t *testing.T) {
 	d, rates := poissonData(t, []int{8, 8}, 4, 0.15, 3)
 	cfg := Default("nmf")
-	cfg.Descent, cfg.Chains = 20, 16
+	cfg.Descent, cfg.Chains, cfg.Relax = 20, 16, 0
 	p, err := NewProblem(d, models.PoissonSpec("nmf", rates, models.LogScale), cfg)
 	if err != nil {
 		t.Fatal(err)

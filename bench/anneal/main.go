@@ -55,6 +55,7 @@ func main() {
 	flag.IntVar(&tune.gibbsSteps, "gibbs-steps", 0, "sweeps of each chain of the fixed ladder on the Gibbs kernel (0: the default)")
 	flag.IntVar(&tune.gibbsBurnin, "gibbs-burnin", -1, "burn-in sweeps of those chains (-1: a fifth of -gibbs-steps)")
 	flag.IntVar(&tune.descent, "descent", -1, "sweeps per rung of the Gibbs ladder's descents (-1: the default)")
+	flag.IntVar(&tune.relax, "relax", -1, "sweeps at t = 1 that relax the Gibbs ladder's mode (-1: the default)")
 	flag.IntVar(&tune.seeds, "gibbs-seeds", 1, "run the Gibbs ladder with seeds 1…N and print the mean offset (with N > 1, the spread of the offsets and the mean reported standard error follow the line)")
 	fixedOnly := flag.Bool("fixed-only", false, "run only the reference and the fixed ladders (the annealing's columns print NaN)")
 	gibbsOnly := flag.Bool("gibbs-only", false, "run only the reference and the Gibbs ladder")
@@ -189,7 +190,7 @@ func reference(s dataset, R, K, runs int) (float64, string) {
 // tune overrides sti.DefaultAnnealed where its fields are set, to compare settings at equal cost.
 var tune struct {
 	particles, chains, sweeps, replicas, steps, gibbsSteps, gibbsBurnin int
-	descent, seeds                                                      int
+	descent, relax, seeds                                               int
 	cess                                                                float64
 }
 
@@ -234,6 +235,9 @@ func fixedLadder(s dataset, R int, gibbs bool, seed uint64) evidence.RankEvidenc
 		return evidence.RankEvidence{LogEvidence: math.NaN()}
 	}
 	cfg.Seed = seed
+	if tune.relax >= 0 {
+		cfg.Relax = tune.relax
+	}
 	if tune.descent >= 0 {
 		cfg.Descent = tune.descent
 	}

@@ -96,7 +96,7 @@ func selectHelp() string {
 			}
 			descent := ""
 			if g.cfg.Descent > 0 {
-				descent = fmt.Sprintf(",\n          carried down the ladder by its replica's walk, %d sweeps per rung, to its own rung (--descent)", g.cfg.Descent)
+				descent = fmt.Sprintf(",\n          carried by its replica's walk, %d sweeps at t = 1 (--relax) then %d per rung down the ladder, to its own rung (--descent)", g.cfg.Relax, g.cfg.Descent)
 			}
 			fmt.Fprintf(&perModel, "\n  %-7s %d sweeps of the %s kernel of which %d burn-in%s%s%s", g.label+":", g.cfg.Steps, gibbsSampler, g.cfg.Burnin, truncate, start(g.cfg), descent)
 			continue
@@ -126,7 +126,7 @@ type selectFlags struct {
 	data, model, ranks, out, ladder, sampler               string
 	samplerParams                                          map[string]float64
 	temperatures, chains, steps, burnin, subsample, blocks int
-	descent                                                int
+	descent, relax                                         int
 	anneal                                                 bool
 	particles                                              int
 	workers                                                int
@@ -180,6 +180,7 @@ func newSelectFlagSet(name, synopsis, help string, extra func(*flag.FlagSet)) (*
 	fs.IntVar(&f.steps, "steps", 0, fmt.Sprintf("steps per chain, burn-in included: sweeps for the %s kernel, and with --anneal passes over the data for %s (default: %s)", gibbsSampler, gibbsModels(), perModelDefault(func(c sti.Config) any { return c.Steps })))
 	fs.IntVar(&f.burnin, "burnin", 0, fmt.Sprintf("burn-in steps per chain (default: %s; at most a fifth of --steps when only --steps is given)", perModelDefault(func(c sti.Config) any { return c.Burnin })))
 	fs.IntVar(&f.descent, "descent", 0, fmt.Sprintf("%s: sweeps per rung of a walk down the ladder from the rank's mode, one per replica, that starts each rung's chain (0: every chain starts at the mode) (default: %s)", gibbsModels(), perModelDefault(func(c sti.Config) any { return c.Descent })))
+	fs.IntVar(&f.relax, "relax", 0, fmt.Sprintf("%s: sweeps at t = 1 that each replica's walk makes from the rank's mode before it walks down the ladder (default: %s, scaled with --steps)", gibbsModels(), perModelDefault(func(c sti.Config) any { return c.Relax })))
 	fs.Float64Var(&f.step, "step", 0, fmt.Sprintf("step size after burn-in (default: %s)", perModelDefault(func(c sti.Config) any { return c.Step })))
 	fs.IntVar(&f.subsample, "subsample", 0, fmt.Sprintf("cells per step, drawn at random (default: %s; 0 is all cells)", perModelDefault(func(c sti.Config) any { return c.Subsample })))
 	fs.IntVar(&f.blocks, "blocks", 0, strings.Join(factoredNames(), ", ")+": cut every mode into B ranges and step over B^(order−1) parts (B for a matrix, B² for a 3-way tensor) (default 1: all cells)")
@@ -646,6 +647,9 @@ func selectConfig(model string, f *selectFlags, set map[string]bool) (sti.Config
 	}
 	cfg.SamplerParams = sampler.Params
 	if set["steps"] {
+		if !set["relax"] && cfg.Steps > 0 {
+			cfg.Relax = int(int64(cfg.Relax) * int64(f.steps) / int64(cfg.Steps))
+		}
 		cfg.Steps = f.steps
 		if !set["burnin"] && cfg.Burnin > f.steps/5 {
 			cfg.Burnin = f.steps / 5
@@ -665,6 +669,15 @@ func selectConfig(model string, f *selectFlags, set map[string]bool) (sti.Config
 			return cfg, "", usagef("--descent starts the Gibbs chains of a fixed ladder (%s without --anneal or an SG-MCMC --sampler)", gibbsModels())
 		}
 		cfg.Descent = f.descent
+	}
+	if set["relax"] {
+		switch {
+		case f.relax < 0:
+			return cfg, "", usagef("--relax %d must not be negative", f.relax)
+		case !cfg.Gibbs || cfg.Annealing != nil || cfg.Descent == 0:
+			return cfg, "", usagef("--relax begins the walks down the ladder that start the Gibbs chains of a fixed ladder (%s without --anneal, an SG-MCMC --sampler or --descent 0)", gibbsModels())
+		}
+		cfg.Relax = f.relax
 	}
 	if set["step"] {
 		if !(f.step > 0) {
