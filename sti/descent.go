@@ -90,29 +90,28 @@ func (p *Problem) descend(ctx context.Context, id ChainID, stop int, keep func(i
 	r := rng.New(p.Config.Seed, uint64(id.Rank), 0, uint64(id.Chain), streamDescent)
 	acc := make([]float64, mv.blocks())
 	sweeps, per := 0, mv.passes(1)
-	for s := 1; s <= p.Config.Relax; s++ {
-		if s%16 == 0 && ctx.Err() != nil {
-			return 0, 0, ctx.Err()
-		}
-		ll := mv.move(r, 1, 1, nil, theta, acc)
-		sweeps++
-		progress.Add(ctx, per)
-		if math.IsNaN(ll) || math.IsInf(ll, 0) {
-			return 0, 0, fmt.Errorf("rank %d, replica %d: relaxation at t=1, sweep %d: log-likelihood %v", id.Rank, id.Chain, s, ll)
-		}
-	}
-	for i := len(p.Config.Ladder) - 1; i >= max(stop, 1); i-- {
-		t := p.Config.Ladder[i]
-		for s := 1; s <= p.Config.Descent; s++ {
+	// run makes n sweeps at t; where names the stage in a divergence.
+	run := func(t float64, n int, where string) error {
+		for s := 1; s <= n; s++ {
 			if err := ctx.Err(); err != nil {
-				return 0, 0, err
+				return err
 			}
 			ll := mv.move(r, t, 1, nil, theta, acc)
 			sweeps++
 			progress.Add(ctx, per)
 			if math.IsNaN(ll) || math.IsInf(ll, 0) {
-				return 0, 0, fmt.Errorf("rank %d, replica %d: descent at t=%.6g (rung %d), sweep %d: log-likelihood %v", id.Rank, id.Chain, t, i, s, ll)
+				return fmt.Errorf("rank %d, replica %d: %s, sweep %d: log-likelihood %v", id.Rank, id.Chain, where, s, ll)
 			}
+		}
+		return nil
+	}
+	if err := run(1, p.Config.Relax, "relaxation at t=1"); err != nil {
+		return 0, 0, err
+	}
+	for i := len(p.Config.Ladder) - 1; i >= max(stop, 1); i-- {
+		t := p.Config.Ladder[i]
+		if err := run(t, p.Config.Descent, fmt.Sprintf("descent at t=%.6g (rung %d)", t, i)); err != nil {
+			return 0, 0, err
 		}
 		keep(i, theta)
 	}
