@@ -81,6 +81,11 @@ func Track(runID string, e estimators.Estimator, ranks []int, steps func(estimat
 	return p
 }
 
+// busyAt is the time the rank's tasks have run by now (since the job began), in seconds.
+func (rp *rankProgress) busyAt(now time.Duration) float64 {
+	return rp.busy + float64(rp.running)*now.Seconds() - rp.started
+}
+
 // add counts a task with steps steps.
 func (rp *rankProgress) add(steps int) {
 	n := int64(steps)
@@ -180,7 +185,7 @@ func (p *Progress) Snapshot() ProgressSnapshot {
 		if rp.tasksDone >= rp.tasks {
 			s.RanksDone = append(s.RanksDone, r)
 		}
-		b := rp.busy + float64(rp.running)*now.Seconds() - rp.started
+		b := rp.busyAt(now)
 		busy += b
 		if rp.stepsDone > 0 && b > 0 {
 			seen = append(seen, rankCost{r, b / float64(rp.stepsDone), float64(rp.stepsDone)})
@@ -196,7 +201,7 @@ func (p *Progress) Snapshot() ProgressSnapshot {
 		if left := rp.steps - rp.stepsDone; left > 0 {
 			c := 0.0
 			if rp.stepsDone > 0 {
-				c = (rp.busy + float64(rp.running)*now.Seconds() - rp.started) / float64(rp.stepsDone)
+				c = rp.busyAt(now) / float64(rp.stepsDone)
 			} else {
 				c = cost(r)
 			}
