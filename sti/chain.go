@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/stirank/stirank/evidence"
+	"github.com/stirank/stirank/internal/par"
 	"github.com/stirank/stirank/internal/progress"
 	"github.com/stirank/stirank/models"
 	"github.com/stirank/stirank/rng"
@@ -470,40 +471,60 @@ func (p *Problem) mode(ctx context.Context, rank int) (*rankMode, error) {
 	v, _ := p.modes.LoadOrStore(rank, &rankMode{})
 	rm := v.(*rankMode)
 	rm.once.Do(func() {
-		w, err := p.NewWalker(ChainID{Rank: rank, TIndex: len(p.Config.Ladder) - 1, Chain: -1})
-		if err != nil {
-			rm.err = err
-			return
+		// The starts are independent, each on its own walker and streams, so they run on all
+		// cores: the search is the one serial stage of a rank, and the rank's other tasks wait
+		// for it.
+		type start struct {
+			theta []float64
+			score float64
+			steps int
+			cells int64
+			err   error
 		}
-		best := math.Inf(-1)
-		for s := range p.Config.Starts {
+		starts := make([]start, p.Config.Starts)
+		par.Tasks(len(starts), func(s int) {
+			st := &starts[s]
+			w, err := p.NewWalker(ChainID{Rank: rank, TIndex: len(p.Config.Ladder) - 1, Chain: -1})
+			if err != nil {
+				st.err = err
+				return
+			}
 			w.SamplePrior(rng.New(p.Config.Seed, uint64(rank), streamMode, uint64(s)))
 			for k := 1; k <= p.Config.StartSteps; k++ {
 				if k%64 == 0 && ctx.Err() != nil {
-					rm.err = ctx.Err()
+					st.err = ctx.Err()
 					return
 				}
 				if err := w.Ascend(k); err != nil {
-					rm.err = fmt.Errorf("mode search, start %d: %w", s, err)
+					st.err = fmt.Errorf("mode search, start %d: %w", s, err)
 					return
 				}
-				rm.steps++
+				st.steps++
 				progress.Add(ctx, 1)
 			}
 			passes, err := w.emAscend(ctx, p.Config.screenEM())
-			if err != nil {
-				rm.err = err
+			st.steps += passes
+			st.theta, st.score, st.cells, st.err = w.theta, w.LogPosterior(), w.cellEvals, err
+		})
+		best := math.Inf(-1)
+		for _, st := range starts {
+			if st.err != nil {
+				rm.err = st.err
 				return
 			}
-			rm.steps += passes
-			if score := w.LogPosterior(); score > best {
-				best = score
-				rm.theta = append(rm.theta[:0], w.theta...)
-				rm.score = score
+			rm.steps += st.steps
+			rm.cellEvals += st.cells
+			if st.score > best {
+				best, rm.theta, rm.score = st.score, st.theta, st.score
 			}
 		}
 		if rm.theta == nil {
 			rm.err = fmt.Errorf("mode search for rank %d found no start with a finite log posterior", rank)
+			return
+		}
+		w, err := p.NewWalker(ChainID{Rank: rank, TIndex: len(p.Config.Ladder) - 1, Chain: -1})
+		if err != nil {
+			rm.err = err
 			return
 		}
 		w.SetTheta(rm.theta)
@@ -517,7 +538,7 @@ func (p *Problem) mode(ctx context.Context, rank int) (*rankMode, error) {
 			copy(rm.theta, w.theta)
 			rm.score = w.LogPosterior()
 		}
-		rm.cellEvals = w.cellEvals
+		rm.cellEvals += w.cellEvals
 	})
 	if rm.err != nil {
 		return nil, rm.err
