@@ -74,8 +74,8 @@ func (p *Problem) descentStart(ctx context.Context, id ChainID) ([]float64, int,
 // mass lies (at a rank above the data's the extra component fits noise there, and the posterior
 // spreads it over configurations of lower likelihood that the kernel reaches only over hundreds
 // of sweeps), and each replica relaxes on its own stream, so that where the relaxation can end in
-// basins of different levels the replicas' spread shows it. Its stream depends on the seed, the rank and the replica
-// only, so every walk of a replica's descent gives the same states.
+// basins of different levels the replicas' spread shows it. Its stream depends on the seed, the
+// rank and the replica only, so every walk of a replica's descent gives the same states.
 func (p *Problem) descend(ctx context.Context, id ChainID, stop int, keep func(i int, theta []float64)) (int, int64, error) {
 	m, err := p.mode(ctx, id.Rank)
 	if err != nil {

@@ -114,12 +114,13 @@ func tracker(runID string) *Progress {
 // loops report (see internal/progress) count towards the tracker of runID as they are spent. A
 // rank's shared work (its mode search, a replica's walk down the ladder) reports through the task
 // that computes it, whichever task accounts for it in its result, so while tasks run the tracker
-// counts the work this process has done, each step once. Call finish with the task's result and
-// the follow-on tasks it started when it ends.
-func running(ctx context.Context, runID string, rank int) (_ context.Context, finish func(estimators.Result, []estimators.Task)) {
+// counts the work this process has done, each step once. Call finish when the task ends, with its
+// result and the follow-on tasks it started, or with the error it failed with: a failed task's
+// time counts, its steps do not (the runner retries it) and it is not done.
+func running(ctx context.Context, runID string, rank int) (_ context.Context, finish func(estimators.Result, []estimators.Task, error)) {
 	p := tracker(runID)
 	if p == nil {
-		return ctx, func(estimators.Result, []estimators.Task) {}
+		return ctx, func(estimators.Result, []estimators.Task, error) {}
 	}
 	p.mu.Lock()
 	start := time.Since(p.start).Seconds()
@@ -130,7 +131,7 @@ func running(ctx context.Context, runID string, rank int) (_ context.Context, fi
 	}
 	p.mu.Unlock()
 	if rp == nil {
-		return ctx, func(estimators.Result, []estimators.Task) {}
+		return ctx, func(estimators.Result, []estimators.Task, error) {}
 	}
 	var spent atomic.Int64
 	ctx = progress.With(ctx, func(steps int) {
@@ -139,12 +140,16 @@ func running(ctx context.Context, runID string, rank int) (_ context.Context, fi
 		rp.stepsDone += int64(steps)
 		p.mu.Unlock()
 	})
-	return ctx, func(r estimators.Result, next []estimators.Task) {
+	return ctx, func(r estimators.Result, next []estimators.Task, err error) {
 		p.mu.Lock()
 		defer p.mu.Unlock()
 		rp.running--
 		rp.started -= start
 		rp.busy += time.Since(p.start).Seconds() - start
+		if err != nil {
+			rp.stepsDone -= spent.Load()
+			return
+		}
 		for _, t := range next {
 			rp.add(p.steps(t))
 		}
@@ -176,6 +181,7 @@ func (p *Progress) Snapshot() ProgressSnapshot {
 	now := time.Since(p.start)
 	s := ProgressSnapshot{Elapsed: now, Ranks: len(p.ranks)}
 	var seen []rankCost
+	costs := map[int]float64{}
 	busy := 0.0
 	for r, rp := range p.ranks {
 		s.Steps += rp.steps
@@ -188,7 +194,8 @@ func (p *Progress) Snapshot() ProgressSnapshot {
 		b := rp.busyAt(now)
 		busy += b
 		if rp.stepsDone > 0 && b > 0 {
-			seen = append(seen, rankCost{r, b / float64(rp.stepsDone), float64(rp.stepsDone)})
+			costs[r] = b / float64(rp.stepsDone)
+			seen = append(seen, rankCost{r, costs[r], float64(rp.stepsDone)})
 		}
 	}
 	sort.Ints(s.RanksDone)
@@ -199,10 +206,8 @@ func (p *Progress) Snapshot() ProgressSnapshot {
 	remaining := 0.0
 	for r, rp := range p.ranks {
 		if left := rp.steps - rp.stepsDone; left > 0 {
-			c := 0.0
-			if rp.stepsDone > 0 {
-				c = rp.busyAt(now) / float64(rp.stepsDone)
-			} else {
+			c, ok := costs[r]
+			if !ok {
 				c = cost(r)
 			}
 			remaining += float64(left) * c

@@ -142,11 +142,12 @@ func (f *RunFn) ProcessElement(ctx context.Context, t estimators.Task, emit func
 		r, err := f.problem.Run(ctx, t)
 		r.Seconds, r.CPUSeconds = stop()
 		if err != nil {
+			finish(r, nil, err)
 			return r, err
 		}
 		// The payload served the run; the results that combine need not carry it.
 		r.Task.Payload = nil
-		finish(r, nil)
+		finish(r, nil, nil)
 		return r, nil
 	})
 	if err != nil {
@@ -244,13 +245,13 @@ func (f *expandFn) ProcessElement(ctx context.Context, t estimators.Task, emit f
 		ctx, finish := running(ctx, f.RunID, t.Rank)
 		r, next, err := f.problem.Expand(ctx, t)
 		r.Seconds, r.CPUSeconds = stop()
+		if err == nil {
+			err = checkExpansion(t, r, next)
+		}
+		finish(r, next, err)
 		if err != nil {
 			return expansion{}, err
 		}
-		if err := checkExpansion(t, r, next); err != nil {
-			return expansion{}, err
-		}
-		finish(r, next)
 		return expansion{r, next}, nil
 	})
 	if err != nil {

@@ -192,10 +192,10 @@ func TestProgress(t *testing.T) {
 	}
 	for _, task := range e.Tasks(1) {
 		_, finish := running(context.Background(), "t1", 1)
-		finish(estimators.Result{Task: task, Steps: steps(task)}, nil)
+		finish(estimators.Result{Task: task, Steps: steps(task)}, nil, nil)
 	}
 	_, finish := running(context.Background(), "other", 2)
-	finish(estimators.Result{Task: estimators.Task{Rank: 2}, Steps: 5}, nil)
+	finish(estimators.Result{Task: estimators.Task{Rank: 2}, Steps: 5}, nil, nil)
 	s = p.Snapshot()
 	if !reflect.DeepEqual(s.RanksDone, []int{1}) || s.TasksDone != s.Tasks/2 || s.ETA <= 0 {
 		t.Errorf("after rank 1: %+v", s)
@@ -223,10 +223,19 @@ func TestProgressWhileRunning(t *testing.T) {
 	if s.StepsDone != 150 || s.TasksDone != 0 || s.ETA <= 0 {
 		t.Fatalf("while running: %+v", s)
 	}
-	finish(estimators.Result{Task: task, Steps: steps(task) + 40}, nil)
+	finish(estimators.Result{Task: task, Steps: steps(task) + 40}, nil, nil)
 	s = p.Snapshot()
 	if s.StepsDone != 150 || s.TasksDone != 1 || s.Steps != total+40 {
 		t.Errorf("after the task: %+v (plan %d)", s, total)
+	}
+	// A failed task is not done and its steps no longer count (a retry spends them again), but
+	// the tracker stops counting its time.
+	ctx, finish = running(context.Background(), "t2", 3)
+	progress.Add(ctx, 30)
+	finish(estimators.Result{}, nil, fmt.Errorf("worker lost"))
+	s = p.Snapshot()
+	if s.StepsDone != 150 || s.TasksDone != 1 || p.ranks[3].running != 0 {
+		t.Errorf("after a failed task: %+v, %d running", s, p.ranks[3].running)
 	}
 	// Steps reported under another run ID, or with no tracker, count nowhere.
 	other, _ := running(context.Background(), "none", 3)
