@@ -9,7 +9,9 @@ import "context"
 
 type key struct{}
 
-// With returns ctx carrying report, which receives the steps spent as they are spent.
+// With returns ctx carrying report, which receives the steps spent as they are spent. A task may
+// spend steps on several goroutines at once (the mode search's starts run in parallel), so report
+// must be safe for concurrent use.
 func With(ctx context.Context, report func(steps int)) context.Context {
 	return context.WithValue(ctx, key{}, report)
 }
