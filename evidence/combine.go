@@ -23,6 +23,11 @@ type ChainSummary struct {
 	// per-cell likelihood evaluations they made (subsamples, control-variate passes).
 	Steps     int
 	CellEvals int64
+	// SteinMean, SteinM2 and SteinCo summarise a control variate z of mean zero recorded with
+	// each record (sti's Stein variate): its mean, the sum of its squared deviations and the sum
+	// of the products of its deviations and the records'. SteinESS is the effective sample size
+	// of the records less the chain's own least-squares multiple of z. SteinM2 = 0: no variate.
+	SteinMean, SteinM2, SteinCo, SteinESS float64
 	// Divergence describes where the chain produced a non-finite value; empty when it did not.
 	Divergence string
 	// Warm says the chain resumed from a saved state instead of the configured start.
@@ -161,11 +166,13 @@ func replicaVariance(l Ladder, byRung [][]ChainSummary) ([]float64, bool) {
 	out := make([]float64, len(l))
 	for i, cs := range byRung {
 		var g []float64
-		for _, c := range cs {
+		slopes := steinSlopes(cs)
+		for k, c := range cs {
 			if c.Count < 2 {
 				continue
 			}
-			g = append(g, wf[i]*c.Mean+wv[i]*c.M2/float64(c.Count-1))
+			mean, _, _ := c.controlled(slopes[k])
+			g = append(g, wf[i]*mean+wv[i]*c.M2/float64(c.Count-1))
 		}
 		if len(g) < 2 {
 			return nil, false
@@ -184,28 +191,35 @@ func replicaVariance(l Ladder, byRung [][]ChainSummary) ([]float64, bool) {
 	return out, true
 }
 
-// combineRung pools the chains of one temperature: the mean weights chains by their record counts,
-// its variance adds the chains' s²/ESS, and the log-likelihood variance pools within and between chains.
+// combineRung pools the chains of one temperature: the mean weights the chains' controlled means
+// by their record counts, its variance adds their s²/ESS, and the log-likelihood variance pools
+// the records within and between chains.
 func combineRung(t float64, cs []ChainSummary) Rung {
 	r := Rung{T: t, Chains: len(cs)}
 	n := 0
-	for _, c := range cs {
+	raw := 0.0
+	slopes := steinSlopes(cs)
+	for k, c := range cs {
+		mean, _, ess := c.controlled(slopes[k])
 		n += c.Count
-		r.MeanLogLik += float64(c.Count) * c.Mean
-		r.ESS += c.ESS
+		r.MeanLogLik += float64(c.Count) * mean
+		raw += float64(c.Count) * c.Mean
+		r.ESS += ess
 	}
 	if n == 0 {
 		r.MeanLogLik, r.StdErr, r.VarLogLik = math.NaN(), math.NaN(), math.NaN()
 		return r
 	}
 	r.MeanLogLik /= float64(n)
+	raw /= float64(n)
 	ss := 0.0
-	for _, c := range cs {
-		d := c.Mean - r.MeanLogLik
+	for k, c := range cs {
+		d := c.Mean - raw
 		ss += c.M2 + float64(c.Count)*d*d
-		if c.Count > 1 && c.ESS > 0 {
+		_, m2, ess := c.controlled(slopes[k])
+		if c.Count > 1 && ess > 0 {
 			wc := float64(c.Count) / float64(n)
-			r.StdErr += wc * wc * (c.M2 / float64(c.Count-1)) / c.ESS
+			r.StdErr += wc * wc * (m2 / float64(c.Count-1)) / ess
 		}
 	}
 	if n > 1 {
@@ -213,6 +227,39 @@ func combineRung(t float64, cs []ChainSummary) Rung {
 	}
 	r.StdErr = math.Sqrt(r.StdErr)
 	return r
+}
+
+// steinSlopes returns the slope β of each chain of a rung whose records carry a control variate z
+// (ChainSummary.SteinM2 > 0): the least-squares slope of the records on z pooled over the rung's
+// other chains. A slope from the chain's own records would correlate with its mean of z and bias
+// the controlled mean by O(1/n); one from independent chains leaves it unbiased. A chain alone
+// at its rung keeps β = 0, its plain mean.
+func steinSlopes(cs []ChainSummary) []float64 {
+	co, m2 := 0.0, 0.0
+	for _, c := range cs {
+		co += c.SteinCo
+		m2 += c.SteinM2
+	}
+	slopes := make([]float64, len(cs))
+	for i, c := range cs {
+		if c.SteinM2 > 0 && m2-c.SteinM2 > 0 {
+			slopes[i] = (co - c.SteinCo) / (m2 - c.SteinM2)
+		}
+	}
+	return slopes
+}
+
+// controlled returns the mean, the sum of squared deviations and the effective sample size of the
+// chain's records less b z (steinSlopes); the plain ones for b = 0.
+func (c ChainSummary) controlled(b float64) (mean, m2, ess float64) {
+	if b == 0 {
+		return c.Mean, c.M2, c.ESS
+	}
+	ess = c.SteinESS
+	if ess <= 0 {
+		ess = c.ESS
+	}
+	return c.Mean - b*c.SteinMean, max(c.M2-2*b*c.SteinCo+b*b*c.SteinM2, 0), ess
 }
 
 // PosteriorProbs returns p(R | X) ∝ p(X | R) under a uniform prior over the given ranks. NaN

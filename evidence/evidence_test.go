@@ -237,3 +237,48 @@ func TestTruncation(t *testing.T) {
 		}
 	}
 }
+
+// A rung's controlled mean takes each chain's slope on its Stein variate from the other chains:
+// with records y = 3z + z² − 1 of a skewed z of mean zero (so that the chain's own slope is
+// correlated with its mean of z), the controlled means average to the true mean 0 within their
+// standard error, where the chain's own slope leaves a bias of many standard errors.
+func TestSteinSlopesLeaveOneOut(t *testing.T) {
+	r := rng.New(1, 2)
+	const rungs, n = 20000, 8
+	chain := func() (ChainSummary, float64) {
+		y, z := make([]float64, n), make([]float64, n)
+		for k := range z {
+			z[k] = r.ExpFloat64() - 1
+			y[k] = 3*z[k] + z[k]*z[k] - 1
+		}
+		c := ChainSummary{Count: n}
+		c.Mean, c.M2, c.ESS = Summarize(y)
+		c.SteinMean, c.SteinM2, _ = Summarize(z)
+		for k := range z {
+			c.SteinCo += (y[k] - c.Mean) * (z[k] - c.SteinMean)
+		}
+		c.SteinESS = n
+		return c, c.Mean - c.SteinCo/c.SteinM2*c.SteinMean
+	}
+	var loo, own, plain []float64
+	for range rungs {
+		a, ownA := chain()
+		b, ownB := chain()
+		rung := combineRung(0.5, []ChainSummary{a, b})
+		loo = append(loo, rung.MeanLogLik)
+		own = append(own, (ownA+ownB)/2)
+		plain = append(plain, (a.Mean+b.Mean)/2)
+	}
+	for _, c := range []struct {
+		name   string
+		x      []float64
+		biased bool
+	}{{"leave-one-out slope", loo, false}, {"own slope", own, true}, {"no variate", plain, false}} {
+		m, v, _ := Summarize(c.x)
+		se := math.Sqrt(v / float64(len(c.x)-1) / float64(len(c.x)))
+		t.Logf("%s: mean %.4f ± %.4f, sd %.3f", c.name, m, se, math.Sqrt(v/float64(len(c.x)-1)))
+		if biased := math.Abs(m) > 4*se; biased != c.biased {
+			t.Errorf("%s: mean %.4f ± %.4f", c.name, m, se)
+		}
+	}
+}

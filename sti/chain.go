@@ -153,10 +153,10 @@ func (p *Problem) RunFrom(ctx context.Context, id ChainID, t float64, start []fl
 	if _, ok := m.(models.Augmentable); ok && t > 0 {
 		mv := newMover(m)
 		per := mv.passes(1)
-		records, div, sum.Steps = p.sweep(ctx, mv, id, t, append([]float64(nil), start...), cfg.Burnin/per, cfg.Steps/per, records)
+		records, div, sum.Steps = p.sweep(ctx, mv, nil, id, t, append([]float64(nil), start...), cfg.Burnin/per, cfg.Steps/per, records)
 		sum.Steps *= per
 		sum.CellEvals = mv.cellEvals()
-		return p.summarize(ctx, sum, div, records)
+		return p.summarize(ctx, sum, div, records, nil)
 	}
 	w := newWalker(p, m, id, t)
 	if t == 0 {
@@ -164,14 +164,14 @@ func (p *Problem) RunFrom(ctx context.Context, id ChainID, t float64, start []fl
 		sum.Steps = cfg.Steps - cfg.Burnin
 	} else {
 		w.SetTheta(start)
-		records, div, sum.Steps = p.walk(ctx, w, true, nil, records)
+		records, _, div, sum.Steps = p.walk(ctx, w, true, nil, records)
 	}
 	sum.CellEvals = w.cellEvals
-	return p.summarize(ctx, sum, div, records)
+	return p.summarize(ctx, sum, div, records, nil)
 }
 
 // summarize completes a chain's summary from its records unless it diverged.
-func (p *Problem) summarize(ctx context.Context, sum evidence.ChainSummary, div string, records []float64) (evidence.ChainSummary, error) {
+func (p *Problem) summarize(ctx context.Context, sum evidence.ChainSummary, div string, records []float64, cv *stein) (evidence.ChainSummary, error) {
 	if err := ctx.Err(); err != nil {
 		return sum, err
 	}
@@ -181,6 +181,9 @@ func (p *Problem) summarize(ctx context.Context, sum evidence.ChainSummary, div 
 	}
 	sum.Count = len(records)
 	sum.Mean, sum.M2, sum.ESS = evidence.Summarize(records)
+	if cv != nil {
+		cv.summarize(records, &sum)
+	}
 	return sum, nil
 }
 
@@ -189,7 +192,7 @@ func (p *Problem) summarize(ctx context.Context, sum evidence.ChainSummary, div 
 // the sweeps made. With Config.Truncate the records before the end of the start's transient
 // (evidence.Truncation) are dropped and the chain sweeps on to replace them, at most n − burn
 // sweeps more in all.
-func (p *Problem) sweep(ctx context.Context, mv mover, id ChainID, t float64, theta []float64, burn, n int, records []float64) ([]float64, string, int) {
+func (p *Problem) sweep(ctx context.Context, mv mover, cv *stein, id ChainID, t float64, theta []float64, burn, n int, records []float64) ([]float64, string, int) {
 	r := rng.New(p.Config.Seed, uint64(id.Rank), uint64(id.TIndex), uint64(id.Chain), streamSweep)
 	acc := make([]float64, mv.blocks())
 	base, made, per := len(records), 0, mv.passes(1)
@@ -206,6 +209,10 @@ func (p *Problem) sweep(ctx context.Context, mv mover, id ChainID, t float64, th
 			}
 			if record {
 				records = append(records, ll)
+				if cv != nil {
+					cv.record(t, theta)
+					progress.Add(ctx, 1)
+				}
 			}
 		}
 		return ""
@@ -213,15 +220,18 @@ func (p *Problem) sweep(ctx context.Context, mv mover, id ChainID, t float64, th
 	if div := run(burn, false); div != "" || ctx.Err() != nil {
 		return records, div, made
 	}
-	if div := run(n-burn, true); div != "" || ctx.Err() != nil || !p.Config.Truncate {
+	if div := run(n-burn, true); div != "" || ctx.Err() != nil {
 		return records, div, made
 	}
-	for extra := 0; extra < n-burn; {
+	for extra := 0; p.Config.Truncate && extra < n-burn; {
 		d := min(evidence.Truncation(records[base:]), n-burn-extra)
 		if d == 0 {
 			break
 		}
 		records = append(records[:base], records[base+d:]...)
+		if cv != nil {
+			cv.drop(d)
+		}
 		if div := run(d, true); div != "" || ctx.Err() != nil {
 			return records, div, made
 		}
@@ -261,6 +271,7 @@ func (p *Problem) Resume(ctx context.Context, id ChainID, from *State) (evidence
 	sum := evidence.ChainSummary{Rank: id.Rank, TIndex: id.TIndex, T: w.t, Chain: id.Chain}
 	records := make([]float64, 0, cfg.Steps-cfg.Burnin)
 	var div string
+	var cv *stein
 	if w.t == 0 {
 		records, div = p.priorRecords(ctx, w, cfg.Steps-cfg.Burnin, records)
 		sum.Steps = cfg.Steps - cfg.Burnin
@@ -272,18 +283,13 @@ func (p *Problem) Resume(ctx context.Context, id ChainID, from *State) (evidence
 			}
 			sum.Warm = true
 		}
-		records, div, sum.Steps = p.walk(ctx, w, from != nil, newRows, records)
-	}
-	if err := ctx.Err(); err != nil {
-		return sum, nil, err
+		records, cv, div, sum.Steps = p.walk(ctx, w, from != nil, newRows, records)
 	}
 	sum.CellEvals = w.cellEvals
-	sum.Divergence = div
-	if div != "" {
-		return sum, nil, nil
+	sum, err = p.summarize(ctx, sum, div, records, cv)
+	if err != nil || div != "" {
+		return sum, nil, err
 	}
-	sum.Count = len(records)
-	sum.Mean, sum.M2, sum.ESS = evidence.Summarize(records)
 	var final *State
 	if w.t > 0 {
 		final = &State{Model: w.m.Name(), Rank: id.Rank, Factors: w.m.Factors(), Theta: w.theta, Size: p.size}
@@ -350,16 +356,17 @@ func (p *Problem) priorRecords(ctx context.Context, w *Walker, n int, records []
 	return records, ""
 }
 
-// walk performs burn-in and sampling and returns the records after burn-in, a divergence and the
-// steps spent. A warm walker starts where warmStart put it, with the rows it gained settled first;
+// walk performs burn-in and sampling and returns the records after burn-in, the control variate
+// they carry (nil without one: see stein), a divergence and the steps spent. A warm walker starts where warmStart put it, with the rows it gained settled first;
 // otherwise, with Starts > 0, from its rank's mode (see Problem.mode), and else from a prior draw.
 // Sampling starts after the burn-in, so the start changes how soon the records are right, not
 // what they target.
-func (p *Problem) walk(ctx context.Context, w *Walker, warm bool, newRows [][2]int, records []float64) ([]float64, string, int) {
+func (p *Problem) walk(ctx context.Context, w *Walker, warm bool, newRows [][2]int, records []float64) ([]float64, *stein, string, int) {
 	cfg := p.Config
 	steps := w.burnin + cfg.Steps - cfg.Burnin
 	spent := 0
-	gibbs := cfg.Gibbs // NewProblem checked that the model has the kernel
+	var center []float64 // the rank's mode, when the chain starts from it (stein)
+	gibbs := cfg.Gibbs   // NewProblem checked that the model has the kernel
 	switch {
 	case warm && gibbs:
 		// A sweep draws the rows the state did not have from their conditionals at once.
@@ -368,12 +375,12 @@ func (p *Problem) walk(ctx context.Context, w *Walker, warm bool, newRows [][2]i
 		spent += n
 		progress.Add(ctx, n)
 		if err != nil {
-			return records, err.Error(), spent
+			return records, nil, err.Error(), spent
 		}
 	case cfg.Starts > 0:
 		m, err := p.mode(ctx, w.id.Rank)
 		if err != nil {
-			return records, err.Error(), spent
+			return records, nil, err.Error(), spent
 		}
 		if w.id.Chain == 0 && w.id.TIndex == len(cfg.Ladder)-1 {
 			// The search is shared by the rank's chains; one of them accounts for it.
@@ -381,10 +388,11 @@ func (p *Problem) walk(ctx context.Context, w *Walker, warm bool, newRows [][2]i
 			w.cellEvals += m.cellEvals
 		}
 		start := m.theta
+		center = start
 		if gibbs && cfg.Descent > 0 {
 			theta, passes, cells, err := p.descentStart(ctx, w.id)
 			if err != nil {
-				return records, err.Error(), spent
+				return records, nil, err.Error(), spent
 			}
 			start = theta
 			spent += passes
@@ -396,19 +404,27 @@ func (p *Problem) walk(ctx context.Context, w *Walker, warm bool, newRows [][2]i
 	}
 	if gibbs {
 		mv := newMover(w.m)
-		records, div, n := p.sweep(ctx, mv, w.id, w.t, w.theta, w.burnin, steps, records)
+		var cv *stein
+		if cfg.Stein {
+			cv = newStein(mv, center)
+		}
+		records, div, n := p.sweep(ctx, mv, cv, w.id, w.t, w.theta, w.burnin, steps, records)
 		w.cellEvals += mv.cellEvals()
-		return records, div, spent + mv.passes(n)
+		spent += mv.passes(n)
+		if cv != nil {
+			spent += cv.passes
+		}
+		return records, cv, div, spent
 	}
 	for k := 1; k <= steps; k++ {
 		if k%64 == 0 && ctx.Err() != nil {
-			return records, "", spent
+			return records, nil, "", spent
 		}
 		y, err := w.Step(k)
 		spent++
 		progress.Add(ctx, 1)
 		if err != nil {
-			return records, err.Error(), spent
+			return records, nil, err.Error(), spent
 		}
 		if k > w.burnin {
 			records = append(records, y)
@@ -416,10 +432,10 @@ func (p *Problem) walk(ctx context.Context, w *Walker, warm bool, newRows [][2]i
 	}
 	for i, v := range w.theta {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return records, w.divergence(steps, fmt.Sprintf("parameter %d is %v", i, v)).Error(), spent
+			return records, nil, w.divergence(steps, fmt.Sprintf("parameter %d is %v", i, v)).Error(), spent
 		}
 	}
-	return records, "", spent
+	return records, nil, "", spent
 }
 
 // settle carries the parameters of rows a warm walker's saved state did not have (prior draws) to
@@ -582,7 +598,8 @@ func emPasses(factors int) int { return factors }
 // ChainSteps is the number of sampler steps RunChain (warm false) or Resume from a saved state
 // (warm true) reports for chain id of a model of the given order: prior draws at t = 0; otherwise
 // the burn-in and the recorded steps, plus, for the cold chains that account for them, the rank's
-// mode search and the replica's descent (Config.Descent), and for a warm one the steps that
+// mode search and the replica's descent (Config.Descent), and the gradient pass of each record's
+// control variate (Config.Stein, chains from the mode), and for a warm one the steps that
 // settle new rows (which it spends only when the data gained rows). A Gibbs sweep counts as the
 // passes over the data it makes, the unit of a full-data step, so that progress estimates weigh
 // sweeps and steps alike. With Config.Truncate a Gibbs chain may sweep up to Steps − Burnin more
@@ -600,6 +617,9 @@ func (cfg Config) ChainSteps(id ChainID, warm bool, order int) int {
 	n := cfg.Steps
 	if cfg.Gibbs {
 		n *= sweepPasses(order)
+		if cfg.Stein && cfg.Starts > 0 {
+			n += cfg.Steps - cfg.Burnin // a gradient pass per record (stein)
+		}
 	}
 	if cfg.Starts > 0 && id.Chain == 0 && id.TIndex == len(cfg.Ladder)-1 {
 		n += cfg.Starts*(cfg.StartSteps+cfg.screenEM()*emPasses(order)) + (cfg.StartEM-cfg.screenEM())*emPasses(order)

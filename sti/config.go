@@ -43,6 +43,10 @@ type Config struct {
 	// records (evidence.Truncation, MSER-5), discard the records before it, and sweep on until it
 	// again has Steps − Burnin records, spending at most that many sweeps more.
 	Truncate bool `json:"truncate,omitempty"`
+	// Stein makes a Gibbs chain's records carry a control variate of mean zero that shares their
+	// χ² fluctuation (see stein), so the rung means keep their expectation with a fraction of
+	// their variance.
+	Stein bool `json:"stein,omitempty"`
 	// Step is the step size after burn-in. For kernels that use the model's metric it is
 	// dimensionless (about 1 is the stability limit along the stiffest direction).
 	Step float64 `json:"step"`
@@ -247,6 +251,7 @@ func Default(model string) Config {
 		// 70 000 below the rung's typical value within 40 sweeps and climbs back over the next
 		// 110 (README).
 		c.Truncate = true
+		c.Stein = true
 		// At intermediate t it drifts down from the mode over hundreds of sweeps; on that
 		// spectrogram the rungs at t from 0.065 to 0.2 were 260–5 700 nats high and the
 		// evidence 365 nats above a run with 3.5 times the sweeps, 51 nats with a descent of 20
@@ -260,6 +265,11 @@ func Default(model string) Config {
 		// above, rank 3 chosen for 10 of 10 seeds, and 17 of that bench's 18 rows within 1 nat
 		// of their references, 16 before (README).
 		c.Relax = 1000
+		if info.Order == 3 {
+			// Each record's control variate costs a pass (Config.Stein): 6 720 per CP rank,
+			// which 500 fewer sweeps of relaxation per replica pay for.
+			c.Relax = 500
+		}
 	}
 	return c
 }

@@ -23,6 +23,8 @@ type mover interface {
 	passes(sweeps int) int
 	// cellEvals counts the cells read so far.
 	cellEvals() int64
+	// base is the model and evaluator the mover holds.
+	base() *moverBase
 }
 
 // newMover returns the model's data-augmentation kernel where it has one (models.Augmentable),
@@ -51,6 +53,8 @@ type moverBase struct {
 }
 
 func (b *moverBase) cellEvals() int64 { return b.cells }
+
+func (b *moverBase) base() *moverBase { return b }
 
 func (b *moverBase) logLik(theta []float64) float64 {
 	b.e.Prepare(theta)
