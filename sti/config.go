@@ -226,7 +226,8 @@ func DefaultSGMCMC(model string) Config {
 // (models.Info.Gibbs: Poisson NMF and CP) run that kernel (Config.Gibbs), 200 sweeps of which 40
 // burn-in, 40 for a resumed chain (140, 28 and 28 on 3-way tensors), each started from its
 // replica's descent of 20 sweeps per rung (Config.Descent) from the rank's mode carried 1 000
-// sweeps at t = 1 (Config.Relax); the mode search keeps its SG-MCMC ascent. The kernel is
+// sweeps at t = 1 (500 on 3-way tensors; Config.Relax), their records controlled by the Stein
+// variate (Config.Stein); the mode search keeps its SG-MCMC ascent. The kernel is
 // exact at every temperature and moves whole factor rows, where the SG-MCMC kernels' bias grows
 // with the number of parameters: against long AIS runs on the ICASSP 100×75 NMF, −5.4 and −11.6 nats at
 // ranks 5 and 8 with SG-MCMC, −0.2 and −0.7 with Gibbs (go run ./bench/anneal -only ICASSP), and
@@ -240,8 +241,8 @@ func Default(model string) Config {
 		if info.Order == 3 {
 			// A sweep of a 3-way tensor makes six passes over the data where a matrix's makes
 			// four: 140 sweeps keep a CP rank within twice the SG-MCMC defaults' 38 400 steps
-			// (74 thousand with the mode search, the relaxation and the descents below; 81–82
-			// thousand with 160 sweeps). On the CP set of go run ./bench/anneal the offsets of
+			// (75 thousand with the mode search, the relaxation, the descents and the control
+			// variate below). On the CP set of go run ./bench/anneal the offsets of
 			// ranks 3 and 4 from their references were +0.72 and +1.19 nats with 140 sweeps,
 			// +0.61 and +0.78 with 160 (10 seeds each, standard errors 0.2–0.4).
 			c.Steps, c.Burnin, c.WarmBurnin = 140, 28, 28
@@ -266,8 +267,9 @@ func Default(model string) Config {
 		// of their references, 16 before (README).
 		c.Relax = 1000
 		if info.Order == 3 {
-			// Each record's control variate costs a pass (Config.Stein): 6 720 per CP rank,
-			// which 500 fewer sweeps of relaxation per replica pay for.
+			// Each record's control variate costs a pass (Config.Stein), 6 720 per CP rank,
+			// which 500 fewer sweeps of relaxation per replica pay for: rank 4 of that set
+			// was +1.29 nats from its reference with 500 and the variate (10 seeds).
 			c.Relax = 500
 		}
 	}

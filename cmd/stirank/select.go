@@ -98,6 +98,9 @@ func selectHelp() string {
 			if g.cfg.Descent > 0 {
 				descent = fmt.Sprintf(",\n          carried by its replica's walk, %d sweeps at t = 1 (--relax) then %d per rung down the ladder, to its own rung (--descent)", g.cfg.Relax, g.cfg.Descent)
 			}
+			if g.cfg.Stein {
+				descent += ",\n          each record with a Stein control variate about the mode (--stein)"
+			}
 			fmt.Fprintf(&perModel, "\n  %-7s %d sweeps of the %s kernel of which %d burn-in%s%s%s", g.label+":", g.cfg.Steps, gibbsSampler, g.cfg.Burnin, truncate, start(g.cfg), descent)
 			continue
 		}
@@ -127,7 +130,7 @@ type selectFlags struct {
 	samplerParams                                          map[string]float64
 	temperatures, chains, steps, burnin, subsample, blocks int
 	descent, relax                                         int
-	anneal                                                 bool
+	anneal, stein                                          bool
 	particles                                              int
 	workers                                                int
 	// warmBurnin is reanalyze's --warm-burnin (sti.Config.WarmBurnin).
@@ -181,6 +184,7 @@ func newSelectFlagSet(name, synopsis, help string, extra func(*flag.FlagSet)) (*
 	fs.IntVar(&f.burnin, "burnin", 0, fmt.Sprintf("burn-in steps per chain (default: %s; at most a fifth of --steps when only --steps is given)", perModelDefault(func(c sti.Config) any { return c.Burnin })))
 	fs.IntVar(&f.descent, "descent", 0, fmt.Sprintf("%s: sweeps per rung of a walk down the ladder from the rank's mode, one per replica, that starts each rung's chain (0: every chain starts at the mode) (default: %s)", gibbsModels(), perModelDefault(func(c sti.Config) any { return c.Descent })))
 	fs.IntVar(&f.relax, "relax", 0, fmt.Sprintf("%s: sweeps at t = 1 that each replica's walk makes from the rank's mode before it walks down the ladder (default: %s, scaled with --steps)", gibbsModels(), perModelDefault(func(c sti.Config) any { return c.Relax })))
+	fs.BoolVar(&f.stein, "stein", true, gibbsModels()+": the Gibbs chains' rung means are controlled by a Stein variate about the rank's mode, which keeps their expectation and removes most of their variance near a Gaussian posterior (--stein=false: plain means)")
 	fs.Float64Var(&f.step, "step", 0, fmt.Sprintf("step size after burn-in (default: %s)", perModelDefault(func(c sti.Config) any { return c.Step })))
 	fs.IntVar(&f.subsample, "subsample", 0, fmt.Sprintf("cells per step, drawn at random (default: %s; 0 is all cells)", perModelDefault(func(c sti.Config) any { return c.Subsample })))
 	fs.IntVar(&f.blocks, "blocks", 0, strings.Join(factoredNames(), ", ")+": cut every mode into B ranges and step over B^(order−1) parts (B for a matrix, B² for a 3-way tensor) (default 1: all cells)")
@@ -678,6 +682,12 @@ func selectConfig(model string, f *selectFlags, set map[string]bool) (sti.Config
 			return cfg, "", usagef("--relax begins the walks down the ladder that start the Gibbs chains of a fixed ladder (%s without --anneal, an SG-MCMC --sampler or --descent 0)", gibbsModels())
 		}
 		cfg.Relax = f.relax
+	}
+	if set["stein"] {
+		if !cfg.Gibbs || cfg.Annealing != nil || cfg.Starts == 0 {
+			return cfg, "", usagef("--stein controls the Gibbs chains of a fixed ladder that start from their rank's mode (%s without --anneal or an SG-MCMC --sampler)", gibbsModels())
+		}
+		cfg.Stein = f.stein
 	}
 	if set["step"] {
 		if !(f.step > 0) {

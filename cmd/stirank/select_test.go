@@ -310,6 +310,7 @@ func TestSelectBadInput(t *testing.T) {
 		{"negative descent", 2, []string{"--descent", "-1"}, "--descent"},
 		{"descent with SG-MCMC", 2, []string{"--sampler", "lmsgld", "--descent", "5"}, "--descent"},
 		{"descent on gauss", 2, []string{"--data", gauss, "--descent", "5"}, "--descent"},
+		{"stein with SG-MCMC", 2, []string{"--sampler", "lmsgld", "--stein=false"}, "--stein"},
 		{"subsample and blocks", 2, []string{"--subsample", "10", "--blocks", "2"}, "--subsample"},
 		{"blocks on gauss", 2, []string{"--data", gauss, "--blocks", "2"}, "--blocks"},
 		{"unknown flag", 2, []string{"--colour", "red"}, "colour"},
