@@ -92,6 +92,13 @@ type Eval interface {
 	Metric(t float64, g, gamma []float64)
 }
 
+// Virial is implemented by evaluators that compute (θ − c)·∇_θ [log p(θ) + t·log p(X | θ)] at the
+// prepared point in one pass over the cells, without forming the gradient: the Stein control
+// variate of a chain's records (package sti), recorded after every sweep.
+type Virial interface {
+	Virial(c []float64, t float64) float64
+}
+
 // LogLik returns the full-data log-likelihood log p(X | θ) of a prepared evaluator.
 func LogLik(e Eval, m Model) float64 {
 	return e.Dense(0, nil) + e.Cells(Cells{Lo: 0, Hi: m.NumCells()}, 0, nil)

@@ -21,8 +21,8 @@ import (
 // comes from the rung's other chains (evidence.Combine), for the same reason.
 type stein struct {
 	mv     *moverBase
+	virial models.Virial // mv's evaluator
 	center []float64
-	grad   []float64
 	z      []float64
 	// passes counts the passes over the data the variate's gradients made, one per record
 	// (dropped ones included): they are part of the chain's steps.
@@ -30,30 +30,24 @@ type stein struct {
 }
 
 // newStein returns the control variate about center for a chain of mv's model, or nil without a
-// centre or where Stein's identity does not hold in the sampling parameterisation: a non-negative
-// one (models.Model.Positive) has a boundary at zero where the density need not vanish.
+// centre, for a model whose evaluator does not compute it (models.Virial), or where Stein's
+// identity does not hold in the sampling parameterisation: a non-negative one
+// (models.Model.Positive) has a boundary at zero where the density need not vanish.
 func newStein(mv mover, center []float64) *stein {
 	b := mv.base()
-	if center == nil || b.m.Positive() {
+	v, ok := b.e.(models.Virial)
+	if center == nil || !ok || b.m.Positive() {
 		return nil
 	}
-	return &stein{mv: b, center: center, grad: make([]float64, len(center))}
+	return &stein{mv: b, virial: v, center: center}
 }
 
 // record appends the variate of θ at temperature t, the chain's next record.
 func (s *stein) record(t float64, theta []float64) {
-	b := s.mv
-	b.e.Prepare(theta)
-	clear(s.grad)
-	b.e.LogPrior(s.grad)
-	models.LogLikGrad(b.e, b.m, t, s.grad)
-	b.cells += int64(b.m.NumCells())
+	s.mv.e.Prepare(theta)
+	s.mv.cells += int64(s.mv.m.NumCells())
 	s.passes++
-	z := float64(len(theta))
-	for i, g := range s.grad {
-		z += (theta[i] - s.center[i]) * g
-	}
-	s.z = append(s.z, z)
+	s.z = append(s.z, float64(len(theta))+s.virial.Virial(s.center, t))
 }
 
 // drop discards the first n variates, with the records the chain discards.
