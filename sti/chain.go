@@ -357,10 +357,10 @@ func (p *Problem) priorRecords(ctx context.Context, w *Walker, n int, records []
 }
 
 // walk performs burn-in and sampling and returns the records after burn-in, the control variate
-// they carry (nil without one: see stein), a divergence and the steps spent. A warm walker starts where warmStart put it, with the rows it gained settled first;
-// otherwise, with Starts > 0, from its rank's mode (see Problem.mode), and else from a prior draw.
-// Sampling starts after the burn-in, so the start changes how soon the records are right, not
-// what they target.
+// they carry (nil without one: see stein), a divergence and the steps spent. A warm walker starts
+// where warmStart put it, with the rows it gained settled first; otherwise, with Starts > 0, from
+// its rank's mode (see Problem.mode), and else from a prior draw. Sampling starts after the
+// burn-in, so the start changes how soon the records are right, not what they target.
 func (p *Problem) walk(ctx context.Context, w *Walker, warm bool, newRows [][2]int, records []float64) ([]float64, *stein, string, int) {
 	cfg := p.Config
 	steps := w.burnin + cfg.Steps - cfg.Burnin

@@ -24,7 +24,7 @@ type stein struct {
 	virial models.Virial // mv's evaluator
 	center []float64
 	z      []float64
-	// passes counts the passes over the data the variate's gradients made, one per record
+	// passes counts the passes over the data the variate made, one per record
 	// (dropped ones included): they are part of the chain's steps.
 	passes int
 }
