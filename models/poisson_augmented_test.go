@@ -269,24 +269,7 @@ func TestAugmentedLayoutReleased(t *testing.T) {
 // NMF with a fixed block are checked at two temperatures; the evaluator's λ holds the fixed
 // entries, so a sweep that moved them would stop where its gradient does not vanish.
 func TestAugmentedAscendFindsTheMode(t *testing.T) {
-	rates := []float64{0.5, 0.5, 0.5}
-	nmf, _, err := GeneratePoisson(rng.New(8, 1), []int{12, 9}, 3, rates[:2])
-	if err != nil {
-		t.Fatal(err)
-	}
-	cp, _, err := GeneratePoisson(rng.New(8, 2), []int{6, 5, 4}, 2, rates)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fixed := make([]float64, 12*2)
-	for i := range fixed {
-		fixed[i] = 0.2 + float64(i%5)
-	}
-	build := map[string]func() (*Poisson, error){
-		"nmf":   func() (*Poisson, error) { return NewPoisson("nmf", nmf, 3, rates[:2], LogScale) },
-		"cp":    func() (*Poisson, error) { return NewPoisson("cp", cp, 2, rates, LogScale) },
-		"ssnmf": func() (*Poisson, error) { return NewPoissonFixed("ssnmf", nmf, 2, rates[:2], LogScale, fixed, 2) },
-	}
+	build := smallPoissonModels(t, 8)
 	for _, name := range []string{"nmf", "cp", "ssnmf"} {
 		m, err := build[name]()
 		if err != nil {
@@ -330,4 +313,29 @@ func rank1LogZ(t *testing.T, data *tensor.Sparse, rates []float64, temp float64)
 		t.Fatal(err)
 	}
 	return v
+}
+
+// smallPoissonModels builds, from data drawn with seed, Poisson NMF of rank 3 on a 12×9 matrix,
+// CP of rank 2 on a 6×5×4 tensor, and NMF of free rank 2 with a fixed block of 2 on the matrix, all
+// in the log parameterisation.
+func smallPoissonModels(t *testing.T, seed uint64) map[string]func() (*Poisson, error) {
+	t.Helper()
+	rates := []float64{0.5, 0.5, 0.5}
+	nmf, _, err := GeneratePoisson(rng.New(seed, 1), []int{12, 9}, 3, rates[:2])
+	if err != nil {
+		t.Fatal(err)
+	}
+	cp, _, err := GeneratePoisson(rng.New(seed, 2), []int{6, 5, 4}, 2, rates)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fixed := make([]float64, 12*2)
+	for i := range fixed {
+		fixed[i] = 0.2 + float64(i%5)
+	}
+	return map[string]func() (*Poisson, error){
+		"nmf":   func() (*Poisson, error) { return NewPoisson("nmf", nmf, 3, rates[:2], LogScale) },
+		"cp":    func() (*Poisson, error) { return NewPoisson("cp", cp, 2, rates, LogScale) },
+		"ssnmf": func() (*Poisson, error) { return NewPoissonFixed("ssnmf", nmf, 2, rates[:2], LogScale, fixed, 2) },
+	}
 }

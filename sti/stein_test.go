@@ -4,6 +4,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/stirank/stirank/evidence"
 	"github.com/stirank/stirank/models"
 	"github.com/stirank/stirank/rng"
 )
@@ -81,16 +82,8 @@ func slope(y, z []float64) float64 {
 
 // meanSE is the mean of x and its standard error for independent x.
 func meanSE(x []float64) (float64, float64) {
-	m := 0.0
-	for _, v := range x {
-		m += v
-	}
-	m /= float64(len(x))
-	ss := 0.0
-	for _, v := range x {
-		ss += (v - m) * (v - m)
-	}
-	return m, math.Sqrt(ss / float64(len(x)-1) / float64(len(x)))
+	m, m2, _ := evidence.Summarize(x)
+	return m, math.Sqrt(m2 / float64(len(x)-1) / float64(len(x)))
 }
 
 // A positive parameterisation has a boundary where Stein's identity fails, and a chain without
