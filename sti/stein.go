@@ -53,22 +53,22 @@ func (s *stein) record(t float64, theta []float64) {
 // drop discards the first n variates, with the records the chain discards.
 func (s *stein) drop(n int) { s.z = append(s.z[:0], s.z[n:]...) }
 
-// summarize adds the variate's summary to sum, records holding the chain's records in the order
-// the variates were recorded (evidence.ChainSummary.SteinMean and the fields after it).
+// summarize adds the variate's summary to sum (evidence.ChainSummary.SteinMean and the fields
+// after it), whose Count and Mean already summarise records, the chain's records in the order the
+// variates were recorded.
 func (s *stein) summarize(records []float64, sum *evidence.ChainSummary) {
-	n := float64(len(records))
 	if len(records) < 2 || len(records) != len(s.z) {
 		return
 	}
-	var ml, mz float64
-	for k, l := range records {
-		ml += l / n
-		mz += s.z[k] / n
+	mz := 0.0
+	for _, z := range s.z {
+		mz += z
 	}
+	mz /= float64(len(s.z))
 	var co, m2 float64
 	for k, l := range records {
 		dz := s.z[k] - mz
-		co += (l - ml) * dz
+		co += (l - sum.Mean) * dz
 		m2 += dz * dz
 	}
 	if m2 == 0 {
