@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/stirank/stirank/baselines"
@@ -152,5 +153,48 @@ func TestIsStaged(t *testing.T) {
 		if got := IsStaged(c.e); got != c.want {
 			t.Errorf("IsStaged(%T %+v) = %v", c.e, c.e, got)
 		}
+	}
+}
+
+// A ladder the workers fit to the data (sti.Config.FitLadder) is steeper than the configured one
+// on data with counts in the hundreds; Combine integrates over the temperatures the chains ran at
+// and refuses chains of one rung that disagree on it.
+func TestSTICombinesTheFittedLadder(t *testing.T) {
+	ctx := context.Background()
+	rates := []float64{0.1, 0.1}
+	data, _, err := models.GeneratePoisson(rng.New(3), []int{250, 250}, 2, rates)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := sti.Default("nmf")
+	cfg.Steps, cfg.Burnin, cfg.Starts, cfg.Chains = 3, 1, 0, 1
+	e := STI{Model: models.PoissonSpec("nmf", rates, models.LogScale), Config: cfg}
+	p, err := e.Prepare(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var results []Result
+	for _, task := range e.Tasks(1) {
+		r, err := p.Run(ctx, task)
+		if err != nil {
+			t.Fatal(err)
+		}
+		results = append(results, r)
+	}
+	re, err := e.Combine(1, results)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(re.Rungs) != len(cfg.Ladder) || !(re.Rungs[1].T < cfg.Ladder[1]) {
+		t.Fatalf("combined %d rungs, the first above 0 at %v (configured %v)", len(re.Rungs), re.Rungs[1].T, cfg.Ladder[1])
+	}
+	sum, err := Unpack[evidence.ChainSummary](results[5].Summary)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum.Chain, sum.T = 1, sum.T*1.01
+	odd := Result{Task: Task{Rank: 1, Index: sum.TIndex, Replica: 1}, Summary: Pack(sum)}
+	if _, err := e.Combine(1, append(results, odd)); err == nil || !strings.Contains(err.Error(), "temperature index 5") {
+		t.Errorf("chains of one rung at two temperatures combined (%v)", err)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"slices"
 	"sync"
 
 	"github.com/stirank/stirank/evidence"
@@ -111,7 +112,36 @@ func (e STI) Combine(rank int, results []Result) (evidence.RankEvidence, error) 
 	if err != nil {
 		return evidence.RankEvidence{}, err
 	}
-	return evidence.Combine(e.Config.Ladder, sums)
+	l := e.Config.Ladder
+	if e.Config.FitLadder {
+		// The workers fitted the ladder to the data (sti.Config.FitLadder); the chains say
+		// where its rungs are.
+		if l, err = ranLadder(len(l), sums); err != nil {
+			return evidence.RankEvidence{}, err
+		}
+	}
+	return evidence.Combine(l, sums)
+}
+
+// ranLadder is the ladder of n rungs the chains ran on: rung i at the temperature of the chains
+// with index i, which must all agree.
+func ranLadder(n int, chains []evidence.ChainSummary) (evidence.Ladder, error) {
+	l := make(evidence.Ladder, n)
+	seen := make([]bool, n)
+	for _, c := range chains {
+		if c.TIndex < 0 || c.TIndex >= n {
+			return nil, fmt.Errorf("rank %d: chain %d has temperature index %d outside the ladder of %d", c.Rank, c.Chain, c.TIndex, n)
+		}
+		if seen[c.TIndex] && l[c.TIndex] != c.T {
+			return nil, fmt.Errorf("rank %d: chains at temperature index %d ran at t=%v and t=%v", c.Rank, c.TIndex, l[c.TIndex], c.T)
+		}
+		l[c.TIndex], seen[c.TIndex] = c.T, true
+	}
+	if slices.Contains(seen, false) {
+		// A rung no chain reported is Combine's to name.
+		return l, nil
+	}
+	return l, l.Validate()
 }
 
 // stiProblem runs chains from the configured start, and keeps its resumptions from saved states

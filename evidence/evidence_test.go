@@ -282,3 +282,47 @@ func TestSteinSlopesLeaveOneOut(t *testing.T) {
 		}
 	}
 }
+
+// The rule is nearly exact for f = a + b/t (its cubic in log t misses −b·t by a relative 10⁻⁵), so
+// its error on log Z = a·t + b·log t is small; on the curve of d parameters with a Gaussian prior of precision 1/τ against
+// a likelihood of precision t, f = a − d/(2(t + τ)), it grows as the bend at t ≈ τ moves below
+// the default ladder's sparse first rungs, and FitPower steepens the ladder until it is small.
+func TestRuleErrorAndFitPower(t *testing.T) {
+	exact := func(a, b float64) func(float64) (float64, error) {
+		return func(t float64) (float64, error) { return a*t + b*math.Log(t), nil }
+	}
+	if d, err := Power(30, 6).RuleError(exact(-1e6, -300)); err != nil || math.Abs(d) > 0.01 {
+		t.Errorf("f = a + b/t: rule error %v (%v), want 0", d, err)
+	}
+	bend := func(d, tau float64) func(float64) (float64, error) {
+		return func(t float64) (float64, error) { return -1e5*t - d/2*math.Log1p(t/tau), nil }
+	}
+	const tol = 0.1
+	for _, c := range []struct {
+		tau        float64
+		wantPower  float64
+		wantAbove  float64 // power 6's error exceeds this
+		wantBelow6 bool    // power 6 already within tol
+	}{
+		{tau: 1e-2, wantPower: 6, wantBelow6: true},
+		{tau: 1e-5, wantPower: 8, wantAbove: 0.3},
+	} {
+		logZ := bend(500, c.tau)
+		d6, err := Power(30, 6).RuleError(logZ)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l, p, err := FitPower(30, logZ, tol)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dp, _ := l.RuleError(logZ)
+		t.Logf("τ = %g: power 6 off by %.3f; fitted power %g off by %.3f", c.tau, d6, p, dp)
+		if c.wantBelow6 != (math.Abs(d6) <= tol) || (!c.wantBelow6 && math.Abs(d6) < c.wantAbove) {
+			t.Errorf("τ = %g: power 6 off by %.3f", c.tau, d6)
+		}
+		if p < c.wantPower || math.Abs(dp) > tol || len(l) != 31 || l[0] != 0 || l[30] != 1 {
+			t.Errorf("τ = %g: fitted power %g (want ≥ %g) off by %.3f, %d rungs", c.tau, p, c.wantPower, dp, len(l))
+		}
+	}
+}

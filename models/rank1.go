@@ -34,18 +34,25 @@ func Rank1LogEvidence(data *tensor.Sparse, rates []float64) (float64, error) {
 // integrand is the rank-1 evidence integrand of the margins t·M with mode 0's prior rate λ_0 / t,
 // times t^{−t·N} and (Π x!)^{−t}.
 func Rank1LogPowerEvidence(data *tensor.Sparse, rates []float64, t float64) (float64, error) {
+	logZ, err := Rank1LogPower(data, rates)
+	if err != nil {
+		return 0, err
+	}
+	return logZ(t)
+}
+
+// Rank1LogPower returns t ↦ Rank1LogPowerEvidence(data, rates, t), with the pass over the data
+// made once: a curve's central differences (evidence.Ladder.RuleError) call it hundreds of times.
+func Rank1LogPower(data *tensor.Sparse, rates []float64) (func(t float64) (float64, error), error) {
 	order := data.Order()
 	if order < 2 || order > 3 {
-		return 0, fmt.Errorf("rank-1 evidence needs a matrix or a 3-way tensor, got order %d", order)
+		return nil, fmt.Errorf("rank-1 evidence needs a matrix or a 3-way tensor, got order %d", order)
 	}
 	if len(data.Coords) != order {
-		return 0, fmt.Errorf("rank-1 evidence: %d coordinate columns for order %d", len(data.Coords), order)
-	}
-	if !(t > 0) || math.IsInf(t, 0) {
-		return 0, fmt.Errorf("rank-1 evidence: temperature %v must be positive and finite", t)
+		return nil, fmt.Errorf("rank-1 evidence: %d coordinate columns for order %d", len(data.Coords), order)
 	}
 	if len(rates) != order {
-		return 0, fmt.Errorf("rank-1 evidence: %d modes and %d prior rates", order, len(rates))
+		return nil, fmt.Errorf("rank-1 evidence: %d modes and %d prior rates", order, len(rates))
 	}
 	margins := make([][]float64, order)
 	for m, n := range data.Shape {
@@ -55,15 +62,27 @@ func Rank1LogPowerEvidence(data *tensor.Sparse, rates []float64, t float64) (flo
 	N := 0.0
 	for n, x := range data.Values {
 		for m := range order {
-			margins[m][data.Coords[m][n]] += t * x
+			margins[m][data.Coords[m][n]] += x
 		}
 		N += x
 		logFact.add(lgamma(x + 1))
 	}
-	scaled := append([]float64(nil), rates...)
-	scaled[0] /= t
-	v, err := Rank1LogEvidenceMargins(margins, scaled)
-	return v - t*N*math.Log(t) - t*logFact.value(), err
+	return func(t float64) (float64, error) {
+		if !(t > 0) || math.IsInf(t, 0) {
+			return 0, fmt.Errorf("rank-1 evidence: temperature %v must be positive and finite", t)
+		}
+		scaledMargins := make([][]float64, order)
+		for m, mm := range margins {
+			scaledMargins[m] = make([]float64, len(mm))
+			for i, x := range mm {
+				scaledMargins[m][i] = t * x
+			}
+		}
+		scaled := append([]float64(nil), rates...)
+		scaled[0] /= t
+		v, err := Rank1LogEvidenceMargins(scaledMargins, scaled)
+		return v - t*N*math.Log(t) - t*logFact.value(), err
+	}, nil
 }
 
 // Rank1LogEvidenceMargins returns

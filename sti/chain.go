@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"sync"
 
 	"github.com/stirank/stirank/evidence"
@@ -84,6 +85,15 @@ func NewProblem(data *tensor.Sparse, spec models.Spec, cfg Config) (*Problem, er
 	}
 	if cfg.Gibbs && !spec.Gibbs() {
 		return nil, fmt.Errorf("the %s model has no Gibbs kernel", spec.Name)
+	}
+	if cfg.FitLadder && slices.Equal(cfg.Ladder, evidence.Power(len(cfg.Ladder)-1, evidence.DefaultPower)) {
+		l, err := fitLadder(data, spec, len(cfg.Ladder)-1)
+		if err != nil {
+			return nil, err
+		}
+		if l != nil {
+			p.Config.Ladder = l
+		}
 	}
 	if cfg.Blocks > 1 {
 		if !spec.Factored() {

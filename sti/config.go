@@ -18,6 +18,13 @@ import (
 // hence the JSON names.
 type Config struct {
 	Ladder evidence.Ladder `json:"ladder"`
+	// FitLadder replaces Ladder, in NewProblem, when it is the default power ladder (exponent
+	// evidence.DefaultPower, any number of rungs), by the power ladder of as many rungs whose
+	// exponent evidence.FitPower fits to the data through the model's exact rank-1 curve (Poisson
+	// models, models.Info.ExpPoissonRates; others keep Ladder, as does any other ladder). Every
+	// worker fits it from the same data, so they all run the same temperatures, which the
+	// chains' summaries carry.
+	FitLadder bool `json:"fit_ladder,omitempty"`
 	// Chains is the number of independent replicas per (rank, temperature).
 	Chains int `json:"chains"`
 	// Steps counts all steps of a chain, burn-in included; Burnin of them are discarded.
@@ -101,6 +108,9 @@ func (c Config) Validate() error {
 	} else if err := c.Ladder.Validate(); err != nil {
 		return err
 	}
+	if c.FitLadder && c.Annealing != nil {
+		return fmt.Errorf("an annealed run makes its own ladder: it cannot fit one")
+	}
 	switch {
 	case c.Chains < 1:
 		return fmt.Errorf("chains %d must be at least 1", c.Chains)
@@ -182,6 +192,7 @@ func DefaultSGMCMC(model string) Config {
 	}
 	c := Config{
 		Ladder:          evidence.Power(30, evidence.DefaultPower),
+		FitLadder:       info.ExpPoissonRates != nil,
 		Chains:          2,
 		Sampler:         samplers.DefaultKernel,
 		StepStart:       1,
@@ -286,7 +297,7 @@ func Default(model string) Config {
 // the number of temperatures, and with it the cost, grows with the information in the data.
 func DefaultAnnealed(model string) Config {
 	c := DefaultSGMCMC(model)
-	c.Ladder, c.Starts, c.StartSteps, c.StartEM = nil, 0, 0, 0
+	c.Ladder, c.FitLadder, c.Starts, c.StartSteps, c.StartEM = nil, false, 0, 0, 0
 	c.Chains, c.Steps, c.Burnin = 3, 100, 25
 	a := &Annealing{Particles: 56, CESS: 0.8, Resample: 0.5, Sweeps: 1, Chains: 8, Step: 0.125, MaxStages: 10000, Rungs: 30}
 	if info, _ := models.Lookup(model); !info.Factored {

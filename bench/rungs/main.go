@@ -25,6 +25,7 @@ import (
 	"github.com/stirank/stirank/io/tensorio"
 	"github.com/stirank/stirank/models"
 	"github.com/stirank/stirank/pipelines"
+	"github.com/stirank/stirank/sti"
 	"github.com/stirank/stirank/tensor"
 )
 
@@ -98,7 +99,17 @@ func compare(dir string) error {
 		ess += float64(r.ESS) / float64(len(rank.Ladder))
 	}
 	fmt.Printf("ladders of as many rungs on the exact curve, each rung with this run's mean ESS (%.0f) of independent records:\n", ess)
-	for _, c := range candidates(len(l) - 1) {
+	cands := candidates(len(l) - 1)
+	logZ, err := models.Rank1LogPower(ds.Tensor, rates)
+	if err != nil {
+		return err
+	}
+	fitted, c, err := evidence.FitPower(len(l)-1, logZ, sti.LadderTolerance)
+	if err != nil {
+		return err
+	}
+	cands = append(cands, candidate{fmt.Sprintf("fitted (power:%g)", c), fitted})
+	for _, c := range cands {
 		bias, floor, err := onCurve(ds.Tensor, rates, c.l, f[0], v[0], ess)
 		if err != nil {
 			return err
@@ -113,8 +124,9 @@ type candidate struct {
 	l    evidence.Ladder
 }
 
-// candidates are the default power ladder, a steeper one and geometric ladders from 10⁻⁶ and
-// 10⁻⁷, T rungs above 0 each: the geometric ones space the rungs evenly in log t, where t·sd(t),
+// candidates are the power ladder of exponent 6, a steeper one and geometric ladders from 10⁻⁶ and
+// 10⁻⁷, T rungs above 0 each (compare uses them with the ladder evidence.FitPower fits, the
+// default's for Poisson data): the geometric ones space the rungs evenly in log t, where t·sd(t),
 // a rung's share of the integral's noise, is flat once the likelihood dominates the prior.
 func candidates(T int) []candidate {
 	out := []candidate{{fmt.Sprintf("power:%d", evidence.DefaultPower), evidence.Power(T, evidence.DefaultPower)}, {"power:8", evidence.Power(T, 8)}}
