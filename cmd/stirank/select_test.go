@@ -106,6 +106,40 @@ func TestSelectRecoversRank(t *testing.T) {
 	}
 }
 
+// On a 120×120 matrix with counts in the hundreds the workers fit a steeper ladder than the
+// default's (sti.Config.FitLadder), every rank's rungs are where its chains ran, and a --ladder
+// given is run as given.
+func TestSelectFitsTheLadder(t *testing.T) {
+	data := filepath.Join(t.TempDir(), "d")
+	mustExec(t, "generate", "--model", "nmf", "--shape", "120x120", "--rank", "2", "--rate", "0.1", "--seed", "3", "--out", data)
+	short := []string{"--data", data, "--rate", "0.1", "--ranks", "1", "--steps", "4", "--burnin", "1", "--chains", "1", "--descent", "0", "--quiet"}
+	power6 := evidence.Power(30, evidence.DefaultPower)
+	for _, c := range []struct {
+		name   string
+		args   []string
+		fitted bool
+	}{
+		{"default", nil, true},
+		{"given", []string{"--ladder", "power:6"}, false},
+	} {
+		out := filepath.Join(t.TempDir(), "out")
+		selectOK(t, append(append([]string{"select", "--out", out, "--no-report"}, short...), c.args...)...)
+		r := readResult(t, out)
+		var cfg sti.Config
+		if err := r.DecodeConfig(&cfg); err != nil {
+			t.Fatal(err)
+		}
+		if cfg.FitLadder != c.fitted || strings.Contains(r.LadderSpec, "fitted") != c.fitted {
+			t.Errorf("%s: fit_ladder %v, ladder_spec %q", c.name, cfg.FitLadder, r.LadderSpec)
+		}
+		for _, rr := range r.Ranks {
+			if len(rr.Ladder) != 31 || (rr.Ladder[1].T < power6[1]) != c.fitted || rr.Ladder[30].T != 1 {
+				t.Errorf("%s: rank %d ran %d rungs, the first above 0 at %v (power:6: %v)", c.name, rr.Rank, len(rr.Ladder), rr.Ladder[1].T, power6[1])
+			}
+		}
+	}
+}
+
 // freePort returns a loopback TCP port that was free a moment ago.
 func freePort(t *testing.T) int {
 	t.Helper()
