@@ -375,11 +375,20 @@ func (p *Problem) walk(ctx context.Context, w *Walker, warm bool, newRows [][2]i
 	cfg := p.Config
 	steps := w.burnin + cfg.Steps - cfg.Burnin
 	spent := 0
-	var center []float64 // the rank's mode, when the chain starts from it (stein)
+	var center []float64 // the rank's mode (stein), searched before any chain runs
 	gibbs := cfg.Gibbs   // NewProblem checked that the model has the kernel
 	switch {
 	case warm && gibbs:
 		// A sweep draws the rows the state did not have from their conditionals at once.
+		if cfg.Stein && cfg.Starts > 0 {
+			// The basin check searched the grown data's mode before the rank's chains ran
+			// (Resumption.warmBasin): the centre of a cold chain, as good for a warm one.
+			m, err := p.mode(ctx, w.id.Rank)
+			if err != nil {
+				return records, nil, err.Error(), spent
+			}
+			center = m.theta
+		}
 	case warm:
 		n, err := w.settle(newRows, cfg.SettleSteps)
 		spent += n
@@ -607,10 +616,10 @@ func emPasses(factors int) int { return factors }
 
 // ChainSteps is the number of sampler steps RunChain (warm false) or Resume from a saved state
 // (warm true) reports for chain id of a model of the given order: prior draws at t = 0; otherwise
-// the burn-in and the recorded steps, plus, for the cold chains that account for them, the rank's
-// mode search and the replica's descent (Config.Descent), and the gradient pass of each record's
-// control variate (Config.Stein, chains from the mode), and for a warm one the steps that
-// settle new rows (which it spends only when the data gained rows). A Gibbs sweep counts as the
+// the burn-in and the recorded steps, plus the pass of each record's control variate
+// (Config.Stein, with a mode search), for the cold chains that account for them the rank's mode
+// search and the replica's descent (Config.Descent), and for a warm one the steps that settle new
+// rows (which it spends only when the data gained rows). A Gibbs sweep counts as the
 // passes over the data it makes, the unit of a full-data step, so that progress estimates weigh
 // sweeps and steps alike. With Config.Truncate a Gibbs chain may sweep up to Steps − Burnin more
 // than this, as many as its start's transient asks for; the summary's Steps counts them.
@@ -619,7 +628,11 @@ func (cfg Config) ChainSteps(id ChainID, warm bool, order int) int {
 		return cfg.Steps - cfg.Burnin
 	}
 	if cfg.Gibbs && warm {
-		return (cfg.warmBurnin() + cfg.Steps - cfg.Burnin) * sweepPasses(order)
+		n := (cfg.warmBurnin() + cfg.Steps - cfg.Burnin) * sweepPasses(order)
+		if cfg.Stein && cfg.Starts > 0 {
+			n += cfg.Steps - cfg.Burnin // a pass per record (stein)
+		}
+		return n
 	}
 	if warm {
 		return cfg.SettleSteps + cfg.warmBurnin() + cfg.Steps - cfg.Burnin

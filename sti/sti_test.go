@@ -425,8 +425,8 @@ func TestResumeOnGrownData(t *testing.T) {
 }
 
 // Gibbs chains resume from saved states too: the rows the data gained are drawn in the first
-// sweep (no settling), the warm burn-in is counted in sweeps, and the result does not depend on
-// the number of workers.
+// sweep (no settling), the warm burn-in is counted in sweeps, the records carry the Stein variate
+// about the grown data's mode, and the result does not depend on the number of workers.
 func TestGibbsResumeOnGrownData(t *testing.T) {
 	cfg := Default("cp")
 	cfg.Ladder = evidence.Power(6, 4)
@@ -435,8 +435,8 @@ func TestGibbsResumeOnGrownData(t *testing.T) {
 	resumedTwice(t, pf, states)
 	id := ChainID{Rank: 2, TIndex: 3, Chain: 1}
 	sum, _, err := pf.Resume(context.Background(), id, states[id])
-	if want := cfg.ChainSteps(id, true, 3); err != nil || !sum.Warm || sum.Steps != want || sum.Count != cfg.Steps-cfg.Burnin {
-		t.Errorf("resumed chain: %+v, %v; want %d steps (passes) and %d records", sum, err, want, cfg.Steps-cfg.Burnin)
+	if want := cfg.ChainSteps(id, true, 3); err != nil || !sum.Warm || sum.Steps != want || sum.Count != cfg.Steps-cfg.Burnin || !(sum.SteinM2 > 0) {
+		t.Errorf("resumed chain: %+v, %v; want %d steps (passes), %d records and the variate", sum, err, want, cfg.Steps-cfg.Burnin)
 	}
 }
 
