@@ -20,10 +20,10 @@ type Config struct {
 	Ladder evidence.Ladder `json:"ladder"`
 	// FitLadder replaces Ladder, in NewProblem, when it is the default power ladder (exponent
 	// evidence.DefaultPower, any number of rungs), by the power ladder of as many rungs whose
-	// exponent evidence.FitPower fits to the data through the model's exact rank-1 curve (Poisson
-	// models, models.Info.ExpPoissonRates; others keep Ladder, as does any other ladder). Every
-	// worker fits it from the same data, so they all run the same temperatures, which the
-	// chains' summaries carry.
+	// exponent evidence.FitPower fits to the data through the model's exact rank-1 curve (nmf and
+	// cp, the models with models.Info.ExpPoissonRates; others keep Ladder, as does any other
+	// ladder). Every worker fits it from the same data, so they all run the same temperatures,
+	// which the chains' summaries carry.
 	FitLadder bool `json:"fit_ladder,omitempty"`
 	// Chains is the number of independent replicas per (rank, temperature).
 	Chains int `json:"chains"`

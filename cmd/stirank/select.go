@@ -119,7 +119,7 @@ Without --data it runs on the embedded default dataset (Poisson NMF, 30x20, true
 Models (--model):%s
 
 Defaults (sti.Default): a power ladder of %d temperatures above 0 with exponent %g (%s),
-steepened up to %d for the Poisson models where the data's exact rank-1 curve needs it,
+steepened up to %d for nmf and cp where the data's exact rank-1 curve needs it,
 %d chains per temperature, SG-MCMC steps with control variates where a step reads a subsample;%s`,
 		list.String(), len(c.Ladder)-1, float64(evidence.DefaultPower), defaultLadder, evidence.MaxFitPower, c.Chains,
 		perModel.String())
@@ -161,7 +161,7 @@ func newSelectFlagSet(name, synopsis, help string, extra func(*flag.FlagSet)) (*
 	fs.StringVar(&f.ranks, "ranks", "1-10", "candidate ranks: 1-10, 1,3,5 or 2-4,8 (from 0 for "+models.And(zeroRankNames())+")")
 	fs.StringVar(&f.out, "out", "", "output directory for evidence.json, evidence.csv, timing.json and the report (must not exist, or be empty)")
 	fs.IntVar(&f.temperatures, "temperatures", len(p.Ladder)-1, "number of temperatures above 0 on the ladder")
-	fs.StringVar(&f.ladder, "ladder", defaultLadder, "ladder: power:C (t_i = (i/T)^C), uniform, or list:0,…,1 (ignores --temperatures); without it the Poisson models fit C to the data (6 to 10, see README)")
+	fs.StringVar(&f.ladder, "ladder", defaultLadder, "ladder: power:C (t_i = (i/T)^C), uniform, or list:0,…,1 (ignores --temperatures); without it nmf and cp fit C to the data (6 to 10, see README)")
 	fs.IntVar(&f.chains, "chains", p.Chains, "chains (replicas) per rank and temperature; with --anneal, annealed replicas per rank (default 3)")
 	fs.BoolVar(&f.anneal, "anneal", false, "anneal a population per replica (adaptive-tempered SMC) for an adaptive ladder, chain starts and a second estimate (see README: more accurate than the fixed ladder on matrices and small tensors, not yet on large ones)")
 	fs.IntVar(&f.particles, "particles", 0, fmt.Sprintf("particles per annealed replica (with --anneal; default: %s)",
