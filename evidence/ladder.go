@@ -215,7 +215,7 @@ func (l Ladder) RuleError(logZ func(t float64) (float64, error)) (float64, error
 // information put the curve's bend, where the prior gives way to the likelihood, at smaller t,
 // where the default ladder's rungs are sparse in log t: on a 250×250 NMF matrix with counts in
 // the hundreds the rule on the exact rank-1 curve is 0.69 nat high with exponent 6 and 0.08 with
-// 8 (go run ./bench/rungs), on the small sets of go run ./bench/anneal within 0.03 with 6.
+// 8 (go run ./bench/rungs), on the small sets of go run ./bench/anneal within 0.01 with 6.
 func FitPower(T int, logZ func(t float64) (float64, error), tol float64) (l Ladder, c float64, err error) {
 	best := math.Inf(1)
 	for e := DefaultPower; e <= MaxFitPower; e++ {
