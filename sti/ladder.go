@@ -9,9 +9,9 @@ import (
 )
 
 // LadderTolerance is the error, in nats, that the fitted ladder's rule may leave on the exact
-// rank-1 curve (Config.FitLadder). The discretisation error at rank R is about R times that at
-// rank 1 where the components bend at the same temperatures, so it is kept well below the
-// Monte Carlo error: with 0.1, a 250×250 NMF matrix with counts in the hundreds gets exponent 8
+// rank-1 curve (Config.FitLadder). At rank R about R times as many parameters bend near the same
+// temperatures as at rank 1, and their discretisation errors add up, so the rank-1 error is kept
+// well below the Monte Carlo error: with 0.1, a 250×250 NMF matrix with counts in the hundreds gets exponent 8
 // (0.08 nat on that curve, 0.69 with 6), the 257×275 speech spectrogram and the small sets of go
 // run ./bench/anneal keep 6, and the Facebook-size CP tensor gets 7.
 const LadderTolerance = 0.1
