@@ -59,6 +59,16 @@ func gibbsModels() string {
 	return strings.Join(names, ", ")
 }
 
+// fittedLadderModels lists the models whose default ladder is fitted to the data (sti.Config.FitLadder):
+// Poisson CP with exponential priors, whose rank-1 evidence is exact, the baselines' models.
+func fittedLadderModels() string {
+	var names []string
+	for _, info := range estimators.BaselineModels() {
+		names = append(names, info.Name)
+	}
+	return strings.Join(names, ", ")
+}
+
 // embeddedPrefix selects an embedded dataset with --data.
 const embeddedPrefix = "embedded:"
 
@@ -119,9 +129,9 @@ Without --data it runs on the embedded default dataset (Poisson NMF, 30x20, true
 Models (--model):%s
 
 Defaults (sti.Default): a power ladder of %d temperatures above 0 with exponent %g (%s),
-steepened up to %d for nmf and cp where the data's exact rank-1 curve needs it,
+steepened up to %d for %s where the data's exact rank-1 curve needs it,
 %d chains per temperature, SG-MCMC steps with control variates where a step reads a subsample;%s`,
-		list.String(), len(c.Ladder)-1, float64(evidence.DefaultPower), defaultLadder, evidence.MaxFitPower, c.Chains,
+		list.String(), len(c.Ladder)-1, float64(evidence.DefaultPower), defaultLadder, evidence.MaxFitPower, fittedLadderModels(), c.Chains,
 		perModel.String())
 }
 
@@ -161,7 +171,7 @@ func newSelectFlagSet(name, synopsis, help string, extra func(*flag.FlagSet)) (*
 	fs.StringVar(&f.ranks, "ranks", "1-10", "candidate ranks: 1-10, 1,3,5 or 2-4,8 (from 0 for "+models.And(zeroRankNames())+")")
 	fs.StringVar(&f.out, "out", "", "output directory for evidence.json, evidence.csv, timing.json and the report (must not exist, or be empty)")
 	fs.IntVar(&f.temperatures, "temperatures", len(p.Ladder)-1, "number of temperatures above 0 on the ladder")
-	fs.StringVar(&f.ladder, "ladder", defaultLadder, "ladder: power:C (t_i = (i/T)^C), uniform, or list:0,…,1 (ignores --temperatures); without it nmf and cp fit C to the data (6 to 10, see README)")
+	fs.StringVar(&f.ladder, "ladder", defaultLadder, fmt.Sprintf("ladder: power:C (t_i = (i/T)^C), uniform, or list:0,…,1 (ignores --temperatures); without it %s fit C to the data (%d to %d, see README)", fittedLadderModels(), evidence.DefaultPower, evidence.MaxFitPower))
 	fs.IntVar(&f.chains, "chains", p.Chains, "chains (replicas) per rank and temperature; with --anneal, annealed replicas per rank (default 3)")
 	fs.BoolVar(&f.anneal, "anneal", false, "anneal a population per replica (adaptive-tempered SMC) for an adaptive ladder, chain starts and a second estimate (see README: more accurate than the fixed ladder on matrices and small tensors, not yet on large ones)")
 	fs.IntVar(&f.particles, "particles", 0, fmt.Sprintf("particles per annealed replica (with --anneal; default: %s)",
