@@ -448,21 +448,7 @@ func (e *poissonEval) Cells(c Cells, w float64, grad []float64) float64 {
 		for k := range order {
 			rowOff[k] = e.m.values[k] + int(d.Coords[k][n])*R
 		}
-		lam := 0.0
-		switch order {
-		case 2:
-			f0, f1 := e.f[rowOff[0]:rowOff[0]+R], e.f[rowOff[1]:rowOff[1]+R]
-			for r := range a {
-				a[r] = f0[r] * f1[r]
-				lam += a[r]
-			}
-		default:
-			f0, f1, f2 := e.f[rowOff[0]:rowOff[0]+R], e.f[rowOff[1]:rowOff[1]+R], e.f[rowOff[2]:rowOff[2]+R]
-			for r := range a {
-				a[r] = f0[r] * f1[r] * f2[r]
-				lam += a[r]
-			}
-		}
+		lam := e.components(rowOff[:order], a)
 		ll += x * math.Log(lam)
 		if !doGrad {
 			continue
@@ -515,10 +501,31 @@ func (e *poissonEval) Virial(c []float64, t float64) float64 {
 	return s + t*par.Sum(n, func(_, lo, hi int) float64 { return e.virialCells(c, lo, hi) })
 }
 
+// components fills a with the components a_r = Π_m F_m[i_m, r] of the mean of the cell whose
+// factor rows start at rowOff (two or three modes) and returns their sum λ.
+func (e *poissonEval) components(rowOff []int, a []float64) float64 {
+	R := len(a)
+	lam := 0.0
+	f0, f1 := e.f[rowOff[0]:rowOff[0]+R], e.f[rowOff[1]:rowOff[1]+R]
+	if len(rowOff) == 2 {
+		for r := range a {
+			a[r] = f0[r] * f1[r]
+			lam += a[r]
+		}
+		return lam
+	}
+	f2 := e.f[rowOff[2] : rowOff[2]+R]
+	for r := range a {
+		a[r] = f0[r] * f1[r] * f2[r]
+		lam += a[r]
+	}
+	return lam
+}
+
 // virialCells is Σ (x/λ)·Σ_r a_r Σ_m δ_m[i_m, r] over cells [lo, hi) (Virial).
 func (e *poissonEval) virialCells(c []float64, lo, hi int) float64 {
 	m, d := e.m, e.m.Data
-	K := m.K
+	K, order := m.K, d.Order()
 	var aBuf [64]float64
 	a := aBuf[:0]
 	if K <= len(aBuf) {
@@ -527,26 +534,14 @@ func (e *poissonEval) virialCells(c []float64, lo, hi int) float64 {
 		a = make([]float64, K)
 	}
 	s := 0.0
-	var rows [tensor.MaxOrder][]float64
+	var rowOff [tensor.MaxOrder]int
 	for n := lo; n < hi; n++ {
-		for k := range m.factors {
-			rows[k] = m.valueRow(e.f, k, int(d.Coords[k][n]))
+		for k := range order {
+			rowOff[k] = m.values[k] + int(d.Coords[k][n])*K
 		}
-		lam := 0.0
-		switch len(m.factors) {
-		case 2:
-			for r := range a {
-				a[r] = rows[0][r] * rows[1][r]
-				lam += a[r]
-			}
-		default:
-			for r := range a {
-				a[r] = rows[0][r] * rows[1][r] * rows[2][r]
-				lam += a[r]
-			}
-		}
+		lam := e.components(rowOff[:order], a)
 		q := 0.0
-		for k := range m.factors {
+		for k := range order {
 			i, lead := int(d.Coords[k][n]), m.lead(k)
 			th, ce := m.paramRow(e.theta, k, i), m.paramRow(c, k, i)
 			for r := range th {
