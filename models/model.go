@@ -131,9 +131,10 @@ type Augmentable interface {
 // Augmented is a data-augmentation kernel for the power posteriors p(θ) p(X | θ)^t; it serves one
 // chain at a time.
 type Augmented interface {
-	// Sweep moves every factor of θ once, in place, with r, leaving the power posterior at t
-	// invariant, writes each factor's mean acceptance probability (over its rows) into acc and
-	// returns log p(X | θ) at the new θ, which the sweep knows without another pass.
+	// Sweep moves every factor of θ once, and then the scales of the components where the model
+	// has such moves (Rescaler), in place, with r, leaving the power posterior at t invariant,
+	// writes each factor's mean acceptance probability (over its rows) into acc and returns
+	// log p(X | θ) at the new θ, which the sweep knows without another pass.
 	Sweep(r *rand.Rand, t float64, theta, acc []float64) float64
 	// Ascend moves θ, in place, one EM sweep towards a mode of the power posterior at t in log
 	// space, deterministically; no sweep lowers t·log p(X | θ) + log p(log F).

@@ -611,18 +611,27 @@ var _ Rescaler = (*Poisson)(nil)
 // a, b = a+1, on which λ does not change, with an exact draw of log c from its conditional
 // (slice.LogScale, the baselines' Gibbs sampler's move). Components with fixed entries have no
 // such orbit and stay.
-func (m *Poisson) Rescale(r *rand.Rand, theta []float64) {
+func (m *Poisson) Rescale(r *rand.Rand, theta []float64) { m.rescale(r, theta, nil, nil) }
+
+// rescale is Rescale for a caller that holds the factor values f of θ (Poisson.values) and their
+// column sums colsum[k][c] = Σ_i F_k[i, c] (the Gibbs kernel): it reads the sums from colsum and
+// scales f and colsum with θ, where Rescale sums the values from θ. f nil: Rescale.
+func (m *Poisson) rescale(r *rand.Rand, theta, f []float64, colsum [][]float64) {
 	for a := 0; a+1 < len(m.factors); a++ {
 		fa, fb := m.factors[a], m.factors[a+1]
 		for comp := m.kFixed; comp < m.K; comp++ {
 			// The component's column in each factor's parameters.
 			ca, cb := comp-m.lead(a), comp-m.lead(a+1)
 			var sa, sb float64
-			for i := range fa.Rows {
-				sa += m.value(theta[fa.Offset+i*fa.Cols+ca])
-			}
-			for i := range fb.Rows {
-				sb += m.value(theta[fb.Offset+i*fb.Cols+cb])
+			if f != nil {
+				sa, sb = colsum[a][comp], colsum[a+1][comp]
+			} else {
+				for i := range fa.Rows {
+					sa += m.value(theta[fa.Offset+i*fa.Cols+ca])
+				}
+				for i := range fb.Rows {
+					sb += m.value(theta[fb.Offset+i*fb.Cols+cb])
+				}
 			}
 			d := slice.LogScale(r, float64(fa.Rows), float64(fb.Rows), m.Rates[a]*sa, m.Rates[a+1]*sb)
 			if d == 0 {
@@ -633,6 +642,17 @@ func (m *Poisson) Rescale(r *rand.Rand, theta []float64) {
 			}
 			for i := range fb.Rows {
 				m.scale(theta, fb.Offset+i*fb.Cols+cb, -d)
+			}
+			if f != nil {
+				c := math.Exp(d)
+				for i := range fa.Rows {
+					m.valueRow(f, a, i)[comp] *= c
+				}
+				for i := range fb.Rows {
+					m.valueRow(f, a+1, i)[comp] /= c
+				}
+				colsum[a][comp] *= c
+				colsum[a+1][comp] /= c
 			}
 		}
 	}

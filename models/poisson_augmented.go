@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"sync"
 	"weak"
 
@@ -135,6 +136,10 @@ type poissonAugmented struct {
 	colsum [][]float64 // colsum[k][r] = Σ_i F_k[i, r]
 	rate   []float64   // the Gamma conditionals' rates of the factor being moved
 	chunks []augmentedChunk
+	// theta is θ as the last sweep left it, f and colsum its values and column sums (current
+	// false when they are not): a chain's next sweep starts from that θ and need not load them.
+	theta   []float64
+	current bool
 }
 
 // augmentedChunk is one chunk's stream, scratch and results.
@@ -153,15 +158,14 @@ type augmentedChunk struct {
 	_            [64]byte // chunks write their results at every row: keep them off each other's cache lines
 }
 
+// Sweep moves every factor's rows and then the components' scales (Poisson.Rescale, from the
+// column sums the moves leave), with r.
 func (a *poissonAugmented) Sweep(r *rand.Rand, t float64, theta, acc []float64) float64 {
 	m := a.m
 	K := m.K
 	key := r.Uint64()
-	for k := range m.factors {
-		a.each(k, func(ch *augmentedChunk, lo, hi int) {
-			clear(ch.colsum)
-			m.loadRows(theta, a.f, k, lo, hi, ch.colsum)
-		})
+	if !a.current || !slices.Equal(theta, a.theta) {
+		a.load(theta)
 	}
 	ll := 0.0
 	for k, fac := range m.factors {
@@ -196,7 +200,20 @@ func (a *poissonAugmented) Sweep(r *rand.Rand, t float64, theta, acc []float64) 
 		}
 		ll -= p
 	}
+	m.rescale(r, theta, a.f, a.colsum)
+	a.theta = append(a.theta[:0], theta...)
+	a.current = true
 	return ll - m.lgamma
+}
+
+// load sets the factor values and their column sums from θ.
+func (a *poissonAugmented) load(theta []float64) {
+	for k := range a.m.factors {
+		a.each(k, func(ch *augmentedChunk, lo, hi int) {
+			clear(ch.colsum)
+			a.m.loadRows(theta, a.f, k, lo, hi, ch.colsum)
+		})
+	}
 }
 
 // conditionalRates sets a.rate to the rates of factor k's Gamma conditionals at t, from the other
@@ -222,12 +239,8 @@ func (a *poissonAugmented) conditionalRates(k int, t float64) {
 // climb to a mode in a few hundred passes where a Gibbs chain drifts towards it for thousands.
 func (a *poissonAugmented) Ascend(t float64, theta []float64) {
 	m := a.m
-	for k := range m.factors {
-		a.each(k, func(ch *augmentedChunk, lo, hi int) {
-			clear(ch.colsum)
-			m.loadRows(theta, a.f, k, lo, hi, ch.colsum)
-		})
-	}
+	a.current = false
+	a.load(theta)
 	for k, fac := range m.factors {
 		if fac.Cols == 0 {
 			continue

@@ -122,7 +122,6 @@ func TestAugmentedKernelGeweke(t *testing.T) {
 			t.Fatal(err)
 		}
 		m.NewAugmented().Sweep(r, 1, theta, make([]float64, 2))
-		m.Rescale(r, theta)
 		// The first factor's entries of component 0 only: a wrong split shows there first.
 		s := 0.0
 		for i := range shape[0] {

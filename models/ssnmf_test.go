@@ -243,7 +243,6 @@ func TestSSNMFKernelGeweke(t *testing.T) {
 			t.Fatal(err)
 		}
 		m.(Augmentable).NewAugmented().Sweep(r, 1, theta, make([]float64, 2))
-		m.(Rescaler).Rescale(r, theta)
 		wMeans[it*batches/iters] += (theta[0] + theta[1] + theta[2]) / 3 * batches / iters
 		hdMeans[it*batches/iters] += (theta[3] + theta[3+K]) / 2 * batches / iters
 	}

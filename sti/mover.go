@@ -32,9 +32,7 @@ type mover interface {
 func newMover(m models.Model) mover {
 	base := moverBase{m: m, e: m.NewEval()}
 	if a, ok := m.(models.Augmentable); ok {
-		gm := &gibbsMover{moverBase: base, k: a.NewAugmented(), acc: make([]float64, len(m.Factors()))}
-		gm.rescale, _ = m.(models.Rescaler)
-		return gm
+		return &gibbsMover{moverBase: base, k: a.NewAugmented(), acc: make([]float64, len(m.Factors()))}
 	}
 	d := m.Dim()
 	point := func() *samplers.Point {
@@ -63,12 +61,11 @@ func (b *moverBase) logLik(theta []float64) float64 {
 }
 
 // gibbsMover sweeps the model's data-augmentation kernel (models.Augmented), which needs no step
-// size, and rescales the components after every sweep.
+// size.
 type gibbsMover struct {
 	moverBase
-	k       models.Augmented
-	rescale models.Rescaler
-	acc     []float64
+	k   models.Augmented
+	acc []float64
 }
 
 func (gm *gibbsMover) blocks() int { return len(gm.acc) }
@@ -81,17 +78,12 @@ func (gm *gibbsMover) passes(sweeps int) int { return sweepPasses(len(gm.acc)) *
 // factors makes.
 func sweepPasses(factors int) int { return 2 * factors }
 
-// move rescales after every sweep; λ does not change under rescaling, so the log-likelihood of
-// the last sweep is that of θ.
 func (gm *gibbsMover) move(r *rand.Rand, t float64, sweeps int, _ []float64, theta, acc []float64) float64 {
 	ll := math.NaN()
 	for range sweeps {
 		ll = gm.k.Sweep(r, t, theta, gm.acc)
 		for b, a := range gm.acc {
 			acc[b] += a / float64(sweeps)
-		}
-		if gm.rescale != nil {
-			gm.rescale.Rescale(r, theta)
 		}
 	}
 	gm.cells += int64(gm.passes(sweeps)) * int64(gm.m.NumCells())
