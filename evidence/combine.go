@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"sort"
+
+	"gonum.org/v1/gonum/mat"
 )
 
 // ChainSummary is what one chain reports for its (rank, temperature, replica): the summary of its
@@ -23,11 +25,13 @@ type ChainSummary struct {
 	// per-cell likelihood evaluations they made (subsamples, control-variate passes).
 	Steps     int
 	CellEvals int64
-	// SteinMean, SteinM2 and SteinCo summarise a control variate z of mean zero recorded with
-	// each record (sti's Stein variate): its mean, the sum of its squared deviations and the sum
-	// of the products of its deviations and the records'. SteinESS is the effective sample size
-	// of the records less the chain's own least-squares multiple of z. SteinM2 = 0: no variate.
-	SteinMean, SteinM2, SteinCo, SteinESS float64
+	// SteinMean, SteinM2 and SteinCo summarise p control variates z of mean zero recorded with
+	// each record (sti's Stein variates): their means (p), the sums of the products of their
+	// deviations (p × p, row-major) and the sums of the products of their deviations and the
+	// records' (p). SteinESS is the effective sample size of the records less the chain's own
+	// least-squares combination of z. SteinMean empty: no variates.
+	SteinMean, SteinM2, SteinCo []float64
+	SteinESS                    float64
 	// Divergence describes where the chain produced a non-finite value; empty when it did not.
 	Divergence string
 	// Warm says the chain resumed from a saved state instead of the configured start.
@@ -229,37 +233,109 @@ func combineRung(t float64, cs []ChainSummary) Rung {
 	return r
 }
 
-// steinSlopes returns the slope β of each chain of a rung whose records carry a control variate z
-// (ChainSummary.SteinM2 > 0): the least-squares slope of the records on z pooled over the rung's
-// other chains. A slope from the chain's own records would correlate with its mean of z and bias
-// the controlled mean by O(1/n); one from independent chains leaves it unbiased. A chain alone
-// at its rung keeps β = 0, its plain mean.
-func steinSlopes(cs []ChainSummary) []float64 {
-	co, m2 := 0.0, 0.0
-	for _, c := range cs {
-		co += c.SteinCo
-		m2 += c.SteinM2
-	}
-	slopes := make([]float64, len(cs))
+// steinSlopes returns the slopes β of each chain of a rung whose records carry control variates
+// z (ChainSummary.SteinMean): the least-squares coefficients of the records on z pooled over the
+// rung's other chains. Slopes from the chain's own records would correlate with its means of z
+// and bias the controlled mean by O(1/n); slopes from independent chains leave it unbiased. A
+// chain alone at its rung, or whose variates differ in number from the others', keeps β = nil,
+// its plain mean.
+func steinSlopes(cs []ChainSummary) [][]float64 {
+	slopes := make([][]float64, len(cs))
 	for i, c := range cs {
-		if c.SteinM2 > 0 && m2-c.SteinM2 > 0 {
-			slopes[i] = (co - c.SteinCo) / (m2 - c.SteinM2)
+		p := len(c.SteinMean)
+		if p == 0 {
+			continue
+		}
+		m2, co := make([]float64, p*p), make([]float64, p)
+		others := 0
+		for j, o := range cs {
+			if j == i || len(o.SteinMean) != p || len(o.SteinM2) != p*p || len(o.SteinCo) != p {
+				continue
+			}
+			others++
+			for k, v := range o.SteinM2 {
+				m2[k] += v
+			}
+			for k, v := range o.SteinCo {
+				co[k] += v
+			}
+		}
+		if others > 0 {
+			slopes[i] = LeastSquares(m2, co)
 		}
 	}
 	return slopes
 }
 
+// LeastSquares solves m2 β = co for the slopes of a regression on p variates, given the sums of
+// products of their deviations (m2, p × p) and of their deviations with the records' (co).
+// Variates without variance get slope zero; where none has variance, or the others are collinear
+// to rounding (their correlation matrix's condition number above maxCond), it returns nil: the
+// plain mean, which is unbiased whatever the variates.
+func LeastSquares(m2, co []float64) []float64 {
+	p := len(co)
+	var keep []int
+	for k := range p {
+		if m2[k*p+k] > 0 {
+			keep = append(keep, k)
+		}
+	}
+	if len(keep) == 0 {
+		return nil
+	}
+	// In units of each variate's standard deviation, so that the condition number measures
+	// collinearity, not the variates' scales.
+	sd := make([]float64, len(keep))
+	for x, k := range keep {
+		sd[x] = math.Sqrt(m2[k*p+k])
+	}
+	a := mat.NewSymDense(len(keep), nil)
+	b := mat.NewVecDense(len(keep), nil)
+	for x, k := range keep {
+		b.SetVec(x, co[k]/sd[x])
+		for y := x; y < len(keep); y++ {
+			a.SetSym(x, y, m2[k*p+keep[y]]/(sd[x]*sd[y]))
+		}
+	}
+	var ch mat.Cholesky
+	if !ch.Factorize(a) || ch.Cond() > maxCond {
+		return nil
+	}
+	var sol mat.VecDense
+	if err := ch.SolveVecTo(&sol, b); err != nil {
+		return nil
+	}
+	beta := make([]float64, p)
+	for x, k := range keep {
+		beta[k] = sol.AtVec(x) / sd[x]
+	}
+	return beta
+}
+
+// maxCond is the largest condition number of the variates' correlation matrix that LeastSquares
+// solves: beyond it rounding decides the slopes.
+const maxCond = 1e10
+
 // controlled returns the mean, the sum of squared deviations and the effective sample size of the
-// chain's records less b z (steinSlopes); the plain ones for b = 0.
-func (c ChainSummary) controlled(b float64) (mean, m2, ess float64) {
-	if b == 0 {
+// chain's records less b·z (steinSlopes); the plain ones for b nil.
+func (c ChainSummary) controlled(b []float64) (mean, m2, ess float64) {
+	if b == nil {
 		return c.Mean, c.M2, c.ESS
 	}
 	ess = c.SteinESS
 	if ess <= 0 {
 		ess = c.ESS
 	}
-	return c.Mean - b*c.SteinMean, max(c.M2-2*b*c.SteinCo+b*b*c.SteinM2, 0), ess
+	p := len(b)
+	mean, m2 = c.Mean, c.M2
+	for k, bk := range b {
+		mean -= bk * c.SteinMean[k]
+		m2 -= 2 * bk * c.SteinCo[k]
+		for l, bl := range b {
+			m2 += bk * bl * c.SteinM2[k*p+l]
+		}
+	}
+	return mean, max(m2, 0), ess
 }
 
 // PosteriorProbs returns p(R | X) ∝ p(X | R) under a uniform prior over the given ranks. NaN

@@ -251,14 +251,8 @@ func TestSteinSlopesLeaveOneOut(t *testing.T) {
 			z[k] = r.ExpFloat64() - 1
 			y[k] = 3*z[k] + z[k]*z[k] - 1
 		}
-		c := ChainSummary{Count: n}
-		c.Mean, c.M2, c.ESS = Summarize(y)
-		c.SteinMean, c.SteinM2, _ = Summarize(z)
-		for k := range z {
-			c.SteinCo += (y[k] - c.Mean) * (z[k] - c.SteinMean)
-		}
-		c.SteinESS = n
-		return c, c.Mean - c.SteinCo/c.SteinM2*c.SteinMean
+		c := steinSummary(y, [][]float64{z})
+		return c, c.Mean - c.SteinCo[0]/c.SteinM2[0]*c.SteinMean[0]
 	}
 	var loo, own, plain []float64
 	for range rungs {
@@ -279,6 +273,62 @@ func TestSteinSlopesLeaveOneOut(t *testing.T) {
 		t.Logf("%s: mean %.4f ± %.4f, sd %.3f", c.name, m, se, math.Sqrt(v/float64(len(c.x)-1)))
 		if biased := math.Abs(m) > 4*se; biased != c.biased {
 			t.Errorf("%s: mean %.4f ± %.4f", c.name, m, se)
+		}
+	}
+}
+
+// steinSummary summarises records y with control variates z (z[k] the k-th variate's values).
+func steinSummary(y []float64, z [][]float64) ChainSummary {
+	n, p := len(y), len(z)
+	c := ChainSummary{Count: n, SteinMean: make([]float64, p), SteinM2: make([]float64, p*p), SteinCo: make([]float64, p), SteinESS: float64(n)}
+	c.Mean, c.M2, c.ESS = Summarize(y)
+	for k := range z {
+		c.SteinMean[k], _, _ = Summarize(z[k])
+	}
+	for i := range y {
+		for k := range z {
+			dk := z[k][i] - c.SteinMean[k]
+			c.SteinCo[k] += (y[i] - c.Mean) * dk
+			for l := range z {
+				c.SteinM2[k*p+l] += dk * (z[l][i] - c.SteinMean[l])
+			}
+		}
+	}
+	return c
+}
+
+// With several variates the slopes are the multiple regression's: records y = 2 z₁ − 3 z₂ + e
+// (z₁, z₂ correlated, e small) keep only e's variance, a variate without variance is left out,
+// and collinear variates fall back on the plain mean.
+func TestSteinSlopesSeveralVariates(t *testing.T) {
+	r := rng.New(1, 3)
+	const n = 400
+	chain := func(collinear bool) ChainSummary {
+		y, z1, z2, z3 := make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n)
+		for i := range y {
+			z1[i] = r.NormFloat64()
+			z2[i] = 0.6*z1[i] + 0.8*r.NormFloat64()
+			if collinear {
+				z2[i] = 2 * z1[i]
+			}
+			y[i] = 2*z1[i] - 3*z2[i] + 0.01*r.NormFloat64()
+		}
+		return steinSummary(y, [][]float64{z1, z2, z3})
+	}
+	a, b := chain(false), chain(false)
+	slopes := steinSlopes([]ChainSummary{a, b})
+	for i, s := range slopes {
+		if len(s) != 3 || math.Abs(s[0]-2) > 0.01 || math.Abs(s[1]+3) > 0.01 || s[2] != 0 {
+			t.Errorf("chain %d: slopes %v, want 2, −3, 0", i, s)
+		}
+	}
+	if _, m2, _ := a.controlled(slopes[0]); m2/(n-1) > 2e-4 {
+		t.Errorf("controlled variance %.3g, want about 10⁻⁴ (the records' %.3g)", m2/(n-1), a.M2/(n-1))
+	}
+	collinear := []ChainSummary{chain(true), chain(true)}
+	for i, s := range steinSlopes(collinear) {
+		if s != nil {
+			t.Errorf("collinear variates, chain %d: slopes %v, want none (the plain mean)", i, s)
 		}
 	}
 }

@@ -92,11 +92,16 @@ type Eval interface {
 	Metric(t float64, g, gamma []float64)
 }
 
-// Virial is implemented by evaluators that compute (θ − c)·∇_θ [log p(θ) + t·log p(X | θ)] at the
-// prepared point in one pass over the cells, without forming the gradient: the Stein control
-// variate of a chain's records (package sti), recorded after every sweep.
-type Virial interface {
-	Virial(c []float64, t float64) float64
+// SteinVariates is implemented by evaluators of factor models that compute Stein control variates
+// of the tempered posterior π_t(θ) ∝ p(θ) p(X | θ)^t at the prepared point, in one pass over the
+// cells without forming the gradient g = ∇_θ log π_t: the control variates of a chain's records
+// (package sti), recorded after every sweep. For a centre c fixed apart from the chain they are,
+// for each factor k with d_k parameters, z_k = (θ_k − c_k)·g_k + d_k, and last Σ_j g_j. Each has
+// mean zero under π_t by Stein's identity (integration by parts along the parameters it involves,
+// where π_t vanishes at infinity).
+type SteinVariates interface {
+	// SteinVariates writes the len(Factors()) + 1 variates about c at t into z.
+	SteinVariates(c []float64, t float64, z []float64)
 }
 
 // LogLik returns the full-data log-likelihood log p(X | θ) of a prepared evaluator.
@@ -135,7 +140,15 @@ type Augmented interface {
 	// has such moves (Rescaler), in place, with r, leaving the power posterior at t invariant,
 	// writes each factor's mean acceptance probability (over its rows) into acc and returns
 	// log p(X | θ) at the new θ, which the sweep knows without another pass.
+	//
+	// A chain's next sweep starts where its last left θ, and the kernel keeps what it derived from
+	// θ (the factors' values) for it, equal to what θ gives to the last digits, not bit for bit.
 	Sweep(r *rand.Rand, t float64, theta, acc []float64) float64
+	// Forget drops what the kernel keeps of the θ its last sweep left, so that the next sweep
+	// derives everything from θ. A kernel that serves several particles must forget between
+	// them wherever the order it serves them in depends on scheduling, or their sweeps differ in
+	// the last digits with that order.
+	Forget()
 	// Ascend moves θ, in place, one EM sweep towards a mode of the power posterior at t in log
 	// space, deterministically; no sweep lowers t·log p(X | θ) + log p(log F).
 	Ascend(t float64, theta []float64)

@@ -474,31 +474,48 @@ func (e *poissonEval) Cells(c Cells, w float64, grad []float64) float64 {
 	return ll
 }
 
-// Virial is (θ − c)·∇ of the tempered log posterior in the log parameterisation (for the direct
-// one, whose boundary rules the Stein variate out, it is NaN). With δ = θ − c, the prior and its
-// Jacobian give Σ δ (1 − λ_m F), the dense term −t Σ δ F Π_{m'≠m} colsum[m'], and each cell
-// t·(x/λ)·Σ_r a_r Σ_m δ_m[i_m, r]: one pass over the cells, on all cores for large data.
-func (e *poissonEval) Virial(c []float64, t float64) float64 {
+// SteinVariates writes the variates of the log parameterisation (for the direct one, whose
+// boundary rules them out, NaN). With δ = θ − c and g = ∇ log π_t, the prior and its Jacobian give
+// g a term 1 − λ_m F, the dense term −t F Π_{m'≠m} colsum[m'], and each cell t·(x/λ)·a_r to the
+// parameters of component r of its rows: one pass over the cells, on all cores for large data.
+func (e *poissonEval) SteinVariates(c []float64, t float64, z []float64) {
 	m := e.m
+	M := len(m.factors)
 	if m.Param != LogScale {
-		return math.NaN()
+		for i := range z {
+			z[i] = math.NaN()
+		}
+		return
 	}
-	s := 0.0
+	clear(z)
 	for k, fac := range m.factors {
 		l, lead := m.Rates[k], m.lead(k)
 		oth := e.others[k][lead:]
 		for i := range fac.Rows {
 			th, ce, f := m.paramRow(e.theta, k, i), m.paramRow(c, k, i), m.valueRow(e.f, k, i)[lead:]
 			for r := range th {
-				s += (th[r] - ce[r]) * (1 - l*f[r] - t*f[r]*oth[r])
+				g := 1 - l*f[r] - t*f[r]*oth[r]
+				z[k] += (th[r] - ce[r]) * g
+				z[M] += g
+			}
+		}
+		z[k] += float64(fac.Rows * fac.Cols)
+	}
+	var cells [tensor.MaxOrder + 1]float64
+	if n := m.NumCells(); par.Inline(n) {
+		e.steinCells(c, 0, n, &cells)
+	} else {
+		var partial [par.MaxChunks][tensor.MaxOrder + 1]float64
+		par.For(n, func(ch, lo, hi int) { e.steinCells(c, lo, hi, &partial[ch]) })
+		for _, p := range partial {
+			for k, v := range p {
+				cells[k] += v
 			}
 		}
 	}
-	n := m.NumCells()
-	if par.Inline(n) {
-		return s + t*e.virialCells(c, 0, n)
+	for k := range M + 1 {
+		z[k] += t * cells[k]
 	}
-	return s + t*par.Sum(n, func(_, lo, hi int) float64 { return e.virialCells(c, lo, hi) })
 }
 
 // components fills a with the components a_r = Π_m F_m[i_m, r] of the mean of the cell whose
@@ -522,8 +539,9 @@ func (e *poissonEval) components(rowOff []int, a []float64) float64 {
 	return lam
 }
 
-// virialCells is Σ (x/λ)·Σ_r a_r Σ_m δ_m[i_m, r] over cells [lo, hi) (Virial).
-func (e *poissonEval) virialCells(c []float64, lo, hi int) float64 {
+// steinCells adds the cells [lo, hi)'s terms of SteinVariates, before the factor t, to s: for
+// each factor k, Σ (x/λ)·Σ_r a_r δ_k[i_k, r], and last Σ (x/λ)·Σ_k Σ_r a_r over the free entries.
+func (e *poissonEval) steinCells(c []float64, lo, hi int, s *[tensor.MaxOrder + 1]float64) {
 	m, d := e.m, e.m.Data
 	K, order := m.K, d.Order()
 	var aBuf [64]float64
@@ -533,24 +551,24 @@ func (e *poissonEval) virialCells(c []float64, lo, hi int) float64 {
 	} else {
 		a = make([]float64, K)
 	}
-	s := 0.0
 	var rowOff [tensor.MaxOrder]int
 	for n := lo; n < hi; n++ {
 		for k := range order {
 			rowOff[k] = m.values[k] + int(d.Coords[k][n])*K
 		}
-		lam := e.components(rowOff[:order], a)
-		q := 0.0
+		w := d.Values[n] / e.components(rowOff[:order], a)
 		for k := range order {
 			i, lead := int(d.Coords[k][n]), m.lead(k)
 			th, ce := m.paramRow(e.theta, k, i), m.paramRow(c, k, i)
+			q, g := 0.0, 0.0
 			for r := range th {
 				q += a[lead+r] * (th[r] - ce[r])
+				g += a[lead+r]
 			}
+			s[k] += w * q
+			s[order] += w * g
 		}
-		s += d.Values[n] * q / lam
 	}
-	return s
 }
 
 // otherModes is Π_{m≠k} F_m[i_m, r] for the cell whose rows start at rowOff: the derivative of its

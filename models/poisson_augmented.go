@@ -206,6 +206,8 @@ func (a *poissonAugmented) Sweep(r *rand.Rand, t float64, theta, acc []float64) 
 	return ll - m.lgamma
 }
 
+func (a *poissonAugmented) Forget() { a.current = false }
+
 // load sets the factor values and their column sums from θ.
 func (a *poissonAugmented) load(theta []float64) {
 	for k := range a.m.factors {

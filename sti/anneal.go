@@ -322,6 +322,8 @@ func runAll(ctx context.Context, movers []mover, jobs, blocks int, key func(int)
 			for i := range next {
 				r.Reset(key(i))
 				accs[i] = make([]float64, blocks)
+				// Which mover runs job i depends on scheduling.
+				mv.forget()
 				job(mv, r.Rand, i, accs[i])
 			}
 		}()

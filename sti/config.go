@@ -50,8 +50,8 @@ type Config struct {
 	// records (evidence.Truncation, MSER-5), discard the records before it, and sweep on until it
 	// again has Steps − Burnin records, spending at most that many sweeps more.
 	Truncate bool `json:"truncate,omitempty"`
-	// Stein makes a Gibbs chain's records carry a control variate of mean zero that shares their
-	// χ² fluctuation (see stein), so the rung means keep their expectation with a fraction of
+	// Stein makes a Gibbs chain's records carry control variates of mean zero that share their
+	// fluctuations (see stein), so the rung means keep their expectation with a fraction of
 	// their variance.
 	Stein bool `json:"stein,omitempty"`
 	// Step is the step size after burn-in. For kernels that use the model's metric it is
@@ -238,7 +238,7 @@ func DefaultSGMCMC(model string) Config {
 // burn-in, 40 for a resumed chain (140, 28 and 28 on 3-way tensors), each started from its
 // replica's descent of 20 sweeps per rung (Config.Descent) from the rank's mode carried 1 000
 // sweeps at t = 1 (500 on 3-way tensors; Config.Relax), their records controlled by the Stein
-// variate (Config.Stein); the mode search keeps its SG-MCMC ascent. The kernel is
+// variates (Config.Stein); the mode search keeps its SG-MCMC ascent. The kernel is
 // exact at every temperature and moves whole factor rows, where the SG-MCMC kernels' bias grows
 // with the number of parameters: against long AIS runs on the ICASSP 100×75 NMF, −5.4 and −11.6 nats at
 // ranks 5 and 8 with SG-MCMC, −0.2 and −0.7 with Gibbs (go run ./bench/anneal -only ICASSP), and

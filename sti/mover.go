@@ -25,6 +25,9 @@ type mover interface {
 	cellEvals() int64
 	// base is the model and evaluator the mover holds.
 	base() *moverBase
+	// forget drops what the mover keeps of the θ it last moved (models.Augmented.Forget): a
+	// mover shared by particles calls it before each particle's moves.
+	forget()
 }
 
 // newMover returns the model's data-augmentation kernel where it has one (models.Augmentable),
@@ -54,6 +57,9 @@ func (b *moverBase) cellEvals() int64 { return b.cells }
 
 func (b *moverBase) base() *moverBase { return b }
 
+// forget: MALA derives everything from θ at every move.
+func (b *moverBase) forget() {}
+
 func (b *moverBase) logLik(theta []float64) float64 {
 	b.e.Prepare(theta)
 	b.cells += int64(b.m.NumCells())
@@ -69,6 +75,8 @@ type gibbsMover struct {
 }
 
 func (gm *gibbsMover) blocks() int { return len(gm.acc) }
+
+func (gm *gibbsMover) forget() { gm.k.Forget() }
 
 // passes counts the kernel's two reads of the cells per factor; the last of them gives the
 // likelihood.

@@ -435,7 +435,7 @@ func TestGibbsResumeOnGrownData(t *testing.T) {
 	resumedTwice(t, pf, states)
 	id := ChainID{Rank: 2, TIndex: 3, Chain: 1}
 	sum, _, err := pf.Resume(context.Background(), id, states[id])
-	if want := cfg.ChainSteps(id, true, 3); err != nil || !sum.Warm || sum.Steps != want || sum.Count != cfg.Steps-cfg.Burnin || !(sum.SteinM2 > 0) {
+	if want := cfg.ChainSteps(id, true, 3); err != nil || !sum.Warm || sum.Steps != want || sum.Count != cfg.Steps-cfg.Burnin || len(sum.SteinM2) == 0 || !(sum.SteinM2[0] > 0) {
 		t.Errorf("resumed chain: %+v, %v; want %d steps (passes), %d records and the variate", sum, err, want, cfg.Steps-cfg.Burnin)
 	}
 }

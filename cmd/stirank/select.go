@@ -109,7 +109,7 @@ func selectHelp() string {
 				descent = fmt.Sprintf(",\n          carried by its replica's walk, %d sweeps at t = 1 (--relax) then %d per rung down the ladder, to its own rung (--descent)", g.cfg.Relax, g.cfg.Descent)
 			}
 			if g.cfg.Stein {
-				descent += ",\n          each record with a Stein control variate about the mode (--stein)"
+				descent += ",\n          each record with Stein control variates about the mode (--stein)"
 			}
 			fmt.Fprintf(&perModel, "\n  %-7s %d sweeps of the %s kernel of which %d burn-in%s%s%s", g.label+":", g.cfg.Steps, gibbsSampler, g.cfg.Burnin, truncate, start(g.cfg), descent)
 			continue
@@ -195,7 +195,7 @@ func newSelectFlagSet(name, synopsis, help string, extra func(*flag.FlagSet)) (*
 	fs.IntVar(&f.burnin, "burnin", 0, fmt.Sprintf("burn-in steps per chain (default: %s; at most a fifth of --steps when only --steps is given)", perModelDefault(func(c sti.Config) any { return c.Burnin })))
 	fs.IntVar(&f.descent, "descent", 0, fmt.Sprintf("%s: sweeps per rung of a walk down the ladder from the rank's mode, one per replica, that starts each rung's chain (0: every chain starts at the mode) (default: %s)", gibbsModels(), perModelDefault(func(c sti.Config) any { return c.Descent })))
 	fs.IntVar(&f.relax, "relax", 0, fmt.Sprintf("%s: sweeps at t = 1 that each replica's walk makes from the rank's mode before it walks down the ladder (default: %s, scaled with --steps)", gibbsModels(), perModelDefault(func(c sti.Config) any { return c.Relax })))
-	fs.BoolVar(&f.stein, "stein", true, gibbsModels()+": the Gibbs chains' rung means are controlled by a Stein variate about the rank's mode, which keeps their expectation and removes most of their variance near a Gaussian posterior (--stein=false: plain means)")
+	fs.BoolVar(&f.stein, "stein", true, gibbsModels()+": the Gibbs chains' rung means are controlled by Stein variates about the rank's mode, which keep their expectation and remove most of their variance (--stein=false: plain means)")
 	fs.Float64Var(&f.step, "step", 0, fmt.Sprintf("step size after burn-in (default: %s)", perModelDefault(func(c sti.Config) any { return c.Step })))
 	fs.IntVar(&f.subsample, "subsample", 0, fmt.Sprintf("cells per step, drawn at random (default: %s; 0 is all cells)", perModelDefault(func(c sti.Config) any { return c.Subsample })))
 	fs.IntVar(&f.blocks, "blocks", 0, strings.Join(factoredNames(), ", ")+": cut every mode into B ranges and step over B^(order−1) parts (B for a matrix, B² for a 3-way tensor) (default 1: all cells)")
