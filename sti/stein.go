@@ -1,6 +1,8 @@
 package sti
 
 import (
+	"slices"
+
 	"github.com/stirank/stirank/evidence"
 	"github.com/stirank/stirank/models"
 )
@@ -55,7 +57,7 @@ func (s *stein) record(t float64, theta []float64) {
 	s.mv.cells += int64(s.mv.m.NumCells())
 	s.passes++
 	n := len(s.z)
-	s.z = append(s.z, make([]float64, s.p)...)
+	s.z = slices.Grow(s.z, s.p)[:n+s.p]
 	s.variates.SteinVariates(s.center, t, s.z[n:])
 }
 
