@@ -114,16 +114,6 @@ func LogLikGrad(e Eval, m Model, w float64, grad []float64) float64 {
 	return e.Dense(w, grad) + e.Cells(Cells{Lo: 0, Hi: m.NumCells()}, w, grad)
 }
 
-// Rescaler is implemented by factor models whose likelihood does not change when a component's
-// column of one factor is multiplied by c and the same column of another is divided by c. Such
-// directions are left to the prior, and a kernel that moves one factor at a time crawls along
-// them; Rescale moves along them at no cost in data.
-type Rescaler interface {
-	// Rescale draws new scales of every component from their conditional distribution given
-	// everything else, in place, with r. It leaves every tempered posterior invariant.
-	Rescale(r *rand.Rand, theta []float64)
-}
-
 // Augmentable is implemented by factor models whose likelihood becomes conjugate to each factor
 // once every observation is split over the components (the count of a Poisson cell: Cemgil 2009).
 // Their Gibbs sampler moves a whole row of a factor to a draw from its conditional in one step,
@@ -136,8 +126,10 @@ type Augmentable interface {
 // Augmented is a data-augmentation kernel for the power posteriors p(θ) p(X | θ)^t; it serves one
 // chain at a time.
 type Augmented interface {
-	// Sweep moves every factor of θ once, and then the scales of the components where the model
-	// has such moves (Rescaler), in place, with r, leaving the power posterior at t invariant,
+	// Sweep moves every factor of θ once, and then the scales of the components where the
+	// likelihood does not change when a component's column of one factor is multiplied by c and
+	// that of another divided by c (directions left to the prior, along which a kernel that moves
+	// one factor at a time crawls), in place, with r, leaving the power posterior at t invariant,
 	// writes each factor's mean acceptance probability (over its rows) into acc and returns
 	// log p(X | θ) at the new θ, which the sweep knows without another pass.
 	//

@@ -623,35 +623,19 @@ func (e *poissonEval) metricRows(k int, t float64, g, gamma []float64, lo, hi in
 	}
 }
 
-var _ Rescaler = (*Poisson)(nil)
-
-// Rescale moves each component r along the orbits F_a[:, r]·c, F_b[:, r]/c of consecutive modes
+// rescale moves each component r along the orbits F_a[:, r]·c, F_b[:, r]/c of consecutive modes
 // a, b = a+1, on which λ does not change, with an exact draw of log c from its conditional
-// (slice.LogScale, the baselines' Gibbs sampler's move). Components with fixed entries have no
-// such orbit and stay.
-func (m *Poisson) Rescale(r *rand.Rand, theta []float64) { m.rescale(r, theta, nil, nil) }
-
-// rescale is Rescale for a caller that holds the factor values f of θ (Poisson.values) and their
-// column sums colsum[k][c] = Σ_i F_k[i, c] (the Gibbs kernel): it reads the sums from colsum and
-// scales f and colsum with θ, where Rescale sums the values from θ. f nil: Rescale.
+// (slice.LogScale, the baselines' Gibbs sampler's move), in θ and in the factor values f of θ
+// (Poisson.values) that the Gibbs kernel holds with their column sums colsum[k][c] = Σ_i F_k[i, c],
+// from which it reads the sums. Components with fixed entries have no such orbit and stay. It
+// leaves every tempered posterior invariant.
 func (m *Poisson) rescale(r *rand.Rand, theta, f []float64, colsum [][]float64) {
 	for a := 0; a+1 < len(m.factors); a++ {
 		fa, fb := m.factors[a], m.factors[a+1]
 		for comp := m.kFixed; comp < m.K; comp++ {
 			// The component's column in each factor's parameters.
 			ca, cb := comp-m.lead(a), comp-m.lead(a+1)
-			var sa, sb float64
-			if f != nil {
-				sa, sb = colsum[a][comp], colsum[a+1][comp]
-			} else {
-				for i := range fa.Rows {
-					sa += m.value(theta[fa.Offset+i*fa.Cols+ca])
-				}
-				for i := range fb.Rows {
-					sb += m.value(theta[fb.Offset+i*fb.Cols+cb])
-				}
-			}
-			d := slice.LogScale(r, float64(fa.Rows), float64(fb.Rows), m.Rates[a]*sa, m.Rates[a+1]*sb)
+			d := slice.LogScale(r, float64(fa.Rows), float64(fb.Rows), m.Rates[a]*colsum[a][comp], m.Rates[a+1]*colsum[a+1][comp])
 			if d == 0 {
 				continue
 			}
@@ -661,27 +645,17 @@ func (m *Poisson) rescale(r *rand.Rand, theta, f []float64, colsum [][]float64) 
 			for i := range fb.Rows {
 				m.scale(theta, fb.Offset+i*fb.Cols+cb, -d)
 			}
-			if f != nil {
-				c := math.Exp(d)
-				for i := range fa.Rows {
-					m.valueRow(f, a, i)[comp] *= c
-				}
-				for i := range fb.Rows {
-					m.valueRow(f, a+1, i)[comp] /= c
-				}
-				colsum[a][comp] *= c
-				colsum[a+1][comp] /= c
+			c := math.Exp(d)
+			for i := range fa.Rows {
+				m.valueRow(f, a, i)[comp] *= c
 			}
+			for i := range fb.Rows {
+				m.valueRow(f, a+1, i)[comp] /= c
+			}
+			colsum[a][comp] *= c
+			colsum[a+1][comp] /= c
 		}
 	}
-}
-
-// value is the factor entry a parameter stands for.
-func (m *Poisson) value(p float64) float64 {
-	if m.Param == LogScale {
-		return math.Exp(p)
-	}
-	return p
 }
 
 // scale multiplies the factor entry at θ[i] by e^d.

@@ -158,7 +158,7 @@ type augmentedChunk struct {
 	_            [64]byte // chunks write their results at every row: keep them off each other's cache lines
 }
 
-// Sweep moves every factor's rows and then the components' scales (Poisson.Rescale, from the
+// Sweep moves every factor's rows and then the components' scales (Poisson.rescale, from the
 // column sums the moves leave), with r.
 func (a *poissonAugmented) Sweep(r *rand.Rand, t float64, theta, acc []float64) float64 {
 	m := a.m

@@ -7,8 +7,9 @@ import (
 	"github.com/stirank/stirank/rng"
 )
 
-// Rescale leaves the prior invariant: prior draws stay prior draws after it, so the mean of a
-// column sum of each factor stays Rows/rate (a wrong Jacobian of the scaling moves it).
+// The Gibbs kernel's rescale leaves the prior invariant: prior draws stay prior draws after it, so
+// the mean of a column sum of each factor stays Rows/rate (a wrong Jacobian of the scaling moves
+// it); and the values and column sums it scales with θ stay those of θ.
 func TestRescaleKeepsThePrior(t *testing.T) {
 	for _, param := range []Param{LogScale, Direct} {
 		shape, rates := []int{6, 2}, []float64{0.5, 2}
@@ -22,14 +23,28 @@ func TestRescaleKeepsThePrior(t *testing.T) {
 		}
 		r := rng.New(9, 2)
 		theta := make([]float64, m.Dim())
+		kernel := m.NewAugmented().(*poissonAugmented)
 		const n = 20000
 		var sum [2]float64
 		for range n {
 			m.SamplePrior(r, theta)
-			m.Rescale(r, theta)
+			kernel.load(theta)
+			m.rescale(r, theta, kernel.f, kernel.colsum)
 			for k, f := range m.Factors() {
+				cs := 0.0
 				for i := range f.Rows {
-					sum[k] += m.value(theta[f.Offset+i])
+					v := theta[f.Offset+i]
+					if param == LogScale {
+						v = math.Exp(v)
+					}
+					sum[k] += v
+					cs += v
+					if kept := m.valueRow(kernel.f, k, i)[0]; math.Abs(kept-v) > 1e-12*v {
+						t.Fatalf("%v: factor %d row %d: value %v kept, θ gives %v", param, k, i, kept, v)
+					}
+				}
+				if math.Abs(kernel.colsum[k][0]-cs) > 1e-12*cs {
+					t.Fatalf("%v: factor %d: column sum %v kept, θ gives %v", param, k, kernel.colsum[k][0], cs)
 				}
 			}
 		}

@@ -1,6 +1,6 @@
 // Package slice is univariate slice sampling (Neal 2003) and the one conditional the Poisson CP
 // samplers draw with it: the log-scale of a component between two factors, shared by the engine's
-// annealing moves (models.Poisson.Rescale) and the baselines' Gibbs sampler.
+// Gibbs kernel (models.Poisson.rescale) and the baselines' Gibbs sampler.
 package slice
 
 import (
