@@ -141,6 +141,10 @@ type Augmented interface {
 	// them wherever the order it serves them in depends on scheduling, or their sweeps differ in
 	// the last digits with that order.
 	Forget()
+	// NewEval returns an evaluator of the model (Model.NewEval) that, prepared at the θ the
+	// kernel's last sweep left, takes the factors' values from the kernel instead of deriving
+	// them from θ again.
+	NewEval() Eval
 	// Ascend moves θ, in place, one EM sweep towards a mode of the power posterior at t in log
 	// space, deterministically; no sweep lowers t·log p(X | θ) + log p(log F).
 	Ascend(t float64, theta []float64)

@@ -8,6 +8,7 @@ import (
 
 	"gonum.org/v1/gonum/stat/distuv"
 
+	"github.com/stirank/stirank/internal/logtab"
 	"github.com/stirank/stirank/internal/par"
 	"github.com/stirank/stirank/internal/slice"
 	"github.com/stirank/stirank/tensor"
@@ -279,7 +280,9 @@ func (m *Poisson) SamplePrior(r *rand.Rand, theta []float64) {
 	}
 }
 
-func (m *Poisson) NewEval() Eval {
+func (m *Poisson) NewEval() Eval { return m.newEval() }
+
+func (m *Poisson) newEval() *poissonEval {
 	order := m.Data.Order()
 	e := &poissonEval{m: m, f: m.newValues()}
 	for range order {
@@ -299,10 +302,36 @@ type poissonEval struct {
 	// partial[m][c*R+r] is chunk c's share of colsum[m][r], added in chunk order so that the
 	// sums do not depend on the number of cores.
 	partial [][]float64
+	// kernel, if not nil, is a Gibbs kernel whose values Prepare takes when its last sweep left θ.
+	kernel *poissonAugmented
 }
 
 func (e *poissonEval) Prepare(theta []float64) {
 	e.theta = theta
+	if a := e.kernel; a != nil && a.current && slices.Equal(theta, a.theta) {
+		copy(e.f, a.f)
+		for k, cs := range a.colsum {
+			copy(e.colsum[k], cs)
+		}
+	} else {
+		e.derive()
+	}
+	R := e.m.K
+	for k := range e.m.factors {
+		for r := range R {
+			p := 1.0
+			for k2 := range e.m.factors {
+				if k2 != k {
+					p *= e.colsum[k2][r]
+				}
+			}
+			e.others[k][r] = p
+		}
+	}
+}
+
+// derive sets the factor values and their column sums from θ.
+func (e *poissonEval) derive() {
 	R := e.m.K
 	for k, fac := range e.m.factors {
 		if par.Inline(fac.Rows) {
@@ -317,17 +346,6 @@ func (e *poissonEval) Prepare(theta []float64) {
 			for r, v := range e.partial[k][c*R : (c+1)*R] {
 				cs[r] += v
 			}
-		}
-	}
-	for k := range e.m.factors {
-		for r := range R {
-			p := 1.0
-			for k2 := range e.m.factors {
-				if k2 != k {
-					p *= e.colsum[k2][r]
-				}
-			}
-			e.others[k][r] = p
 		}
 	}
 }
@@ -449,7 +467,7 @@ func (e *poissonEval) Cells(c Cells, w float64, grad []float64) float64 {
 			rowOff[k] = e.m.values[k] + int(d.Coords[k][n])*R
 		}
 		lam := e.components(rowOff[:order], a)
-		ll += x * math.Log(lam)
+		ll += x * logtab.Log(lam)
 		if !doGrad {
 			continue
 		}

@@ -11,6 +11,7 @@ import (
 	"gonum.org/v1/gonum/floats"
 
 	"github.com/stirank/stirank/internal/draw"
+	"github.com/stirank/stirank/internal/logtab"
 	"github.com/stirank/stirank/internal/par"
 	"github.com/stirank/stirank/rng"
 	"github.com/stirank/stirank/tensor"
@@ -208,6 +209,12 @@ func (a *poissonAugmented) Sweep(r *rand.Rand, t float64, theta, acc []float64) 
 
 func (a *poissonAugmented) Forget() { a.current = false }
 
+func (a *poissonAugmented) NewEval() Eval {
+	e := a.m.newEval()
+	e.kernel = a
+	return e
+}
+
 // load sets the factor values and their column sums from θ.
 func (a *poissonAugmented) load(theta []float64) {
 	for k := range a.m.factors {
@@ -379,7 +386,7 @@ func (a *poissonAugmented) moveRow(ch *augmentedChunk, k, i int, t float64, last
 			x := g.Values[q]
 			lg := 0.0
 			if last {
-				lg = math.Log(lam)
+				lg = logtab.Log(lam)
 				xOld += x * lg
 			}
 			if !valid {
@@ -391,15 +398,15 @@ func (a *poissonAugmented) moveRow(ch *augmentedChunk, k, i int, t float64, last
 				d--
 			}
 			if last {
-				lgProp := math.Log(lamProp)
+				lgProp := logtab.Log(lamProp)
 				xNew += x * lgProp
 				logRatio += d * (lgProp - lg)
 			} else if d != 0 {
-				logRatio += d * math.Log(lamProp/lam)
+				logRatio += d * logtab.Log(lamProp/lam)
 			}
 		}
-		if valid {
-			p = math.Exp(min(logRatio, 0))
+		if valid && !(logRatio >= 0) { // a NaN ratio gives p = NaN: rejected
+			p = math.Exp(logRatio)
 		}
 	}
 	ch.accepted += p
@@ -409,7 +416,7 @@ func (a *poissonAugmented) moveRow(ch *augmentedChunk, k, i int, t float64, last
 		params := m.paramRow(theta, k, i)
 		for c, v := range row[lead:] {
 			if m.Param == LogScale {
-				v = math.Log(v)
+				v = logtab.Log(v)
 			}
 			params[c] = v
 		}

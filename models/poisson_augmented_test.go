@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"slices"
 	"testing"
 	"time"
 	"weak"
@@ -336,5 +337,50 @@ func smallPoissonModels(t *testing.T, seed uint64) map[string]func() (*Poisson, 
 		"nmf":   func() (*Poisson, error) { return NewPoisson("nmf", nmf, 3, rates[:2], LogScale) },
 		"cp":    func() (*Poisson, error) { return NewPoisson("cp", cp, 2, rates, LogScale) },
 		"ssnmf": func() (*Poisson, error) { return NewPoissonFixed("ssnmf", nmf, 2, rates[:2], LogScale, fixed, 2) },
+	}
+}
+
+// The kernel's evaluator, prepared at the θ the kernel's last sweep left, takes the kernel's
+// values (bit for bit) and gives the log-likelihood and Stein variates a fresh evaluator derives
+// from θ (to the last digits); prepared at any other θ it derives them as a fresh one does.
+func TestKernelEvalTakesTheSweepsValues(t *testing.T) {
+	for name, build := range smallPoissonModels(t, 11) {
+		m, err := build()
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := rng.New(11, 1)
+		theta, center := make([]float64, m.Dim()), make([]float64, m.Dim())
+		m.SamplePrior(r, theta)
+		m.SamplePrior(r, center)
+		k := m.NewAugmented()
+		e, fresh := k.NewEval(), m.NewEval()
+		for range 3 {
+			k.Sweep(r, 0.3, theta, make([]float64, len(m.Factors())))
+		}
+		p := len(m.Factors()) + 1
+		compare := func(what string) {
+			e.Prepare(theta)
+			fresh.Prepare(theta)
+			got, want := make([]float64, p+1), make([]float64, p+1)
+			got[p], want[p] = LogLik(e, m), LogLik(fresh, m)
+			e.(SteinVariates).SteinVariates(center, 0.3, got[:p])
+			fresh.(SteinVariates).SteinVariates(center, 0.3, want[:p])
+			for i := range got {
+				if math.Abs(got[i]-want[i]) > 1e-10*(1+math.Abs(want[i])) {
+					t.Errorf("%s %s: the kernel's evaluator gives %v, a fresh one %v", name, what, got, want)
+					break
+				}
+			}
+		}
+		compare("after a sweep")
+		if kf := k.(*poissonAugmented).f; !slices.Equal(e.(*poissonEval).f, kf) {
+			t.Errorf("%s: the evaluator did not take the kernel's values", name)
+		}
+		theta[len(theta)-1] += 0.25
+		compare("at another θ")
+		if !slices.Equal(e.(*poissonEval).f, fresh.(*poissonEval).f) {
+			t.Errorf("%s: at another θ the evaluator's values are not θ's", name)
+		}
 	}
 }

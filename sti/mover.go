@@ -33,10 +33,11 @@ type mover interface {
 // newMover returns the model's data-augmentation kernel where it has one (models.Augmentable),
 // else MALA on the whole parameter.
 func newMover(m models.Model) mover {
-	base := moverBase{m: m, e: m.NewEval()}
 	if a, ok := m.(models.Augmentable); ok {
-		return &gibbsMover{moverBase: base, k: a.NewAugmented(), acc: make([]float64, len(m.Factors()))}
+		k := a.NewAugmented()
+		return &gibbsMover{moverBase: moverBase{m: m, e: k.NewEval()}, k: k, acc: make([]float64, len(m.Factors()))}
 	}
+	base := moverBase{m: m, e: m.NewEval()}
 	d := m.Dim()
 	point := func() *samplers.Point {
 		return &samplers.Point{Grad: make([]float64, d), Metric: make([]float64, d), Gamma: make([]float64, d)}

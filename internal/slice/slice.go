@@ -47,7 +47,10 @@ func Step(r *rand.Rand, h func(float64) float64, x0, w float64) float64 {
 //
 // in the factors and in their logarithms alike.
 func LogScale(r *rand.Rand, n1, n2, a, b float64) float64 {
-	h := func(u float64) float64 { return (n1-n2)*u - a*math.Exp(u) - b*math.Exp(-u) }
+	h := func(u float64) float64 {
+		e := math.Exp(u)
+		return (n1-n2)*u - a*e - b/e
+	}
 	w := 2 / math.Sqrt(n1+n2)
 	u := 0.0
 	for range 3 {
