@@ -34,8 +34,9 @@ func (m *Poisson) NewAugmented() Augmented {
 		ch := &a.chunks[c]
 		ch.st.Init(0)
 		// One block per chunk, padded by a cache line: chunks write their scratch at every cell.
-		buf := make([]float64, 5*K+8)
-		ch.other, ch.comp, ch.cum, ch.prop, ch.colsum = buf[:K], buf[K:2*K], buf[2*K:3*K], buf[3*K:4*K], buf[4*K:5*K]
+		buf := make([]float64, 4*K+8)
+		ch.other, ch.comp, ch.prop, ch.colsum = buf[:K], buf[K:2*K], buf[2*K:3*K], buf[3*K:4*K]
+		ch.split = draw.SplitScratch(K)
 		ch.cnt = make([]int, K+8)[:K]
 	}
 	return a
@@ -145,11 +146,12 @@ type poissonAugmented struct {
 
 // augmentedChunk is one chunk's stream, scratch and results.
 type augmentedChunk struct {
-	st                             rng.Stream
-	other, comp, cum, prop, colsum []float64
-	cnt                            []int
-	up                             []bool    // whether ν was rounded up, per cell of the row being moved
-	lam                            []float64 // λ of each cell of the row being moved, from its first read
+	st                        rng.Stream
+	other, comp, prop, colsum []float64
+	split                     []float64 // draw.SplitProducts' scratch
+	cnt                       []int
+	up                        []bool    // whether ν was rounded up, per cell of the row being moved
+	lam                       []float64 // λ of each cell of the row being moved, from its first read
 	// others keeps each cell's Π_{m≠k} F_m[i_m, ·] of a tensor from a row's first read for its
 	// second, so that the second reads them in order instead of gathering the other factors'
 	// rows again; rows with more than maxKept values gather twice instead. A matrix's cell has one
@@ -327,14 +329,22 @@ func (a *poissonAugmented) moveRow(ch *augmentedChunk, k, i int, t float64, last
 	if kept && len(ch.others) < (hi-lo)*K {
 		ch.others = make([]float64, max(hi-lo, min(2*(hi-lo), maxKept/K))*K)
 	}
+	if kept {
+		// Gathered apart from the splits, the other factors' rows of one cell are read while
+		// those of the cells before it are still on their way from memory.
+		for p := lo; p < hi; p++ {
+			a.others(g, p, ch.others[(p-lo)*K:(p-lo+1)*K])
+		}
+	}
 	clear(ch.cnt)
 	rounded := false
 	for p := lo; p < hi; p++ {
-		o := ch.other
+		var o []float64
 		if kept {
 			o = ch.others[(p-lo)*K : (p-lo+1)*K]
+		} else {
+			o = a.others(g, p, ch.other)
 		}
-		o = a.others(g, p, o)
 		tx := t * g.Values[p]
 		nu := math.Floor(tx)
 		up[p-lo] = false
@@ -349,14 +359,7 @@ func (a *poissonAugmented) moveRow(ch *augmentedChunk, k, i int, t float64, last
 			lams[p-lo] = floats.Dot(row, o)
 			continue
 		}
-		// The split needs the running sums of the components, whose last is λ.
-		lam := 0.0
-		for c, v := range row {
-			lam += v * o[c]
-			ch.cum[c] = lam
-		}
-		lams[p-lo] = lam
-		draw.Multinomial(ch.st.Rand, int(nu), ch.cum, ch.cnt)
+		lams[p-lo] = draw.SplitProducts(ch.st.Rand, int(nu), row, o, ch.cnt, ch.split)
 	}
 	valid := true
 	copy(ch.prop[:lead], row[:lead])

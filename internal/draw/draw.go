@@ -124,3 +124,100 @@ func Binomial(r *rand.Rand, n int, p float64) int {
 		}
 	}
 }
+
+// splitBlock is the number of components SplitProducts sums in one block.
+const splitBlock = 8
+
+// SplitScratch returns the scratch SplitProducts needs for k components.
+func SplitScratch(k int) []float64 { return make([]float64, k+(k+splitBlock-1)/splitBlock) }
+
+// SplitProducts splits the count x over the components, component c having weight w[c]·o[c],
+// adds the parts to out (as Multinomial does) and returns the total weight Σ_c w[c]·o[c], with
+// scratch from SplitScratch(len(w)). It keeps the products and the running sums of blocks of 8
+// of them, which are independent sums where Multinomial's running sums of the components are one
+// chain of dependent additions, the cost of a Poisson cell's split at large rank: an event finds
+// its block by bisection on the blocks' running sums and its component by a scan within the
+// block. It draws what Multinomial draws, in the same order, and the parts differ from
+// Multinomial's only where a draw falls within rounding of a boundary between two components.
+func SplitProducts(r *rand.Rand, x int, w, o []float64, out []int, scratch []float64) float64 {
+	R := len(w)
+	o = o[:R]
+	nb := (R + splitBlock - 1) / splitBlock
+	p, cb := scratch[:R], scratch[R:R+nb]
+	total := 0.0
+	for b := range nb {
+		lo := b * splitBlock
+		s := 0.0
+		if lo+splitBlock <= R {
+			ww, oo, pp := w[lo:lo+splitBlock], o[lo:lo+splitBlock], p[lo:lo+splitBlock]
+			p0, p1, p2, p3 := ww[0]*oo[0], ww[1]*oo[1], ww[2]*oo[2], ww[3]*oo[3]
+			p4, p5, p6, p7 := ww[4]*oo[4], ww[5]*oo[5], ww[6]*oo[6], ww[7]*oo[7]
+			pp[0], pp[1], pp[2], pp[3], pp[4], pp[5], pp[6], pp[7] = p0, p1, p2, p3, p4, p5, p6, p7
+			s = ((p0 + p1) + (p2 + p3)) + ((p4 + p5) + (p6 + p7))
+		} else {
+			for c := lo; c < R; c++ {
+				v := w[c] * o[c]
+				p[c] = v
+				s += v
+			}
+		}
+		total += s
+		cb[b] = total
+	}
+	switch {
+	case x == 0:
+	case R == 1:
+		out[0] += x
+	case x <= 2*R+8:
+		for range x {
+			out[pickProduct(r.Float64()*total, p, cb)]++
+		}
+	default:
+		left := x
+		below := 0.0 // the weight of the components already split off
+		for k := 0; k < R-1 && left > 0; k++ {
+			rest := total - below
+			if rest <= 0 {
+				break
+			}
+			q := p[k] / rest
+			var c int
+			switch {
+			case q >= 1:
+				c = left
+			case q <= 0:
+				c = 0
+			default:
+				c = Binomial(r, left, q)
+			}
+			out[k] += c
+			left -= c
+			below += p[k]
+		}
+		out[R-1] += left
+	}
+	return total
+}
+
+// pickProduct returns the first component whose running sum exceeds u, given the components'
+// weights p and the running sums cb of their blocks: the block by bisection, the component by a
+// scan of the block (its last component takes what rounding leaves).
+func pickProduct(u float64, p, cb []float64) int {
+	lo, hi := 0, len(cb)-1
+	for lo < hi {
+		mid := int(uint(lo+hi) >> 1)
+		if u < cb[mid] {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	c, acc := lo*splitBlock, 0.0
+	if lo > 0 {
+		acc = cb[lo-1]
+	}
+	for end := min(c+splitBlock, len(p)) - 1; c < end && acc+p[c] <= u; c++ {
+		acc += p[c]
+	}
+	return c
+}

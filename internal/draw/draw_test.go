@@ -2,6 +2,7 @@ package draw
 
 import (
 	"math"
+	"slices"
 	"testing"
 
 	"gonum.org/v1/gonum/stat/distuv"
@@ -40,28 +41,58 @@ func TestBinomialFollowsItsDistribution(t *testing.T) {
 	}
 }
 
-// A split must give each component its share of the weight, on both of Multinomial's methods
-// (events one at a time by bisection, conditional binomials) and with components of no weight:
-// over many splits, Pearson's χ² of the components' totals against x·w_k/Σw stays below the
-// 1 − 10⁻⁶ quantile, and a component of no weight gets nothing.
+// A split must give each component its share of the weight, on both methods of Multinomial and
+// SplitProducts (events one at a time, conditional binomials), with blocks of 8 components full
+// and not, and with components of no weight: over many splits, Pearson's χ² of the components'
+// totals against x·w_k/Σw stays below the 1 − 10⁻⁶ quantile, and a component of no weight gets
+// nothing. SplitProducts returns the total weight, and on the same stream its parts are
+// Multinomial's.
 func TestMultinomialSplitsByWeight(t *testing.T) {
 	const splits = 20000
-	for _, c := range []struct{ K, x int }{{3, 1}, {3, 5}, {3, 200}, {40, 7}, {40, 60}, {40, 1000}} {
+	for _, c := range []struct {
+		K, x     int
+		products bool
+	}{{3, 1, false}, {3, 5, false}, {3, 200, false}, {40, 7, false}, {40, 60, false}, {40, 1000, false},
+		{3, 5, true}, {3, 200, true}, {40, 7, true}, {40, 60, true}, {40, 1000, true}, {45, 30, true}} {
 		r := rng.New(12, uint64(c.K), uint64(c.x))
-		w := make([]float64, c.K)
+		w, o := make([]float64, c.K), make([]float64, c.K)
 		cum := make([]float64, c.K)
 		s := 0.0
 		for k := range w {
+			o[k] = 0.5 + r.Float64()
 			if k%7 != 3 { // components 3, 10, 17, … have no weight
 				w[k] = 0.2 + r.Float64()
 			}
-			s += w[k]
+			s += w[k] * o[k]
 			cum[k] = s
 		}
+		weight := make([]float64, c.K)
+		for k := range w {
+			weight[k] = w[k] * o[k]
+		}
+		scratch := SplitScratch(c.K)
+		// ref draws Multinomial's splits from the stream SplitProducts draws from.
+		ref := rng.New(12, uint64(c.K), uint64(c.x), 1)
+		if c.products {
+			r = rng.New(12, uint64(c.K), uint64(c.x), 1)
+		}
+		same := 0
 		got := make([]int, c.K)
 		for range splits {
 			out := make([]int, c.K)
-			Multinomial(r, c.x, cum, out)
+			if c.products {
+				total := SplitProducts(r, c.x, w, o, out, scratch)
+				if math.Abs(total-s) > 1e-12*s {
+					t.Fatalf("K=%d: SplitProducts gives the total weight %v, want %v", c.K, total, s)
+				}
+				want := make([]int, c.K)
+				Multinomial(ref, c.x, cum, want)
+				if slices.Equal(out, want) {
+					same++
+				}
+			} else {
+				Multinomial(r, c.x, cum, out)
+			}
 			n := 0
 			for k, v := range out {
 				got[k] += v
@@ -73,7 +104,7 @@ func TestMultinomialSplitsByWeight(t *testing.T) {
 		}
 		chi2 := 0.0
 		for k, g := range got {
-			want := float64(splits*c.x) * w[k] / s
+			want := float64(splits*c.x) * weight[k] / s
 			if want == 0 {
 				if g != 0 {
 					t.Errorf("K=%d x=%d: component %d has no weight and got %d", c.K, c.x, k, g)
@@ -81,7 +112,10 @@ func TestMultinomialSplitsByWeight(t *testing.T) {
 				continue
 			}
 			// A component's total is binomial over splits·x events, of variance want·(1 − w/Σw).
-			chi2 += (float64(g) - want) * (float64(g) - want) / (want * (1 - w[k]/s))
+			chi2 += (float64(g) - want) * (float64(g) - want) / (want * (1 - weight[k]/s))
+		}
+		if c.products && same < splits-splits/1000 {
+			t.Errorf("K=%d x=%d: SplitProducts and Multinomial split alike only %d times of %d", c.K, c.x, same, splits)
 		}
 		nonzero := c.K - (c.K+3)/7
 		if limit := (distuv.ChiSquared{K: float64(nonzero)}).Quantile(1 - 1e-6); chi2 > limit {
