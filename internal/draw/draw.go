@@ -104,7 +104,11 @@ func Binomial(r *rand.Rand, n int, p float64) int {
 		return int(distuv.Binomial{N: float64(n), P: p, Src: r}.Rand())
 	}
 	q := 1 - p
-	q0 := math.Exp(float64(n) * math.Log1p(-p))
+	q0 := powInt(q, n)
+	if n > 1024 {
+		// q = 1 − p rounded carries a relative error up to 2⁻⁵³, which q^n multiplies by n.
+		q0 = math.Exp(float64(n) * math.Log1p(-p))
+	}
 	// Mass beyond the bound is below 1e-20; a try that runs past it starts again.
 	bound := min(float64(n), np+10*math.Sqrt(np*q+1))
 	for {
@@ -123,6 +127,19 @@ func Binomial(r *rand.Rand, n int, p float64) int {
 			return x
 		}
 	}
+}
+
+// powInt returns b^n for n ≥ 0 by repeated squaring: a few products where exp(n·log b) costs a
+// logarithm and an exponential, which dominated the splits of large counts.
+func powInt(b float64, n int) float64 {
+	r := 1.0
+	for ; n > 0; n >>= 1 {
+		if n&1 == 1 {
+			r *= b
+		}
+		b *= b
+	}
+	return r
 }
 
 // splitBlock is the number of components SplitProducts sums in one block.

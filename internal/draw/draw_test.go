@@ -10,15 +10,16 @@ import (
 	"github.com/stirank/stirank/rng"
 )
 
-// Binomial draws must follow the binomial distribution on both of its methods (inversion and
-// gonum's rejection) and on both sides of p = ½: Pearson's χ² over the cells with an expected
+// Binomial draws must follow the binomial distribution on both of its methods (inversion, with
+// (1 − p)^n by squaring and, for n > 1024, by exp and log1p; gonum's rejection) and on both sides
+// of p = ½: Pearson's χ² over the cells with an expected
 // count of at least 5 stays below the 1 − 10⁻⁶ quantile of its distribution.
 func TestBinomialFollowsItsDistribution(t *testing.T) {
 	const draws = 200000
 	for _, c := range []struct {
 		n int
 		p float64
-	}{{1, 0.3}, {7, 0.5}, {40, 0.1}, {100, 0.25}, {60, 0.8}, {300, 0.09}, {1000, 0.2}} {
+	}{{1, 0.3}, {7, 0.5}, {40, 0.1}, {100, 0.25}, {60, 0.8}, {300, 0.09}, {1000, 0.2}, {1023, 0.01}, {5000, 0.003}} {
 		r := rng.New(11, uint64(c.n))
 		counts := make([]float64, c.n+1)
 		for range draws {
