@@ -49,7 +49,18 @@ func Multinomial(r *rand.Rand, x int, cum []float64, out []int) {
 		}
 		return
 	}
-	total := cum[R-1]
+	splitBinomials(r, x, cum[R-1], func(k int) float64 {
+		if k == 0 {
+			return cum[0]
+		}
+		return cum[k] - cum[k-1]
+	}, out[:R])
+}
+
+// splitBinomials splits the count x over the components, component k having weight(k) of the
+// total, by a sequence of conditional binomials, and adds the parts to out.
+func splitBinomials(r *rand.Rand, x int, total float64, weight func(k int) float64, out []int) {
+	R := len(out)
 	left := x
 	below := 0.0 // the weight of the components already split off
 	for k := 0; k < R-1 && left > 0; k++ {
@@ -57,7 +68,8 @@ func Multinomial(r *rand.Rand, x int, cum []float64, out []int) {
 		if rest <= 0 {
 			break
 		}
-		q := (cum[k] - below) / rest
+		w := weight(k)
+		q := w / rest
 		var c int
 		switch {
 		case q >= 1:
@@ -69,7 +81,7 @@ func Multinomial(r *rand.Rand, x int, cum []float64, out []int) {
 		}
 		out[k] += c
 		left -= c
-		below = cum[k]
+		below += w
 	}
 	out[R-1] += left
 }
@@ -190,28 +202,7 @@ func SplitProducts(r *rand.Rand, x int, w, o []float64, out []int, scratch []flo
 			out[pickProduct(r.Float64()*total, p, cb)]++
 		}
 	default:
-		left := x
-		below := 0.0 // the weight of the components already split off
-		for k := 0; k < R-1 && left > 0; k++ {
-			rest := total - below
-			if rest <= 0 {
-				break
-			}
-			q := p[k] / rest
-			var c int
-			switch {
-			case q >= 1:
-				c = left
-			case q <= 0:
-				c = 0
-			default:
-				c = Binomial(r, left, q)
-			}
-			out[k] += c
-			left -= c
-			below += p[k]
-		}
-		out[R-1] += left
+		splitBinomials(r, x, total, func(k int) float64 { return p[k] }, out[:R])
 	}
 	return total
 }
