@@ -91,7 +91,12 @@ func splitBinomials(r *rand.Rand, x int, total float64, weight func(k int) float
 // draw on [0, cum[len−1]), found by bisection, so an event costs O(log K) however many
 // components there are.
 func Categorical(r *rand.Rand, cum []float64) int {
-	u := r.Float64() * cum[len(cum)-1]
+	return firstAbove(r.Float64()*cum[len(cum)-1], cum)
+}
+
+// firstAbove returns the first k with u < cum[k] for non-decreasing cum, by bisection; the last
+// index where none is (u at or beyond the total by rounding).
+func firstAbove(u float64, cum []float64) int {
 	lo, hi := 0, len(cum)-1
 	for lo < hi {
 		mid := int(uint(lo+hi) >> 1)
@@ -211,15 +216,7 @@ func SplitProducts(r *rand.Rand, x int, w, o []float64, out []int, scratch []flo
 // weights p and the running sums cb of their blocks: the block by bisection, the component by a
 // scan of the block (its last component takes what rounding leaves).
 func pickProduct(u float64, p, cb []float64) int {
-	lo, hi := 0, len(cb)-1
-	for lo < hi {
-		mid := int(uint(lo+hi) >> 1)
-		if u < cb[mid] {
-			hi = mid
-		} else {
-			lo = mid + 1
-		}
-	}
+	lo := firstAbove(u, cb)
 	c, acc := lo*splitBlock, 0.0
 	if lo > 0 {
 		acc = cb[lo-1]
