@@ -121,8 +121,10 @@ func Binomial(r *rand.Rand, n int, p float64) int {
 		return int(distuv.Binomial{N: float64(n), P: p, Src: r}.Rand())
 	}
 	q := 1 - p
-	q0 := powInt(q, n)
-	if n > 1024 {
+	var q0 float64
+	if n <= 1024 {
+		q0 = powInt(q, n)
+	} else {
 		// q = 1 − p rounded carries a relative error up to 2⁻⁵³, which q^n multiplies by n.
 		q0 = math.Exp(float64(n) * math.Log1p(-p))
 	}
