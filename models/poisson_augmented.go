@@ -19,11 +19,16 @@ import (
 
 var _ Augmentable = (*Poisson)(nil)
 
-// NewAugmented returns the tempered Gibbs kernel of the Poisson model (poissonAugmented).
-func (m *Poisson) NewAugmented() Augmented {
+// NewAugmented returns the tempered Gibbs kernel of the Poisson model (poissonAugmented), which at
+// rank 1 draws every row from its exact conditional.
+func (m *Poisson) NewAugmented() Augmented { return m.newAugmented(m.rank1()) }
+
+// newAugmented returns the tempered Gibbs kernel; rank1 selects its rank-1 moves (drawRank1Row),
+// which only a rank-1 model can take. The moves of higher ranks are exact at rank 1 too.
+func (m *Poisson) newAugmented(rank1 bool) *poissonAugmented {
 	lay := m.augmentedLayout()
 	K := m.K
-	a := &poissonAugmented{m: m, lay: lay, f: m.newValues(), rate: make([]float64, K)}
+	a := &poissonAugmented{m: m, lay: lay, f: m.newValues(), rate: make([]float64, K), rank1: rank1 && m.rank1()}
 	n := 0
 	for k := range m.factors {
 		a.colsum = append(a.colsum, make([]float64, K))
@@ -119,7 +124,9 @@ func workChunks(start []int) []int {
 // π_t(F')π̃(F) / (π_t(F)π̃(F')) = Π_n (λ'_n / λ_n)^{t·x_n − ν_n}, which factorises over the rows of
 // F_k (independent given the other factors), so each row is accepted on its own. The exponents
 // are below one in size and of mean zero, so the acceptance stays high however large the counts;
-// at t = 1 nothing is rounded and the kernel is the plain Gibbs sampler.
+// at t = 1 nothing is rounded and the kernel is the plain Gibbs sampler. At rank 1 (Poisson.rank1)
+// the tempered conditional itself is a Gamma, F'_k[i] ~ Gamma(1 + t·M_k[i], λ_k + t·Π_{m≠k} Σ_i F_m[i])
+// with M_k the data's margin, and the kernel draws it directly (drawRank1Row).
 //
 // With a fixed block (NewPoissonFixed) the counts are split over all K components, fixed ones
 // included, and a mode-0 row proposes its free entries only: the fixed entries are its
@@ -142,6 +149,7 @@ type poissonAugmented struct {
 	// false when they are not): a chain's next sweep starts from that θ and need not load them.
 	theta   []float64
 	current bool
+	rank1   bool // rows drawn by drawRank1Row
 }
 
 // augmentedChunk is one chunk's stream, scratch and results.
@@ -183,13 +191,17 @@ func (a *poissonAugmented) Sweep(r *rand.Rand, t float64, theta, acc []float64) 
 			ch.accepted, ch.ll = 0, 0
 			clear(ch.colsum)
 			for i := lo; i < hi; i++ {
-				a.moveRow(ch, k, i, t, last, theta)
+				if a.rank1 {
+					a.drawRank1Row(ch, k, i, t, theta)
+				} else {
+					a.moveRow(ch, k, i, t, last, theta)
+				}
 			}
 		})
 		accepted := 0.0
 		for c := range len(a.lay.chunks[k]) - 1 {
 			accepted += a.chunks[c].accepted
-			if last {
+			if last || a.rank1 {
 				ll += a.chunks[c].ll
 			}
 		}
@@ -257,7 +269,6 @@ func (a *poissonAugmented) Ascend(t float64, theta []float64) {
 			continue
 		}
 		a.conditionalRates(k, t)
-		g := a.lay.byRow[k]
 		lead := m.lead(k)
 		a.each(k, func(ch *augmentedChunk, lo, hi int) {
 			clear(ch.colsum)
@@ -265,18 +276,10 @@ func (a *poissonAugmented) Ascend(t float64, theta []float64) {
 			for i := lo; i < hi; i++ {
 				row := m.valueRow(a.f, k, i)
 				clear(ez)
-				for p := g.Start[i]; p < g.Start[i+1]; p++ {
-					o := a.others(g, p, ch.other)
-					lam := 0.0
-					for c := range o {
-						ch.comp[c] = row[c] * o[c]
-						lam += ch.comp[c]
-					}
-					if x := g.Values[p]; x > 0 {
-						for c, v := range ch.comp {
-							ez[c] += t * x * v / lam
-						}
-					}
+				if a.rank1 {
+					ez[0] = t * m.margins[k][i] // every count falls on the one component
+				} else {
+					a.expectedCounts(ch, k, i, t, ez)
 				}
 				params := m.paramRow(theta, k, i)
 				for c := lead; c < len(row); c++ {
@@ -292,6 +295,26 @@ func (a *poissonAugmented) Ascend(t float64, theta []float64) {
 				}
 			}
 		})
+	}
+}
+
+// expectedCounts adds to ez the expected counts E[Z_ir] of component r in row i of factor k at t:
+// each cell's t·x split in proportion to its components.
+func (a *poissonAugmented) expectedCounts(ch *augmentedChunk, k, i int, t float64, ez []float64) {
+	g := a.lay.byRow[k]
+	row := a.m.valueRow(a.f, k, i)
+	for p := g.Start[i]; p < g.Start[i+1]; p++ {
+		o := a.others(g, p, ch.other)
+		lam := 0.0
+		for c := range o {
+			ch.comp[c] = row[c] * o[c]
+			lam += ch.comp[c]
+		}
+		if x := g.Values[p]; x > 0 {
+			for c, v := range ch.comp {
+				ez[c] += t * x * v / lam
+			}
+		}
 	}
 }
 
@@ -431,6 +454,31 @@ func (a *poissonAugmented) moveRow(ch *augmentedChunk, k, i int, t float64, last
 	for c, v := range row {
 		ch.colsum[c] += v
 	}
+}
+
+// drawRank1Row draws row i of factor k at rank 1 (Poisson.rank1) from its conditional at t, which
+// is exact without augmentation: the row's cells contribute F^{t·M} e^{−t·F·Π_{m≠k} colsum_m}, M
+// its margin, so the conditional is Gamma(1 + t·M, rate) at every temperature and needs neither a
+// split nor a Metropolis–Hastings correction. It adds M log F (its share of Σ x log λ) to the
+// chunk's log-likelihood.
+func (a *poissonAugmented) drawRank1Row(ch *augmentedChunk, k, i int, t float64, theta []float64) {
+	m := a.m
+	row := m.valueRow(a.f, k, i)
+	x := m.margins[k][i]
+	// A Gamma draw can underflow to zero, whose logarithm the log parameterisation cannot take:
+	// the row then stays.
+	if v := draw.Gamma(ch.st.Rand, 1+t*x, a.rate[0]); v > 0 && !math.IsInf(v, 0) {
+		row[0] = v
+		if m.Param == LogScale {
+			v = logtab.Log(v)
+		}
+		m.paramRow(theta, k, i)[0] = v
+		ch.accepted++
+	}
+	if x > 0 {
+		ch.ll += x * logtab.Log(row[0])
+	}
+	ch.colsum[0] += row[0]
 }
 
 // maxKept bounds the values a chunk keeps between a row's two reads (see augmentedChunk.others):

@@ -33,13 +33,22 @@ func batchMean(means []float64) (float64, float64) {
 // is zero) as near the posterior. The temperatures and the difference step are dyadic, so the
 // scaled margins of every mode sum to the same total exactly. Without the Metropolis–Hastings
 // correction (every proposal accepted) the run settles on the rounded counts' surrogate instead
-// and misses f(t) by many standard errors (checked).
+// and misses f(t) by many standard errors (checked). Both kernels are checked: the split moves of
+// every rank and the rank-1 draws from the exact conditional (drawRank1Row; with the margins' t
+// left out of the Gamma's shape it misses by hundreds of standard errors, checked).
 func TestAugmentedKernelKeepsThePowerPosterior(t *testing.T) {
-	for _, c := range []struct {
+	type kernelCase struct {
 		name  string
 		shape []int
 		param Param
-	}{{"nmf", []int{6, 5}, LogScale}, {"nmf", []int{6, 5}, Direct}, {"cp", []int{4, 3, 3}, LogScale}} {
+		rank1 bool
+	}
+	var cases []kernelCase
+	for _, rank1 := range []bool{false, true} {
+		cases = append(cases, kernelCase{"nmf", []int{6, 5}, LogScale, rank1}, kernelCase{"nmf", []int{6, 5}, Direct, rank1},
+			kernelCase{"cp", []int{4, 3, 3}, LogScale, rank1})
+	}
+	for _, c := range cases {
 		rates := make([]float64, len(c.shape))
 		for m := range rates {
 			rates[m] = 0.3
@@ -59,7 +68,7 @@ func TestAugmentedKernelKeepsThePowerPosterior(t *testing.T) {
 			r := rng.New(5, 2, uint64(param))
 			theta := make([]float64, m.Dim())
 			m.SamplePrior(r, theta)
-			k, e := m.NewAugmented(), m.NewEval()
+			k, e := m.newAugmented(c.rank1), m.NewEval()
 			acc := make([]float64, len(c.shape))
 			const burn, sweeps, batches = 500, 40000, 40
 			means := make([]float64, batches)
@@ -69,7 +78,7 @@ func TestAugmentedKernelKeepsThePowerPosterior(t *testing.T) {
 				if s%1000 == 0 {
 					e.Prepare(theta)
 					if want := LogLik(e, m); math.Abs(ll-want) > 1e-9*math.Abs(want) {
-						t.Fatalf("%v %v t=%v sweep %d: Sweep returned log-likelihood %v, the evaluator %v", c.shape, param, temp, s, ll, want)
+						t.Fatalf("%v %v rank-1 draws %v t=%v sweep %d: Sweep returned log-likelihood %v, the evaluator %v", c.shape, param, c.rank1, temp, s, ll, want)
 					}
 				}
 				if s < burn {
@@ -81,9 +90,9 @@ func TestAugmentedKernelKeepsThePowerPosterior(t *testing.T) {
 				}
 			}
 			mean, se := batchMean(means)
-			t.Logf("%v %v t=%v: mean log-lik %.3f ± %.3f, exact %.3f; acceptance %.3f", c.shape, param, temp, mean, se, want, accepted)
+			t.Logf("%v %v rank-1 draws %v t=%v: mean log-lik %.3f ± %.3f, exact %.3f; acceptance %.3f", c.shape, param, c.rank1, temp, mean, se, want, accepted)
 			if math.Abs(mean-want) > 4*se || se > 0.005*math.Abs(want) {
-				t.Errorf("%v %v t=%v: mean log-likelihood %.3f ± %.3f, exact f(t) = %.3f", c.shape, param, temp, mean, se, want)
+				t.Errorf("%v %v rank-1 draws %v t=%v: mean log-likelihood %.3f ± %.3f, exact f(t) = %.3f", c.shape, param, c.rank1, temp, mean, se, want)
 			}
 		}
 	}
@@ -301,6 +310,61 @@ func TestAugmentedAscendFindsTheMode(t *testing.T) {
 			t.Logf("%s t=%v: tempered log posterior %.6f, largest gradient entry %.2g", name, temp, prev, worst)
 			if worst > 1e-3 {
 				t.Errorf("%s t=%v: EM stopped where the gradient has an entry of %.3g", name, temp, worst)
+			}
+		}
+	}
+}
+
+// At rank 1 the evaluator reads the data's margins instead of its cells (Poisson.rank1): its
+// log-likelihood and Stein variates must be what the cells give, cell by cell, and EM from the
+// margins must climb to the mode EM from the cells reaches.
+func TestRank1EvaluatorReadsTheMargins(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		shape []int
+	}{{"nmf", []int{12, 9}}, {"cp", []int{6, 5, 4}}} {
+		rates := []float64{0.5, 0.5, 0.5}[:len(c.shape)]
+		data, _, err := GeneratePoisson(rng.New(4, 1), c.shape, 2, rates)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := NewPoisson(c.name, data, 1, rates, LogScale)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := rng.New(4, 2)
+		theta, center := make([]float64, m.Dim()), make([]float64, m.Dim())
+		m.SamplePrior(r, theta)
+		m.SamplePrior(r, center)
+		e := m.newEval()
+		e.Prepare(theta)
+		all := make([]int32, m.NumCells())
+		for i := range all {
+			all[i] = int32(i)
+		}
+		got, want := e.Cells(Cells{Lo: 0, Hi: m.NumCells()}, 0, nil), e.Cells(Cells{Lo: 0, Hi: m.NumCells(), Index: all}, 0, nil)
+		if math.Abs(got-want) > 1e-12*math.Abs(want) {
+			t.Errorf("%s: Σ x log λ from the margins %v, from the cells %v", c.name, got, want)
+		}
+		var fromMargins, fromCells [tensor.MaxOrder + 1]float64
+		e.steinMargins(center, &fromMargins)
+		e.steinCells(center, 0, m.NumCells(), &fromCells)
+		for k := range fromCells {
+			if math.Abs(fromMargins[k]-fromCells[k]) > 1e-10*(1+math.Abs(fromCells[k])) {
+				t.Errorf("%s: Stein terms from the margins %v, from the cells %v", c.name, fromMargins, fromCells)
+				break
+			}
+		}
+		fast, split := slices.Clone(theta), slices.Clone(theta)
+		kf, ks := m.newAugmented(true), m.newAugmented(false)
+		for range 200 {
+			kf.Ascend(0.5, fast)
+			ks.Ascend(0.5, split)
+		}
+		for i := range fast {
+			if math.Abs(fast[i]-split[i]) > 1e-9*(1+math.Abs(split[i])) {
+				t.Errorf("%s: EM from the margins reached %v, from the cells %v (entry %d)", c.name, fast[i], split[i], i)
+				break
 			}
 		}
 	}

@@ -54,16 +54,10 @@ func Rank1LogPower(data *tensor.Sparse, rates []float64) (func(t float64) (float
 	if len(rates) != order {
 		return nil, fmt.Errorf("rank-1 evidence: %d modes and %d prior rates", order, len(rates))
 	}
-	margins := make([][]float64, order)
-	for m, n := range data.Shape {
-		margins[m] = make([]float64, n)
-	}
+	margins := Margins(data)
 	var logFact sum
 	N := 0.0
-	for n, x := range data.Values {
-		for m := range order {
-			margins[m][data.Coords[m][n]] += x
-		}
+	for _, x := range data.Values {
 		N += x
 		logFact.add(lgamma(x + 1))
 	}
@@ -83,6 +77,21 @@ func Rank1LogPower(data *tensor.Sparse, rates []float64) (func(t float64) (float
 		v, err := Rank1LogEvidenceMargins(scaledMargins, scaled)
 		return v - t*N*math.Log(t) - t*logFact.value(), err
 	}, nil
+}
+
+// Margins returns the data's sums over all modes but one: margins[m][i] is the total count of the
+// cells whose mode-m index is i. At rank 1 they are all that the likelihood's data term depends on.
+func Margins(data *tensor.Sparse) [][]float64 {
+	margins := make([][]float64, data.Order())
+	for m, n := range data.Shape {
+		margins[m] = make([]float64, n)
+	}
+	for n, x := range data.Values {
+		for m := range margins {
+			margins[m][data.Coords[m][n]] += x
+		}
+	}
+	return margins
 }
 
 // Rank1LogEvidenceMargins returns
