@@ -216,13 +216,25 @@ func NewPoissonFixed(name string, data *tensor.Sparse, R int, rates []float64, p
 // the cells: a pass costs O(Σ rows), not O(non-zeros).
 func (m *Poisson) rank1() bool { return m.margins != nil }
 
-// rank1DataTerm returns Σ_m Σ_i M_m[i] log F_m[i] (Cells over every cell at rank 1).
-func (m *Poisson) rank1DataTerm(f []float64) float64 {
+// rank1Cells is Cells over every cell at rank 1: it returns Σ_m Σ_i M_m[i] log F_m[i] and, with a
+// gradient, adds w times that sum's derivatives, M_m[i] per parameter of the log parameterisation
+// and M_m[i] / F_m[i] of the direct one.
+func (m *Poisson) rank1Cells(f []float64, w float64, grad []float64) float64 {
 	ll := 0.0
 	for k, mk := range m.margins {
 		for i, x := range mk {
-			if x > 0 {
-				ll += x * logtab.Log(m.valueRow(f, k, i)[0])
+			if x == 0 {
+				continue
+			}
+			v := m.valueRow(f, k, i)[0]
+			ll += x * logtab.Log(v)
+			if grad == nil || w == 0 {
+				continue
+			}
+			if m.Param == LogScale {
+				m.paramRow(grad, k, i)[0] += w * x
+			} else {
+				m.paramRow(grad, k, i)[0] += w * x / v
 			}
 		}
 	}
@@ -482,8 +494,8 @@ func (e *poissonEval) Cells(c Cells, w float64, grad []float64) float64 {
 	}
 	ll := 0.0
 	doGrad := grad != nil && w != 0
-	if e.m.rank1() && !doGrad && c.Index == nil && c.Lo == 0 && c.Hi == e.m.NumCells() {
-		return e.m.rank1DataTerm(e.f)
+	if e.m.rank1() && c.Index == nil && c.Lo == 0 && c.Hi == e.m.NumCells() {
+		return e.m.rank1Cells(e.f, w, grad)
 	}
 	for p := c.Lo; p < c.Hi; p++ {
 		n := p

@@ -316,19 +316,20 @@ func TestAugmentedAscendFindsTheMode(t *testing.T) {
 }
 
 // At rank 1 the evaluator reads the data's margins instead of its cells (Poisson.rank1): its
-// log-likelihood and Stein variates must be what the cells give, cell by cell, and EM from the
-// margins must climb to the mode EM from the cells reaches.
+// log-likelihood, gradient and Stein variates must be what the cells give, cell by cell, and EM
+// from the margins must climb to the mode EM from the cells reaches.
 func TestRank1EvaluatorReadsTheMargins(t *testing.T) {
 	for _, c := range []struct {
 		name  string
 		shape []int
-	}{{"nmf", []int{12, 9}}, {"cp", []int{6, 5, 4}}} {
+		param Param
+	}{{"nmf", []int{12, 9}, LogScale}, {"nmf", []int{12, 9}, Direct}, {"cp", []int{6, 5, 4}, LogScale}, {"cp", []int{6, 5, 4}, Direct}} {
 		rates := []float64{0.5, 0.5, 0.5}[:len(c.shape)]
 		data, _, err := GeneratePoisson(rng.New(4, 1), c.shape, 2, rates)
 		if err != nil {
 			t.Fatal(err)
 		}
-		m, err := NewPoisson(c.name, data, 1, rates, LogScale)
+		m, err := NewPoisson(c.name, data, 1, rates, c.param)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -342,9 +343,19 @@ func TestRank1EvaluatorReadsTheMargins(t *testing.T) {
 		for i := range all {
 			all[i] = int32(i)
 		}
-		got, want := e.Cells(Cells{Lo: 0, Hi: m.NumCells()}, 0, nil), e.Cells(Cells{Lo: 0, Hi: m.NumCells(), Index: all}, 0, nil)
+		gGot, gWant := make([]float64, m.Dim()), make([]float64, m.Dim())
+		got, want := e.Cells(Cells{Lo: 0, Hi: m.NumCells()}, 0.7, gGot), e.Cells(Cells{Lo: 0, Hi: m.NumCells(), Index: all}, 0.7, gWant)
 		if math.Abs(got-want) > 1e-12*math.Abs(want) {
-			t.Errorf("%s: Σ x log λ from the margins %v, from the cells %v", c.name, got, want)
+			t.Errorf("%s %v: Σ x log λ from the margins %v, from the cells %v", c.name, c.param, got, want)
+		}
+		for i := range gWant {
+			if math.Abs(gGot[i]-gWant[i]) > 1e-10*(1+math.Abs(gWant[i])) {
+				t.Errorf("%s %v: gradient entry %d from the margins %v, from the cells %v", c.name, c.param, i, gGot[i], gWant[i])
+				break
+			}
+		}
+		if c.param != LogScale {
+			continue // the Stein variates are of the log parameterisation
 		}
 		var fromMargins, fromCells [tensor.MaxOrder + 1]float64
 		e.steinMargins(center, &fromMargins)
