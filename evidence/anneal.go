@@ -116,9 +116,9 @@ func CombineAnnealed(anneals []AnnealSummary, chains []ChainSummary) (RankEviden
 		trap[i] = Trapezoid(l, f)
 		ti[i] = Integrate(l, f, v)
 		smc[i] = a.LogZ
-		w, _ := l.Rule()
+		wf, wv := l.Rule()
 		for k, r := range pooled[i] {
-			re.StdErrWithin += w[k] * w[k] * r.StdErr * r.StdErr
+			re.StdErrWithin += r.withinVariance(wf[k], wv[k])
 		}
 		re.Rungs = append(re.Rungs, pooled[i]...)
 	}

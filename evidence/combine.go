@@ -59,8 +59,9 @@ type RankEvidence struct {
 	// contributes the larger of its between-replica variance (see replicaVariance) and its
 	// within-chain one; with a single replica it is StdErrWithin.
 	StdErr float64
-	// StdErrWithin is √(Σ_i w_i² s_i²/ESS_i) from the within-chain effective sample sizes; it
-	// misses between-replica variation (modes a chain does not leave), so it is a diagnostic.
+	// StdErrWithin is √(Σ_i wf_i² s_i²/ESS_i + wv_i² 2v_i²/ESS_i) from the within-chain effective
+	// sample sizes (Rung.withinVariance); it misses between-replica variation (modes a chain does
+	// not leave), so it is a diagnostic.
 	StdErrWithin float64
 	// Trapezoid is the uncorrected rule; |LogEvidence − Trapezoid| indicates how much the
 	// ladder's discretisation matters.
@@ -138,9 +139,11 @@ func Combine(l Ladder, chains []ChainSummary) (RankEvidence, error) {
 		re.LogEvidence, re.StdErr, re.Trapezoid = math.NaN(), math.NaN(), math.NaN()
 		return re, nil
 	}
-	w, _ := l.Rule()
+	wf, wv := l.Rule()
+	within := make([]float64, len(re.Rungs))
 	for i, r := range re.Rungs {
-		re.StdErrWithin += w[i] * w[i] * r.StdErr * r.StdErr
+		within[i] = r.withinVariance(wf[i], wv[i])
+		re.StdErrWithin += within[i]
 	}
 	re.StdErrWithin = math.Sqrt(re.StdErrWithin)
 	re.StdErr = re.StdErrWithin
@@ -151,11 +154,23 @@ func Combine(l Ladder, chains []ChainSummary) (RankEvidence, error) {
 			// of freedom and is often far too small by chance; the within-chain estimate rests
 			// on many but misses modes a chain never leaves. The larger of the two is honest
 			// against both failures.
-			total += math.Max(b, w[i]*w[i]*re.Rungs[i].StdErr*re.Rungs[i].StdErr)
+			total += math.Max(b, within[i])
 		}
 		re.StdErr = math.Sqrt(total)
 	}
 	return re, nil
+}
+
+// withinVariance is the rung's share of the integral's variance from within its chains, with
+// weights wf on its mean and wv on its variance in the rule: the mean's s²/ESS, and the variance's
+// 2v²/ESS (that of a sample variance of Gaussian records). On large data v ≈ d/(2t²) is large and
+// the second term matters: on the Facebook-size tensor at rank 1 it is about as large as the first.
+func (r Rung) withinVariance(wf, wv float64) float64 {
+	v := wf * wf * r.StdErr * r.StdErr
+	if wv != 0 && r.ESS > 0 {
+		v += wv * wv * 2 * r.VarLogLik * r.VarLogLik / r.ESS
+	}
+	return v
 }
 
 // replicaVariance estimates each rung's contribution to Var(log evidence) from the spread of

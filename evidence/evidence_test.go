@@ -415,3 +415,54 @@ func TestRuleTakesTheTopSlopeFromTheMeans(t *testing.T) {
 		t.Error("a top slope from fewer than four rungs above 0")
 	}
 }
+
+// The within-chain standard error predicts the spread of independent runs when the records are
+// independent Gaussian draws of known f and v: on f = C − c/(t+s), the curve of a large data set,
+// the rungs' variances are large and their noise reaches the integral through the rule's
+// derivative weights, so the error counts it (Rung.withinVariance); the means' part alone would
+// fall well short of the spread.
+func TestStdErrWithinPredictsTheSpread(t *testing.T) {
+	// c = d/2 for d = 10⁵ parameters, as at rank 1 of the Facebook-size tensor.
+	const c, C, s, records, runs = 5e4, -1e7, 1e-3, 100, 400
+	l := Power(30, 6)
+	r := rng.New(12)
+	var estimates []float64
+	predicted, meansOnly := 0.0, 0.0
+	y := make([]float64, records)
+	for range runs {
+		var cs []ChainSummary
+		for i, x := range l {
+			f, sd := C-c/(x+s), math.Sqrt(c)/(x+s)
+			for chain := range 2 {
+				for k := range y {
+					y[k] = f + sd*r.NormFloat64()
+				}
+				// Independent records: their ESS is their number (Summarize's estimate would
+				// add its own noise to the comparison).
+				mean, m2, _ := Summarize(y)
+				cs = append(cs, ChainSummary{Rank: 1, TIndex: i, T: x, Chain: chain, Count: records, Mean: mean, M2: m2, ESS: records, Steps: records})
+			}
+		}
+		re, err := Combine(l, cs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		estimates = append(estimates, re.LogEvidence)
+		predicted += re.StdErrWithin / runs
+		wf, _ := l.Rule()
+		m := 0.0
+		for i, rung := range re.Rungs {
+			m += wf[i] * wf[i] * rung.StdErr * rung.StdErr
+		}
+		meansOnly += math.Sqrt(m) / runs
+	}
+	_, se := MeanStdErr(estimates)
+	spread := se * math.Sqrt(runs)
+	t.Logf("spread of %d runs %.3f; mean within-chain standard error %.3f, of the means alone %.3f", runs, spread, predicted, meansOnly)
+	if math.Abs(predicted/spread-1) > 0.1 {
+		t.Errorf("within-chain standard error %.3f against a spread of %.3f over %d runs", predicted, spread, runs)
+	}
+	if meansOnly > 0.8*spread {
+		t.Errorf("the means alone predict %.3f of a spread of %.3f: this curve does not test the variances' part", meansOnly, spread)
+	}
+}
