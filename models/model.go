@@ -104,6 +104,25 @@ type SteinVariates interface {
 	SteinVariates(c []float64, t float64, z []float64)
 }
 
+// Reader is implemented by a model whose evaluator reads fewer values than the cells of some cell
+// sets: at rank 1 the Poisson models read the data's margins for the set of all cells.
+type Reader interface {
+	// Reads is the number of values the evaluator reads for the cells of c.
+	Reads(c Cells) int
+}
+
+// Reads returns the number of values m's evaluator reads for the cells of c: c.Len(), or fewer
+// where m says so (Reader). It is what a run's cell evaluations count.
+func Reads(m Model, c Cells) int {
+	if r, ok := m.(Reader); ok {
+		return r.Reads(c)
+	}
+	return c.Len()
+}
+
+// PassCells is Reads of the set of all m's cells: what a full pass over the data reads.
+func PassCells(m Model) int { return Reads(m, Cells{Lo: 0, Hi: m.NumCells()}) }
+
 // LogLik returns the full-data log-likelihood log p(X | θ) of a prepared evaluator.
 func LogLik(e Eval, m Model) float64 {
 	return e.Dense(0, nil) + e.Cells(Cells{Lo: 0, Hi: m.NumCells()}, 0, nil)

@@ -295,7 +295,28 @@ func (m *Poisson) Rank() int         { return m.R }
 func (m *Poisson) Dim() int          { return m.dim }
 func (m *Poisson) NumCells() int     { return m.Data.NNZ() }
 func (m *Poisson) Factors() []Factor { return m.factors }
-func (m *Poisson) Positive() bool    { return m.Param == Direct }
+
+var _ Reader = (*Poisson)(nil)
+
+// Reads is the number of values the evaluator reads for c: the margins, one per row of every
+// mode, for all cells at rank 1 (readsMargins); the cells of c otherwise.
+func (m *Poisson) Reads(c Cells) int {
+	if !m.readsMargins(c) {
+		return c.Len()
+	}
+	n := 0
+	for _, mk := range m.margins {
+		n += len(mk)
+	}
+	return n
+}
+
+// readsMargins reports whether the evaluator takes c's terms from the margins: at rank 1, for the
+// set of all cells.
+func (m *Poisson) readsMargins(c Cells) bool {
+	return m.rank1() && c.Index == nil && c.Lo == 0 && c.Hi == m.NumCells()
+}
+func (m *Poisson) Positive() bool { return m.Param == Direct }
 
 // DriftScale is one e-fold for log factors; the direct parameterisation keeps the papers' unclipped steps.
 func (m *Poisson) DriftScale() float64 {
@@ -494,7 +515,7 @@ func (e *poissonEval) Cells(c Cells, w float64, grad []float64) float64 {
 	}
 	ll := 0.0
 	doGrad := grad != nil && w != 0
-	if e.m.rank1() && c.Index == nil && c.Lo == 0 && c.Hi == e.m.NumCells() {
+	if e.m.readsMargins(c) {
 		return e.m.rank1Cells(e.f, w, grad)
 	}
 	for p := c.Lo; p < c.Hi; p++ {

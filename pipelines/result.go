@@ -91,8 +91,8 @@ type Result struct {
 	// Seed repeats the configuration's seed.
 	Seed uint64 `json:"seed"`
 	// Steps is the number of sampler steps spent on all chains, burn-in included; CellEvals the
-	// per-cell likelihood evaluations they made, a full pass counted as the stored cells even
-	// where the model reads sums of them instead (Poisson at rank 1 reads its margins).
+	// values of the data they read (models.Reads): the stored cells of each pass, or the margins
+	// where the model reads those instead (Poisson at rank 1).
 	Steps     int64 `json:"steps"`
 	CellEvals int64 `json:"cell_evals"`
 	// Divergences lists every chain that produced a non-finite value; its rank has no estimate.

@@ -598,7 +598,7 @@ func (w *Walker) emAscend(ctx context.Context, sweeps int) (int, error) {
 		progress.Add(ctx, emPasses(len(w.m.Factors())))
 	}
 	passes := sweeps * emPasses(len(w.m.Factors()))
-	w.cellEvals += int64(passes) * int64(w.m.NumCells())
+	w.cellEvals += int64(passes) * int64(models.PassCells(w.m))
 	return passes, nil
 }
 

@@ -63,7 +63,7 @@ func (b *moverBase) forget() {}
 
 func (b *moverBase) logLik(theta []float64) float64 {
 	b.e.Prepare(theta)
-	b.cells += int64(b.m.NumCells())
+	b.cells += int64(models.PassCells(b.m))
 	return models.LogLik(b.e, b.m)
 }
 
@@ -95,7 +95,7 @@ func (gm *gibbsMover) move(r *rand.Rand, t float64, sweeps int, _ []float64, the
 			acc[b] += a / float64(sweeps)
 		}
 	}
-	gm.cells += int64(gm.passes(sweeps)) * int64(gm.m.NumCells())
+	gm.cells += int64(gm.passes(sweeps)) * int64(models.PassCells(gm.m))
 	return ll
 }
 
@@ -138,7 +138,7 @@ func (fm *fullMALA) target(pt *samplers.Point, t float64) float64 {
 	ll := models.LogLikGrad(fm.e, fm.m, t, pt.Grad)
 	pt.LogPost = t*ll + fm.e.LogPrior(pt.Grad)
 	fm.e.Metric(t, pt.Metric, pt.Gamma)
-	fm.cells += int64(fm.m.NumCells())
+	fm.cells += int64(models.PassCells(fm.m))
 	return ll
 }
 

@@ -54,7 +54,7 @@ func newStein(mv mover, center []float64) *stein {
 // record appends the variates of θ at temperature t, the chain's next record's.
 func (s *stein) record(t float64, theta []float64) {
 	s.mv.e.Prepare(theta)
-	s.mv.cells += int64(s.mv.m.NumCells())
+	s.mv.cells += int64(models.PassCells(s.mv.m))
 	s.passes++
 	n := len(s.z)
 	s.z = slices.Grow(s.z, s.p)[:n+s.p]

@@ -488,6 +488,29 @@ func TestStoredZerosCostNothing(t *testing.T) {
 	}
 }
 
+// A chain's cell evaluations count the values its passes read: every cell above rank 1, and the
+// margins (a value per row of each mode) at rank 1, whose passes read nothing else.
+func TestCellEvalsCountWhatIsRead(t *testing.T) {
+	d, rates := poissonData(t, []int{12, 9}, 2, 1, 5)
+	spec := models.PoissonSpec("nmf", rates, models.LogScale)
+	cfg := Default("nmf")
+	cfg.Ladder = evidence.Power(4, 4)
+	cfg.Steps, cfg.Burnin, cfg.Starts, cfg.Relax, cfg.Descent = 20, 5, 0, 0, 0
+	p, err := NewProblem(d, spec, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for R, reads := range map[int]int{1: 12 + 9, 2: d.NNZ()} {
+		s, err := p.RunChain(context.Background(), ChainID{Rank: R, TIndex: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Steps == 0 || s.CellEvals != int64(s.Steps*reads) {
+			t.Errorf("rank %d: %d cell evaluations over %d passes, want %d per pass", R, s.CellEvals, s.Steps, reads)
+		}
+	}
+}
+
 // A model long enough for its parameter loops to be cut into chunks (more rows than par.MinChunk),
 // and for the Gibbs kernel to move its rows in chunks, must give the same chain on one core as on
 // four.

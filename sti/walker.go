@@ -244,14 +244,14 @@ func (w *Walker) CellEvals() int64 { return w.cellEvals }
 // over every cell.
 func (w *Walker) LogLik() float64 {
 	w.e.Prepare(w.theta)
-	w.cellEvals += int64(w.m.NumCells())
+	w.cellEvals += int64(models.PassCells(w.m))
 	return models.LogLik(w.e, w.m)
 }
 
 // LogPosterior returns log p(θ) + log p(X | θ) at the walker's point, the score of a mode.
 func (w *Walker) LogPosterior() float64 {
 	w.e.Prepare(w.theta)
-	w.cellEvals += int64(w.m.NumCells())
+	w.cellEvals += int64(models.PassCells(w.m))
 	return w.e.LogPrior(nil) + models.LogLik(w.e, w.m)
 }
 
@@ -287,7 +287,7 @@ func (w *Walker) estimate() float64 {
 	y := w.e.Dense(0, nil)
 	for _, u := range us {
 		y += w.scale * w.e.Cells(u.cells, 0, nil)
-		w.cellEvals += int64(u.cells.Len())
+		w.cellEvals += int64(models.Reads(w.m, u.cells))
 	}
 	return y
 }
@@ -337,7 +337,7 @@ func (w *Walker) refresh() {
 	w.ehat.Prepare(w.hat)
 	clear(w.hatGrad)
 	w.hatLL = w.ehat.Cells(models.Cells{Lo: 0, Hi: w.m.NumCells()}, 1, w.hatGrad)
-	w.cellEvals += int64(w.m.NumCells())
+	w.cellEvals += int64(models.PassCells(w.m))
 }
 
 // move performs step k with a gradient kernel at step size eps and returns its record.
@@ -382,9 +382,9 @@ func (w *Walker) move(k int, eps float64, kernel samplers.Kernel) (float64, erro
 	s.Reset(cfg.Seed, uint64(w.id.Rank), uint64(w.id.TIndex), uint64(w.id.Chain), streamEndStep, uint64(k))
 	kernel.EndStep(w.state, adapt, s.Rand)
 	for i := range us {
-		w.cellEvals += int64(us[i].cells.Len())
+		w.cellEvals += int64(models.Reads(w.m, us[i].cells))
 		if w.cv {
-			w.cellEvals += int64(us[i].cells.Len())
+			w.cellEvals += int64(models.Reads(w.m, us[i].cells))
 			y += w.partFull[i] + w.scale*(w.partLL[i]-w.partHat[i]-w.partDot[i])
 		} else {
 			y += w.scale * w.partLL[i]
@@ -461,7 +461,7 @@ func (w *Walker) evaluate(e models.Eval, pt *samplers.Point) float64 {
 	ll := e.Dense(w.t, pt.Grad) + e.Cells(models.Cells{Lo: 0, Hi: w.m.NumCells()}, w.t, pt.Grad)
 	e.Metric(w.t, pt.Metric, pt.Gamma)
 	pt.LogPost = lp + w.t*ll
-	w.cellEvals += int64(w.m.NumCells())
+	w.cellEvals += int64(models.PassCells(w.m))
 	return ll
 }
 
