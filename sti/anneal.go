@@ -11,6 +11,7 @@ import (
 	"gonum.org/v1/gonum/floats"
 
 	"github.com/stirank/stirank/evidence"
+	"github.com/stirank/stirank/internal/progress"
 	"github.com/stirank/stirank/rng"
 	"github.com/stirank/stirank/samplers/smc"
 )
@@ -202,11 +203,13 @@ func (p *Problem) Anneal(ctx context.Context, rank, replica int, a Annealing) (*
 		logW[i] = -math.Log(float64(n))
 	}
 	out.Steps += n
+	progress.Add(ctx, n)
 	step := make([]float64, blocks)
 	for b := range step {
 		step[b] = a.Step
 	}
 	out.Stages = append(out.Stages, p.stage(0, 0, 0, float64(n), theta, ll, logW, rank, replica))
+	reported := out.Steps
 	t := 0.0
 	for k := 1; t < 1; k++ {
 		if err := ctx.Err(); err != nil {
@@ -296,6 +299,9 @@ func (p *Problem) Anneal(ctx context.Context, rank, replica int, a Annealing) (*
 		s.Resampled, s.Accept, s.Step = resampled, acc, append([]float64(nil), step...)
 		out.Stages = append(out.Stages, s)
 		out.LogZ += logZ
+		progress.Add(ctx, out.Steps-reported)
+		reported = out.Steps
+		expectStages(ctx, out.Stages, out.Steps)
 		// The next stage's step follows this one's acceptance towards the target.
 		for b := range step {
 			step[b] *= math.Exp(4 * (acc[b] - targetAccept))
@@ -306,6 +312,26 @@ func (p *Problem) Anneal(ctx context.Context, rank, replica int, a Annealing) (*
 	}
 	out.Population, out.LogWeights = theta, logW
 	return out, nil
+}
+
+// expectStages tells the progress display how many steps the annealing will have spent when it
+// reaches t = 1, from the stages so far (spent, the last's temperature below 1): where the power
+// posterior is near Gaussian, Var_t[log p(X | θ)] ≈ d/(2t²) and a stage of a fixed conditional ESS
+// moves log t by a constant step, so the stages left are −log t over the mean step of the last
+// five, each costing what the stages so far did on average. Nearer the prior the steps in log t
+// are longer, and the estimate grows as the annealing leaves it.
+func expectStages(ctx context.Context, stages []Stage, spent int) {
+	k := len(stages) - 1
+	t := stages[k].T
+	w := min(5, k-1)
+	if w < 1 || t >= 1 {
+		return
+	}
+	step := math.Log(t/stages[k-w].T) / float64(w)
+	if !(step > 0) {
+		return
+	}
+	progress.Expect(ctx, spent+int(math.Ceil(-math.Log(t)/step))*(spent/k))
 }
 
 // runAll runs job(i) for i < jobs over the movers, each with the stream key(i) and an

@@ -25,11 +25,24 @@ type Progress struct {
 type rankProgress struct {
 	tasks, tasksDone int
 	steps, stepsDone int64
+	// waiting counts the tasks planned at Track and not yet started, by their stage and planned
+	// steps, with the plan they start with: a running task that revises its plan revises that of
+	// the tasks like it still waiting (the other replicas of an annealing).
+	waiting map[waitKey]*waitClass
 	// busy is the time its finished tasks ran; running tasks add now − their start, and
 	// started is the sum of their starts, in seconds since the job began.
 	busy    float64
 	running int
 	started float64
+}
+
+// waitKey is a class of tasks alike in stage and planned steps.
+type waitKey struct{ stage, steps int }
+
+// waitClass is the number of tasks of a class waiting to start and the steps each is planned for.
+type waitClass struct {
+	count int
+	plan  int64
 }
 
 // ProgressSnapshot is the state of a job at one moment.
@@ -69,9 +82,15 @@ var trackers = struct {
 func Track(runID string, e estimators.Estimator, ranks []int, steps func(estimators.Task) int) *Progress {
 	p := &Progress{start: time.Now(), steps: steps, ranks: map[int]*rankProgress{}}
 	for _, r := range ranks {
-		rp := &rankProgress{}
+		rp := &rankProgress{waiting: map[waitKey]*waitClass{}}
 		for _, t := range e.Tasks(r) {
-			rp.add(steps(t))
+			n := steps(t)
+			rp.add(n)
+			k := waitKey{t.Stage, n}
+			if rp.waiting[k] == nil {
+				rp.waiting[k] = &waitClass{plan: int64(n)}
+			}
+			rp.waiting[k].count++
 		}
 		p.ranks[r] = rp
 	}
@@ -110,14 +129,17 @@ func tracker(runID string) *Progress {
 	return trackers.m[runID]
 }
 
-// running marks the start of a task of rank and returns the context it runs in: the steps its
-// loops report (see internal/progress) count towards the tracker of runID as they are spent. A
-// rank's shared work (its mode search, a replica's walk down the ladder) reports through the task
-// that computes it, whichever task accounts for it in its result, so while tasks run the tracker
-// counts the work this process has done, each step once. Call finish when the task ends, with its
-// result and the follow-on tasks it started, or with the error it failed with: a failed task's
-// time counts, its steps do not (the runner retries it) and it is not done.
-func running(ctx context.Context, runID string, rank int) (_ context.Context, finish func(estimators.Result, []estimators.Task, error)) {
+// running marks the start of task t and returns the context it runs in: the steps its loops
+// report (see internal/progress) count towards the tracker of runID as they are spent, and a plan
+// it revises (progress.Expect) replaces its steps in the tracker's plan, and those of the tasks
+// like it not yet started. A rank's shared work (its mode search, a replica's walk down the
+// ladder) reports through the task that computes it, whichever task accounts for it in its
+// result, so while tasks run the tracker counts the work this process has done, each step once.
+// Call finish when the task ends, with its result and the follow-on tasks it started, or with the
+// error it failed with: a failed task's time counts, its steps do not (the runner retries it) and
+// it is not done: it waits again, with the plan of the tasks like it.
+func running(ctx context.Context, runID string, t estimators.Task) (_ context.Context, finish func(estimators.Result, []estimators.Task, error)) {
+	rank := t.Rank
 	p := tracker(runID)
 	if p == nil {
 		return ctx, func(estimators.Result, []estimators.Task, error) {}
@@ -125,9 +147,15 @@ func running(ctx context.Context, runID string, rank int) (_ context.Context, fi
 	p.mu.Lock()
 	start := time.Since(p.start).Seconds()
 	rp := p.ranks[rank]
+	key := waitKey{t.Stage, p.steps(t)}
+	plan := int64(key.steps) // the task's plan, guarded by p.mu
 	if rp != nil {
 		rp.running++
 		rp.started += start
+		if c := rp.waiting[key]; c != nil && c.count > 0 {
+			c.count--
+			plan = c.plan
+		}
 	}
 	p.mu.Unlock()
 	if rp == nil {
@@ -140,6 +168,17 @@ func running(ctx context.Context, runID string, rank int) (_ context.Context, fi
 		rp.stepsDone += int64(steps)
 		p.mu.Unlock()
 	})
+	ctx = progress.WithPlan(ctx, func(steps int) {
+		p.mu.Lock()
+		n := int64(steps)
+		rp.steps += n - plan
+		plan = n
+		if c := rp.waiting[key]; c != nil {
+			rp.steps += int64(c.count) * (n - c.plan)
+			c.plan = n
+		}
+		p.mu.Unlock()
+	})
 	return ctx, func(r estimators.Result, next []estimators.Task, err error) {
 		p.mu.Lock()
 		defer p.mu.Unlock()
@@ -148,6 +187,12 @@ func running(ctx context.Context, runID string, rank int) (_ context.Context, fi
 		rp.busy += time.Since(p.start).Seconds() - start
 		if err != nil {
 			rp.stepsDone -= spent.Load()
+			again := int64(key.steps)
+			if c := rp.waiting[key]; c != nil {
+				c.count++
+				again = c.plan
+			}
+			rp.steps += again - plan
 			return
 		}
 		for _, t := range next {
@@ -157,7 +202,7 @@ func running(ctx context.Context, runID string, rank int) (_ context.Context, fi
 		// A task that spent more than planned (a Gibbs chain replacing the records of its
 		// start's transient) adds the excess to the plan; one that reported nothing while it ran
 		// counts its steps now.
-		if extra := int64(r.Steps - p.steps(r.Task)); extra > 0 {
+		if extra := int64(r.Steps) - plan; extra > 0 {
 			rp.steps += extra
 		}
 		if spent.Load() == 0 {

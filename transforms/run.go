@@ -138,7 +138,7 @@ func (f *RunFn) ProcessElement(ctx context.Context, t estimators.Task, emit func
 	}
 	err := f.tasks.Go(f.Workers, func(ctx context.Context) (estimators.Result, error) {
 		stop := startClock()
-		ctx, finish := running(ctx, f.RunID, t.Rank)
+		ctx, finish := running(ctx, f.RunID, t)
 		r, err := f.problem.Run(ctx, t)
 		r.Seconds, r.CPUSeconds = stop()
 		if err != nil {
@@ -242,7 +242,7 @@ func (f *expandFn) ProcessElement(ctx context.Context, t estimators.Task, emit f
 	}
 	err := f.tasks.Go(f.Workers, func(ctx context.Context) (expansion, error) {
 		stop := startClock()
-		ctx, finish := running(ctx, f.RunID, t.Rank)
+		ctx, finish := running(ctx, f.RunID, t)
 		r, next, err := f.problem.Expand(ctx, t)
 		r.Seconds, r.CPUSeconds = stop()
 		if err == nil {

@@ -191,10 +191,10 @@ func TestProgress(t *testing.T) {
 		t.Errorf("fresh snapshot: %+v", s)
 	}
 	for _, task := range e.Tasks(1) {
-		_, finish := running(context.Background(), "t1", 1)
+		_, finish := running(context.Background(), "t1", task)
 		finish(estimators.Result{Task: task, Steps: steps(task)}, nil, nil)
 	}
-	_, finish := running(context.Background(), "other", 2)
+	_, finish := running(context.Background(), "other", estimators.Task{Rank: 2})
 	finish(estimators.Result{Task: estimators.Task{Rank: 2}, Steps: 5}, nil, nil)
 	s = p.Snapshot()
 	if !reflect.DeepEqual(s.RanksDone, []int{1}) || s.TasksDone != s.Tasks/2 || s.ETA <= 0 {
@@ -215,7 +215,7 @@ func TestProgressWhileRunning(t *testing.T) {
 	defer Untrack("t2")
 	total := p.Snapshot().Steps
 	task := e.Tasks(3)[len(cfg.Ladder)*cfg.Chains-1]
-	ctx, finish := running(context.Background(), "t2", 3)
+	ctx, finish := running(context.Background(), "t2", task)
 	progress.Add(ctx, 100)
 	progress.Add(ctx, 50)
 	time.Sleep(10 * time.Millisecond)
@@ -230,7 +230,7 @@ func TestProgressWhileRunning(t *testing.T) {
 	}
 	// A failed task is not done and its steps no longer count (a retry spends them again), but
 	// the tracker stops counting its time.
-	ctx, finish = running(context.Background(), "t2", 3)
+	ctx, finish = running(context.Background(), "t2", task)
 	progress.Add(ctx, 30)
 	finish(estimators.Result{}, nil, fmt.Errorf("worker lost"))
 	s = p.Snapshot()
@@ -238,10 +238,72 @@ func TestProgressWhileRunning(t *testing.T) {
 		t.Errorf("after a failed task: %+v, %d running", s, p.ranks[3].running)
 	}
 	// Steps reported under another run ID, or with no tracker, count nowhere.
-	other, _ := running(context.Background(), "none", 3)
+	other, _ := running(context.Background(), "none", task)
 	progress.Add(other, 7)
 	if p.Snapshot().StepsDone != 150 {
 		t.Error("another run's steps counted")
+	}
+}
+
+// A task that revises its plan as it runs (an annealing, whose number of temperatures is
+// adaptive) replaces its planned steps in the tracker's, both up and down, with those of the
+// replicas still waiting; its end adds only what it spent beyond the last plan.
+func TestProgressFollowsARevisedPlan(t *testing.T) {
+	cfg := sti.DefaultAnnealed("nmf")
+	e := estimators.STI{Config: cfg}
+	steps := func(t estimators.Task) int { return e.TaskSteps(t, false) }
+	p := Track("t3", e, []int{2}, steps)
+	defer Untrack("t3")
+	task := e.Tasks(2)[0]
+	ctx, finish := running(context.Background(), "t3", task)
+	progress.Add(ctx, 500)
+	progress.Expect(ctx, 70000)
+	if s := p.Snapshot(); s.Steps != 3*70000 || s.StepsDone != 500 {
+		t.Fatalf("after a plan of 70 000: %+v", s)
+	}
+	progress.Expect(ctx, 60000)
+	if s := p.Snapshot(); s.Steps != 3*60000 {
+		t.Fatalf("after a plan of 60 000: %+v", s)
+	}
+	progress.Add(ctx, 60100)
+	finish(estimators.Result{Task: task, Steps: 60600}, nil, nil)
+	if s := p.Snapshot(); s.Steps != 60600+2*60000 || s.StepsDone != 60600 || s.TasksDone != 1 {
+		t.Errorf("after the task: %+v", s)
+	}
+}
+
+// The replicas of an annealing that have not started take the plan a running one revised, and
+// one that fails waits again with it.
+func TestProgressRevisesTheTasksAlike(t *testing.T) {
+	cfg := sti.DefaultAnnealed("nmf")
+	e := estimators.STI{Config: cfg}
+	steps := func(t estimators.Task) int { return e.TaskSteps(t, false) }
+	p := Track("t4", e, []int{2}, steps)
+	defer Untrack("t4")
+	tasks := e.Tasks(2)
+	if len(tasks) != 3 {
+		t.Fatalf("%d annealing tasks, want 3", len(tasks))
+	}
+	planned := int64(steps(tasks[0]))
+	ctx, _ := running(context.Background(), "t4", tasks[0])
+	progress.Expect(ctx, 70000)
+	if s := p.Snapshot(); s.Steps != 3*70000 {
+		t.Fatalf("plan %d after one replica's revision to 70 000, want 3 × 70 000 (each planned %d)", s.Steps, planned)
+	}
+	ctx, finish := running(context.Background(), "t4", tasks[1])
+	progress.Expect(ctx, 80000)
+	if s := p.Snapshot(); s.Steps != 70000+2*80000 {
+		t.Fatalf("plan %d after the second replica's revision to 80 000, want 70 000 + 2 × 80 000", s.Steps)
+	}
+	finish(estimators.Result{}, nil, fmt.Errorf("worker lost"))
+	if s := p.Snapshot(); s.Steps != 70000+2*80000 {
+		t.Fatalf("plan %d after a failure, want it unchanged", s.Steps)
+	}
+	ctx, finish = running(context.Background(), "t4", tasks[1])
+	progress.Expect(ctx, 75000)
+	finish(estimators.Result{Task: tasks[1], Steps: 75000}, nil, nil)
+	if s := p.Snapshot(); s.Steps != 70000+2*75000 || s.TasksDone != 1 {
+		t.Errorf("after the retry: %+v, want a plan of 70 000 + 2 × 75 000", s)
 	}
 }
 

@@ -9,6 +9,8 @@ import "context"
 
 type key struct{}
 
+type planKey struct{}
+
 // With returns ctx carrying report, which receives the steps spent as they are spent. A task may
 // spend steps on several goroutines at once (the mode search's starts run in parallel), so report
 // must be safe for concurrent use.
@@ -20,5 +22,19 @@ func With(ctx context.Context, report func(steps int)) context.Context {
 func Add(ctx context.Context, steps int) {
 	if report, ok := ctx.Value(key{}).(func(int)); ok && steps > 0 {
 		report(steps)
+	}
+}
+
+// WithPlan returns ctx carrying plan, which receives a task's revised plan: the steps it now
+// expects to spend in all. Like report, plan must be safe for concurrent use.
+func WithPlan(ctx context.Context, plan func(steps int)) context.Context {
+	return context.WithValue(ctx, planKey{}, plan)
+}
+
+// Expect revises the steps the task that ctx belongs to expects to spend in all, counting those
+// spent: a task whose length is learnt as it runs (an adaptive annealing) keeps the ETA right.
+func Expect(ctx context.Context, steps int) {
+	if plan, ok := ctx.Value(planKey{}).(func(int)); ok {
+		plan(steps)
 	}
 }

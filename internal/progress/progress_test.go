@@ -18,3 +18,14 @@ func TestAddReachesTheReporter(t *testing.T) {
 		t.Fatalf("reported %d steps, want 7", got)
 	}
 }
+
+func TestExpectReachesThePlan(t *testing.T) {
+	Expect(context.Background(), 5) // no plan: nothing happens
+	got := 0
+	ctx := WithPlan(With(context.Background(), func(int) {}), func(n int) { got = n })
+	Expect(ctx, 40)
+	Expect(ctx, 90)
+	if got != 90 {
+		t.Fatalf("plan %d, want the last one, 90", got)
+	}
+}
