@@ -173,7 +173,7 @@ func newSelectFlagSet(name, synopsis, help string, extra func(*flag.FlagSet)) (*
 	fs.IntVar(&f.temperatures, "temperatures", len(p.Ladder)-1, "number of temperatures above 0 on the ladder")
 	fs.StringVar(&f.ladder, "ladder", defaultLadder, fmt.Sprintf("ladder: power:C (t_i = (i/T)^C), uniform, or list:0,…,1 (ignores --temperatures); without it %s fit C to the data (%d to %d, see README)", fittedLadderModels(), evidence.DefaultPower, evidence.MaxFitPower))
 	fs.IntVar(&f.chains, "chains", p.Chains, "chains (replicas) per rank and temperature; with --anneal, annealed replicas per rank (default 3)")
-	fs.BoolVar(&f.anneal, "anneal", false, "anneal a population per replica (adaptive-tempered SMC) for an adaptive ladder, chain starts and a second estimate (see README: more accurate than the fixed ladder on matrices and small tensors, not yet on large ones)")
+	fs.BoolVar(&f.anneal, "anneal", false, "anneal a population per replica (adaptive-tempered SMC) for an adaptive ladder, chain starts and a second estimate, SMC's, flagged where the two disagree (see README: as accurate as the default ladder on small sets; on large data it costs several times more and can miss modes)")
 	fs.IntVar(&f.particles, "particles", 0, fmt.Sprintf("particles per annealed replica (with --anneal; default: %s)",
 		perModel(configGroupsOf(sti.DefaultAnnealed), func(c sti.Config) any { return c.Annealing.Particles })))
 	fs.StringVar(&f.sampler, "sampler", "", "kernel of the chains: "+gibbsSampler+" (for "+gibbsModels()+": the model's exact data-augmentation Gibbs sampler; --steps and --burnin count its sweeps) or an SG-MCMC kernel: "+strings.Join(samplers.Names(), ", ")+" (their parameters are listed below) (default: "+
