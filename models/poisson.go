@@ -295,6 +295,7 @@ func (m *Poisson) Rank() int         { return m.R }
 func (m *Poisson) Dim() int          { return m.dim }
 func (m *Poisson) NumCells() int     { return m.Data.NNZ() }
 func (m *Poisson) Factors() []Factor { return m.factors }
+func (m *Poisson) Positive() bool    { return m.Param == Direct }
 
 var _ Reader = (*Poisson)(nil)
 
@@ -316,7 +317,6 @@ func (m *Poisson) Reads(c Cells) int {
 func (m *Poisson) readsMargins(c Cells) bool {
 	return m.rank1() && c.Index == nil && c.Lo == 0 && c.Hi == m.NumCells()
 }
-func (m *Poisson) Positive() bool { return m.Param == Direct }
 
 // DriftScale is one e-fold for log factors; the direct parameterisation keeps the papers' unclipped steps.
 func (m *Poisson) DriftScale() float64 {

@@ -149,12 +149,13 @@ func running(ctx context.Context, runID string, t estimators.Task) (_ context.Co
 	rp := p.ranks[rank]
 	key := waitKey{t.Stage, p.steps(t)}
 	plan := int64(key.steps) // the task's plan, guarded by p.mu
+	waited := false          // whether it took a place among the tasks waiting
 	if rp != nil {
 		rp.running++
 		rp.started += start
 		if c := rp.waiting[key]; c != nil && c.count > 0 {
 			c.count--
-			plan = c.plan
+			plan, waited = c.plan, true
 		}
 	}
 	p.mu.Unlock()
@@ -187,8 +188,9 @@ func running(ctx context.Context, runID string, t estimators.Task) (_ context.Co
 		rp.busy += time.Since(p.start).Seconds() - start
 		if err != nil {
 			rp.stepsDone -= spent.Load()
-			again := int64(key.steps)
-			if c := rp.waiting[key]; c != nil {
+			again := int64(key.steps) // the plan its retry starts with
+			if waited {
+				c := rp.waiting[key]
 				c.count++
 				again = c.plan
 			}
