@@ -301,7 +301,7 @@ func (p *Problem) Anneal(ctx context.Context, rank, replica int, a Annealing) (*
 		out.LogZ += logZ
 		progress.Add(ctx, out.Steps-reported)
 		reported = out.Steps
-		expectStages(ctx, out.Stages, out.Steps)
+		expectStages(ctx, out.Stages, out.Steps, m.Dim())
 		// The next stage's step follows this one's acceptance towards the target.
 		for b := range step {
 			step[b] *= math.Exp(4 * (acc[b] - targetAccept))
@@ -315,12 +315,15 @@ func (p *Problem) Anneal(ctx context.Context, rank, replica int, a Annealing) (*
 }
 
 // expectStages tells the progress display how many steps the annealing will have spent when it
-// reaches t = 1, from the stages so far (spent, the last's temperature below 1): where the power
-// posterior is near Gaussian, Var_t[log p(X | θ)] ≈ d/(2t²) and a stage of a fixed conditional ESS
-// moves log t by a constant step, so the stages left are −log t over the mean step of the last
-// five, each costing what the stages so far did on average. Nearer the prior the steps in log t
-// are longer, and the estimate grows as the annealing leaves it.
-func expectStages(ctx context.Context, stages []Stage, spent int) {
+// reaches t = 1, from the stages so far (spent, the last's temperature below 1) and the number of
+// parameters d. Where the power posterior is near Gaussian, Var_t[log p(X | θ)] ≈ d_t/(2t²), d_t
+// the parameters the data inform at t, and a stage of a fixed conditional ESS moves log t by
+// about 1/√d_t: the stages left are −log t over the mean step in log t of the last five stages,
+// times √(d/d_t) for the parameters the data will inform by t = 1 (d_t from the population's
+// variance), each costing what the stages so far did on average. On the 257×275 speech
+// spectrogram at rank 2 the estimate is within 20% of the stages the annealing takes from a
+// tenth of them on; without the √(d/d_t) it is half of them there.
+func expectStages(ctx context.Context, stages []Stage, spent, d int) {
 	k := len(stages) - 1
 	t := stages[k].T
 	w := min(5, k-1)
@@ -331,7 +334,12 @@ func expectStages(ctx context.Context, stages []Stage, spent int) {
 	if !(step > 0) {
 		return
 	}
-	progress.Expect(ctx, spent+int(math.Ceil(-math.Log(t)/step))*(spent/k))
+	informed := 2 * t * t * stages[k].VarLogLik
+	left := -math.Log(t) / step
+	if grow := math.Sqrt(float64(d) / informed); grow > 1 && !math.IsInf(grow, 1) {
+		left *= grow
+	}
+	progress.Expect(ctx, spent+int(math.Ceil(left))*(spent/k))
 }
 
 // runAll runs job(i) for i < jobs over the movers, each with the stream key(i) and an
