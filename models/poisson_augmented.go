@@ -467,22 +467,23 @@ func (a *poissonAugmented) drawRank1Row(ch *augmentedChunk, k, i int, t float64,
 	x := m.margins[k][i]
 	// A Gamma draw can underflow to zero, whose logarithm the log parameterisation cannot take:
 	// the row then stays.
-	logF := math.NaN()
-	if v := draw.Gamma(ch.st.Rand, 1+t*x, a.rate[0]); v > 0 && !math.IsInf(v, 0) {
+	v := draw.Gamma(ch.st.Rand, 1+t*x, a.rate[0])
+	drawn := v > 0 && !math.IsInf(v, 0)
+	if drawn {
 		row[0] = v
-		if m.Param == LogScale || x > 0 {
-			logF = logtab.Log(v)
-		}
+		ch.accepted++
+	}
+	logF := 0.0 // one logarithm serves θ and the log-likelihood
+	if m.Param == LogScale || x > 0 {
+		logF = logtab.Log(row[0])
+	}
+	if drawn {
 		if m.Param == LogScale {
 			v = logF
 		}
 		m.paramRow(theta, k, i)[0] = v
-		ch.accepted++
 	}
 	if x > 0 {
-		if math.IsNaN(logF) {
-			logF = logtab.Log(row[0])
-		}
 		ch.ll += x * logF
 	}
 	ch.colsum[0] += row[0]

@@ -301,7 +301,7 @@ func (p *Problem) Anneal(ctx context.Context, rank, replica int, a Annealing) (*
 		out.LogZ += logZ
 		progress.Add(ctx, out.Steps-reported)
 		reported = out.Steps
-		expectStages(ctx, out.Stages, out.Steps, m.Dim())
+		expectStages(ctx, out.Stages, out.Steps, m.Dim(), a.MaxStages)
 		// The next stage's step follows this one's acceptance towards the target.
 		for b := range step {
 			step[b] *= math.Exp(4 * (acc[b] - targetAccept))
@@ -322,8 +322,9 @@ func (p *Problem) Anneal(ctx context.Context, rank, replica int, a Annealing) (*
 // times √(d/d_t) for the parameters the data will inform by t = 1 (d_t from the population's
 // variance), each costing what the stages so far did on average. On the 257×275 speech
 // spectrogram at rank 2 the estimate is within 20% of the stages the annealing takes from a
-// tenth of them on; without the √(d/d_t) it is half of them there.
-func expectStages(ctx context.Context, stages []Stage, spent, d int) {
+// tenth of them on; without the √(d/d_t) it is half of them there. It expects no more stages
+// than the limit, maxStages.
+func expectStages(ctx context.Context, stages []Stage, spent, d, maxStages int) {
 	k := len(stages) - 1
 	t := stages[k].T
 	w := min(5, k-1)
@@ -339,7 +340,8 @@ func expectStages(ctx context.Context, stages []Stage, spent, d int) {
 	if grow := math.Sqrt(float64(d) / informed); grow > 1 && !math.IsInf(grow, 1) {
 		left *= grow
 	}
-	progress.Expect(ctx, spent+int(math.Ceil(left))*(spent/k))
+	left = min(math.Ceil(left), float64(maxStages-k))
+	progress.Expect(ctx, spent+int(left)*(spent/k))
 }
 
 // runAll runs job(i) for i < jobs over the movers, each with the stream key(i) and an

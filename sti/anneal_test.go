@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/stirank/stirank/evidence"
+	"github.com/stirank/stirank/internal/progress"
 	"github.com/stirank/stirank/models"
 )
 
@@ -270,5 +271,31 @@ func TestCombineAnnealedRank1(t *testing.T) {
 	}
 	if re.Replicas != 4 || len(re.Rungs) < 4*10 {
 		t.Errorf("%d replicas, %d rungs", re.Replicas, len(re.Rungs))
+	}
+}
+
+// An annealing expects the stages left from its steps in log t, scaled by √(d/d_t) for the
+// parameters the data do not inform yet: on stages 0.1 apart in log t up to t = e⁻⁵, at 100 steps
+// each, 50 stages are left, 100 where the population's variance says a quarter of the d
+// parameters are informed, and never more than the stage limit.
+func TestAnnealingExpectsItsStages(t *testing.T) {
+	stages := []Stage{{T: 0}}
+	for k := 1; k <= 60; k++ {
+		stages = append(stages, Stage{T: math.Exp(-11 + 0.1*float64(k))})
+	}
+	const d = 400
+	for _, c := range []struct {
+		informed float64
+		limit    int
+		want     int
+	}{{d, 1000, 6000 + 50*100}, {d / 4, 1000, 6000 + 100*100}, {d / 4, 80, 6000 + 20*100}, {4 * d, 1000, 6000 + 50*100}} {
+		last := stages[len(stages)-1].T
+		stages[len(stages)-1].VarLogLik = c.informed / (2 * last * last)
+		got := -1
+		ctx := progress.WithPlan(context.Background(), func(n int) { got = n })
+		expectStages(ctx, stages, 6000, d, c.limit)
+		if got != c.want {
+			t.Errorf("d_t = %v, limit %d: expects %d steps, want %d", c.informed, c.limit, got, c.want)
+		}
 	}
 }

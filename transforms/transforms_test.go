@@ -245,16 +245,22 @@ func TestProgressWhileRunning(t *testing.T) {
 	}
 }
 
+// trackAnnealing tracks rank 2 of the annealed defaults under runID and returns the tracker, the
+// rank's first-stage tasks (its 3 replicas' annealings) and the steps each is planned for.
+func trackAnnealing(runID string) (*Progress, []estimators.Task, int) {
+	e := estimators.STI{Config: sti.DefaultAnnealed("nmf")}
+	steps := func(t estimators.Task) int { return e.TaskSteps(t, false) }
+	tasks := e.Tasks(2)
+	return Track(runID, e, []int{2}, steps), tasks, steps(tasks[0])
+}
+
 // A task that revises its plan as it runs (an annealing, whose number of temperatures is
 // adaptive) replaces its planned steps in the tracker's, both up and down, with those of the
 // replicas still waiting; its end adds only what it spent beyond the last plan.
 func TestProgressFollowsARevisedPlan(t *testing.T) {
-	cfg := sti.DefaultAnnealed("nmf")
-	e := estimators.STI{Config: cfg}
-	steps := func(t estimators.Task) int { return e.TaskSteps(t, false) }
-	p := Track("t3", e, []int{2}, steps)
+	p, tasks, _ := trackAnnealing("t3")
 	defer Untrack("t3")
-	task := e.Tasks(2)[0]
+	task := tasks[0]
 	ctx, finish := running(context.Background(), "t3", task)
 	progress.Add(ctx, 500)
 	progress.Expect(ctx, 70000)
@@ -275,16 +281,11 @@ func TestProgressFollowsARevisedPlan(t *testing.T) {
 // The replicas of an annealing that have not started take the plan a running one revised, and
 // one that fails waits again with it.
 func TestProgressRevisesTheTasksAlike(t *testing.T) {
-	cfg := sti.DefaultAnnealed("nmf")
-	e := estimators.STI{Config: cfg}
-	steps := func(t estimators.Task) int { return e.TaskSteps(t, false) }
-	p := Track("t4", e, []int{2}, steps)
+	p, tasks, planned := trackAnnealing("t4")
 	defer Untrack("t4")
-	tasks := e.Tasks(2)
 	if len(tasks) != 3 {
 		t.Fatalf("%d annealing tasks, want 3", len(tasks))
 	}
-	planned := int64(steps(tasks[0]))
 	ctx, _ := running(context.Background(), "t4", tasks[0])
 	progress.Expect(ctx, 70000)
 	if s := p.Snapshot(); s.Steps != 3*70000 {
