@@ -124,6 +124,14 @@ type Expander interface {
 	Expand(ctx context.Context, t Task) (Result, []Task, error)
 }
 
+// Planner is a Problem that knows, from its data, the steps each task will report better than its
+// estimator's configuration alone does (STI with records allocated to rungs by the data): the
+// progress of a run whose tasks run where the data were read asks it first.
+type Planner interface {
+	Problem
+	TaskSteps(t Task, warm bool) int
+}
+
 // Resumable is a Problem whose tasks can resume from the states a previous run saved in
 // startDir and save their final states in stateDir (either may be empty), as stirank reanalyze
 // does with STI chains. For a staged estimator the Beam layer runs the follow-on tasks through

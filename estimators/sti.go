@@ -144,6 +144,16 @@ func ranLadder(n int, chains []evidence.ChainSummary) (evidence.Ladder, error) {
 	return l, l.Validate()
 }
 
+var _ Planner = (*stiProblem)(nil)
+
+// TaskSteps is STI.TaskSteps with the records the problem gives each rung (sti.Config.Allocate).
+func (p *stiProblem) TaskSteps(t Task, warm bool) int {
+	if t.Stage == 0 && p.p.Config.Annealing == nil {
+		return p.p.ChainSteps(ChainID(t), warm)
+	}
+	return STI{Model: p.p.Spec, Config: p.p.Config}.TaskSteps(t, warm)
+}
+
 // stiProblem runs chains from the configured start, and keeps its resumptions from saved states
 // by states directory: the bundles of a process share them (a rank's basin check then runs once)
 // and they go when the problem does.

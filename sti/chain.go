@@ -32,6 +32,10 @@ type Problem struct {
 	modes    sync.Map // rank → *rankMode
 	descents sync.Map // descentKey → *descent
 	models   sync.Map // rank → *rankModel
+	// rank1 is the exact rank-1 curve log Z(t) that allocates each rank's records to its rungs
+	// (Config.Allocate), nil for Steps − Burnin at every rung; records holds them by rank.
+	rank1   func(t float64) (float64, error)
+	records sync.Map // rank → *rankRecords
 }
 
 // rankModel is the model of one rank, built once per problem: models are immutable and shared
@@ -86,13 +90,19 @@ func NewProblem(data *tensor.Sparse, spec models.Spec, cfg Config) (*Problem, er
 	if cfg.Gibbs && !spec.Gibbs() {
 		return nil, fmt.Errorf("the %s model has no Gibbs kernel", spec.Name)
 	}
-	if cfg.FitLadder && slices.Equal(cfg.Ladder, evidence.Power(len(cfg.Ladder)-1, evidence.DefaultPower)) {
-		l, err := fitLadder(data, spec, len(cfg.Ladder)-1)
+	fit := cfg.FitLadder && slices.Equal(cfg.Ladder, evidence.Power(len(cfg.Ladder)-1, evidence.DefaultPower))
+	if fit || cfg.Allocate {
+		logZ, err := rank1Curve(data, spec)
 		if err != nil {
 			return nil, err
 		}
-		if l != nil {
-			p.Config.Ladder = l
+		if fit && logZ != nil {
+			if p.Config.Ladder, err = fitLadder(logZ, len(cfg.Ladder)-1); err != nil {
+				return nil, err
+			}
+		}
+		if cfg.Allocate {
+			p.rank1 = logZ
 		}
 	}
 	if cfg.Blocks > 1 {
@@ -279,7 +289,7 @@ func (p *Problem) Resume(ctx context.Context, id ChainID, from *State) (evidence
 		return evidence.ChainSummary{}, nil, err
 	}
 	sum := evidence.ChainSummary{Rank: id.Rank, TIndex: id.TIndex, T: w.t, Chain: id.Chain}
-	records := make([]float64, 0, cfg.Steps-cfg.Burnin)
+	records := make([]float64, 0, p.Records(id.Rank, id.TIndex))
 	var div string
 	var cv *stein
 	if w.t == 0 {
@@ -373,7 +383,11 @@ func (p *Problem) priorRecords(ctx context.Context, w *Walker, n int, records []
 // burn-in, so the start changes how soon the records are right, not what they target.
 func (p *Problem) walk(ctx context.Context, w *Walker, warm bool, newRows [][2]int, records []float64) ([]float64, *stein, string, int) {
 	cfg := p.Config
-	steps := w.burnin + cfg.Steps - cfg.Burnin
+	recorded, err := p.recordsAt(w.id.Rank, w.id.TIndex)
+	if err != nil {
+		return records, nil, err.Error(), 0
+	}
+	steps := w.burnin + recorded
 	spent := 0
 	var center []float64 // the rank's mode (stein), searched before any chain runs
 	gibbs := cfg.Gibbs   // NewProblem checked that the model has the kernel
@@ -615,8 +629,9 @@ func (c Config) screenEM() int { return min(c.StartEM, startEMScreen) }
 func emPasses(factors int) int { return factors }
 
 // ChainSteps is the number of sampler steps RunChain (warm false) or Resume from a saved state
-// (warm true) reports for chain id of a model of the given order: prior draws at t = 0; otherwise
-// the burn-in and the recorded steps, plus the pass of each record's control variate
+// (warm true) reports for chain id of a model of the given order, with Steps − Burnin records at
+// every rung (see Problem.ChainSteps for the records Config.Allocate gives): prior draws at t = 0;
+// otherwise the burn-in and the recorded steps, plus the pass of each record's control variate
 // (Config.Stein, with a mode search), for the cold chains that account for them the rank's mode
 // search and the replica's descent (Config.Descent), and for a warm one the steps that settle new
 // rows (which it spends only when the data gained rows). A Gibbs sweep counts as the
@@ -624,24 +639,36 @@ func emPasses(factors int) int { return factors }
 // sweeps and steps alike. With Config.Truncate a Gibbs chain may sweep up to Steps − Burnin more
 // than this, as many as its start's transient asks for; the summary's Steps counts them.
 func (cfg Config) ChainSteps(id ChainID, warm bool, order int) int {
+	return cfg.chainSteps(id, warm, order, cfg.Steps-cfg.Burnin)
+}
+
+// ChainSteps is Config.ChainSteps for the problem's chains, which record Records(id.Rank,
+// id.TIndex).
+func (p *Problem) ChainSteps(id ChainID, warm bool) int {
+	order, _ := p.Spec.Order()
+	return p.Config.chainSteps(id, warm, order, p.Records(id.Rank, id.TIndex))
+}
+
+// chainSteps is ChainSteps for a chain that records that many steps.
+func (cfg Config) chainSteps(id ChainID, warm bool, order, records int) int {
 	if cfg.Ladder[id.TIndex] == 0 {
-		return cfg.Steps - cfg.Burnin
+		return records
 	}
 	if cfg.Gibbs && warm {
-		n := (cfg.warmBurnin() + cfg.Steps - cfg.Burnin) * sweepPasses(order)
+		n := (cfg.warmBurnin() + records) * sweepPasses(order)
 		if cfg.Stein && cfg.Starts > 0 {
-			n += cfg.Steps - cfg.Burnin // a pass per record (stein)
+			n += records // a pass per record (stein)
 		}
 		return n
 	}
 	if warm {
-		return cfg.SettleSteps + cfg.warmBurnin() + cfg.Steps - cfg.Burnin
+		return cfg.SettleSteps + cfg.warmBurnin() + records
 	}
-	n := cfg.Steps
+	n := cfg.Burnin + records
 	if cfg.Gibbs {
 		n *= sweepPasses(order)
 		if cfg.Stein && cfg.Starts > 0 {
-			n += cfg.Steps - cfg.Burnin // a gradient pass per record (stein)
+			n += records // a gradient pass per record (stein)
 		}
 	}
 	if cfg.Starts > 0 && id.Chain == 0 && id.TIndex == len(cfg.Ladder)-1 {

@@ -79,7 +79,7 @@ func TestDescentStartsAtEquilibrium(t *testing.T) {
 // Descents are shared by a replica's chains and handed out once; a chain that asks again walks
 // its descent afresh. Both give the same bits, on any number of workers, and the steps the
 // descents cost, their relaxation at t = 1 included, are counted once per replica, as
-// Config.ChainSteps expects.
+// Problem.ChainSteps expects.
 func TestDescentDeterminism(t *testing.T) {
 	d, rates := poissonData(t, []int{10, 8}, 2, 0.5, 5)
 	cfg := Default("nmf")
@@ -110,7 +110,7 @@ func TestDescentDeterminism(t *testing.T) {
 	want := 0
 	for ti := range cfg.Ladder {
 		for ch := range cfg.Chains {
-			want += cfg.ChainSteps(ChainID{Rank: 2, TIndex: ti, Chain: ch}, false, order)
+			want += p.ChainSteps(ChainID{Rank: 2, TIndex: ti, Chain: ch}, false)
 		}
 	}
 	descents := cfg.Chains * (cfg.Relax + cfg.Descent*(len(cfg.Ladder)-1)) * sweepPasses(order)

@@ -16,17 +16,19 @@ import (
 // run ./bench/anneal keep 6, and the Facebook-size CP tensor gets 7.
 const LadderTolerance = 0.1
 
-// fitLadder is the power ladder of T rungs that evidence.FitPower fits to the exact rank-1 curve
-// of spec's model on data, or nil for a model without one.
-func fitLadder(data *tensor.Sparse, spec models.Spec, T int) (evidence.Ladder, error) {
+// rank1Curve is the exact rank-1 curve log Z(t) of spec's model on data, or nil for a model
+// without one.
+func rank1Curve(data *tensor.Sparse, spec models.Spec) (func(t float64) (float64, error), error) {
 	info, err := models.Lookup(spec.Name)
 	if err != nil || info.ExpPoissonRates == nil {
 		return nil, nil
 	}
-	logZ, err := models.Rank1LogPower(data, info.ExpPoissonRates(spec.Params))
-	if err != nil {
-		return nil, err
-	}
+	return models.Rank1LogPower(data, info.ExpPoissonRates(spec.Params))
+}
+
+// fitLadder is the power ladder of T rungs that evidence.FitPower fits to the exact rank-1 curve
+// logZ.
+func fitLadder(logZ func(t float64) (float64, error), T int) (evidence.Ladder, error) {
 	l, _, err := evidence.FitPower(T, logZ, LadderTolerance)
 	if err != nil {
 		return nil, fmt.Errorf("fitting the ladder to the data: %w", err)

@@ -86,7 +86,7 @@ func readFile(t *testing.T, name string) []byte {
 // TestReanalyzeGrowingDataset grows a CP tensor of rank 3 along its third mode in 4 increments
 // (stirank import, then append) and re-analyses it after each: every run adds one history row
 // per analysed rank and chooses rank 3; the runs after the first analyse only the window around
-// the last best rank and resume the chains of ranks up to the true one from their saved states; a
+// the last best rank and resume the chains of the true rank from their saved states; a
 // run on unchanged data samples nothing and changes nothing.
 func TestReanalyzeGrowingDataset(t *testing.T) {
 	files := growingCP(t, []int{10, 15, 40}, 4, 5)
@@ -112,10 +112,11 @@ func TestReanalyzeGrowingDataset(t *testing.T) {
 			t.Fatalf("increment %d: history gained %d rows, want %d", k+1, len(got), len(want))
 		}
 		for i, r := range got {
-			// A rank above the true one may start cold: its posterior has many modes, and the
-			// basin check sends it cold when a fresh search beats its saved states (rank 4 at
-			// increment 3).
-			warm := r.WarmStart == (k > 0) || (k > 0 && r.Rank > 3)
+			// A rank other than the true one may start cold: its posterior has many modes, and
+			// the basin check sends it cold when a fresh search beats its saved states, as data
+			// growth moves the dominant mode (rank 4 at increment 3, and rank 2 there with the
+			// records allocated to the rungs; sti.Resumption).
+			warm := r.WarmStart == (k > 0) || (k > 0 && r.Rank != 3)
 			if r.Rank != want[i] || r.ChosenRank != 3 || r.DatasetVersion != k+1 || !warm || r.Steps <= 0 {
 				t.Errorf("increment %d: history row %+v: want rank %d, chosen rank 3, version %d, warm %v", k+1, r, want[i], k+1, k > 0)
 			}

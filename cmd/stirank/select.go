@@ -141,7 +141,7 @@ type selectFlags struct {
 	samplerParams                                          map[string]float64
 	temperatures, chains, steps, burnin, subsample, blocks int
 	descent, relax                                         int
-	anneal, stein                                          bool
+	anneal, stein, allocate                                bool
 	particles                                              int
 	workers                                                int
 	// warmBurnin is reanalyze's --warm-burnin (sti.Config.WarmBurnin).
@@ -195,6 +195,7 @@ func newSelectFlagSet(name, synopsis, help string, extra func(*flag.FlagSet)) (*
 	fs.IntVar(&f.burnin, "burnin", 0, fmt.Sprintf("burn-in steps per chain (default: %s; at most a fifth of --steps when only --steps is given)", perModelDefault(func(c sti.Config) any { return c.Burnin })))
 	fs.IntVar(&f.descent, "descent", 0, fmt.Sprintf("%s: sweeps per rung of a walk down the ladder from the rank's mode, one per replica, that starts each rung's chain (0: every chain starts at the mode) (default: %s)", gibbsModels(), perModelDefault(func(c sti.Config) any { return c.Descent })))
 	fs.IntVar(&f.relax, "relax", 0, fmt.Sprintf("%s: sweeps at t = 1 that each replica's walk makes from the rank's mode before it walks down the ladder (default: %s, scaled with --steps)", gibbsModels(), perModelDefault(func(c sti.Config) any { return c.Relax })))
+	fs.BoolVar(&f.allocate, "allocate", true, fittedLadderModels()+": each rung's chains record in proportion to the standard deviation the rung adds to the integral, per unit of cost, on the exact rank-1 curve, for no more cost and no more records in all (see README; --allocate=false: --steps minus --burnin at every rung)")
 	fs.BoolVar(&f.stein, "stein", true, gibbsModels()+": the Gibbs chains' rung means are controlled by Stein variates about the rank's mode, which keep their expectation and remove most of their variance (--stein=false: plain means)")
 	fs.Float64Var(&f.step, "step", 0, fmt.Sprintf("step size after burn-in (default: %s)", perModelDefault(func(c sti.Config) any { return c.Step })))
 	fs.IntVar(&f.subsample, "subsample", 0, fmt.Sprintf("cells per step, drawn at random (default: %s; 0 is all cells)", perModelDefault(func(c sti.Config) any { return c.Subsample })))
@@ -389,6 +390,8 @@ type selection struct {
 	manifest *tensorio.Manifest
 	// data are the data when this process read them (see openData); nil otherwise.
 	data *tensor.Sparse
+	// planner plans the tasks' steps from the data when this process read them; nil otherwise.
+	planner estimators.Planner
 }
 
 // prepareSelection locates and reads the data (see openData), and builds the model and the STI
@@ -426,6 +429,7 @@ func prepareSelection(ctx context.Context, f *selectFlags, set map[string]bool) 
 		return nil, err
 	}
 	work := transforms.Work{Source: src, Model: spec, Estimator: es}
+	j := &selection{work: work, est: est, meta: meta, ladderSpec: ladderSpec, data: data}
 	if data != nil {
 		p, err := est.Prepare(data)
 		if err != nil {
@@ -434,8 +438,8 @@ func prepareSelection(ctx context.Context, f *selectFlags, set map[string]bool) 
 		if local {
 			transforms.Preload(work, p)
 		}
+		j.planner, _ = p.(estimators.Planner)
 	}
-	j := &selection{work: work, est: est, meta: meta, ladderSpec: ladderSpec, data: data}
 	if src.Embedded == "" {
 		j.manifest = m
 	}
@@ -456,6 +460,9 @@ func (j *selection) run(ctx context.Context, f *selectFlags, o pipelines.Options
 		return nil, err
 	}
 	progress := transforms.Track(runID, j.est, o.Ranks, func(t estimators.Task) int {
+		if j.planner != nil {
+			return j.planner.TaskSteps(t, warm[t.Rank])
+		}
 		return j.est.TaskSteps(t, warm[t.Rank])
 	})
 	defer transforms.Untrack(runID)
@@ -704,6 +711,15 @@ func selectConfig(model string, f *selectFlags, set map[string]bool) (sti.Config
 			return cfg, "", usagef("--stein controls the Gibbs chains of a fixed ladder that start from their rank's mode (%s without --anneal or an SG-MCMC --sampler)", gibbsModels())
 		}
 		cfg.Stein = f.stein
+	}
+	if set["allocate"] {
+		if cfg.Annealing != nil {
+			return cfg, "", usagef("--allocate shares the records of a fixed ladder's chains among its rungs: it does not apply with --anneal")
+		}
+		if info, _ := models.Lookup(model); f.allocate && info.ExpPoissonRates == nil {
+			return cfg, "", usagef("--allocate needs the exact rank-1 curve of %s; the %s model has none", fittedLadderModels(), model)
+		}
+		cfg.Allocate = f.allocate
 	}
 	if set["step"] {
 		if !(f.step > 0) {
