@@ -154,6 +154,15 @@ func (p *stiProblem) TaskSteps(t Task, warm bool) int {
 	return STI{Model: p.p.Spec, Config: p.p.Config}.TaskSteps(t, warm)
 }
 
+// TaskWork is what task t's steps cost in all (sti.Problem.ChainWork); an annealing and its chains
+// report every step at cost 1.
+func (p *stiProblem) TaskWork(t Task, warm bool) float64 {
+	if t.Stage == 0 && p.p.Config.Annealing == nil {
+		return p.p.ChainWork(ChainID(t), warm)
+	}
+	return float64(p.TaskSteps(t, warm))
+}
+
 // stiProblem runs chains from the configured start, and keeps its resumptions from saved states
 // by states directory: the bundles of a process share them (a rank's basin check then runs once)
 // and they go when the problem does.

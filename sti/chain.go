@@ -216,6 +216,10 @@ func (p *Problem) sweep(ctx context.Context, mv mover, cv *stein, id ChainID, t 
 	r := rng.New(p.Config.Seed, uint64(id.Rank), uint64(id.TIndex), uint64(id.Chain), streamSweep)
 	acc := make([]float64, mv.blocks())
 	base, made, per := len(records), 0, mv.passes(1)
+	cost := 1.0 // an annealing's chains plan their passes alike (estimators.STI.TaskSteps)
+	if p.Config.Annealing == nil {
+		cost = p.sweepCostAt(t, id.Rank)
+	}
 	run := func(sweeps int, record bool) string {
 		for range sweeps {
 			if made%16 == 15 && ctx.Err() != nil {
@@ -223,7 +227,7 @@ func (p *Problem) sweep(ctx context.Context, mv mover, cv *stein, id ChainID, t 
 			}
 			made++
 			ll := mv.move(r, t, 1, nil, theta, acc)
-			progress.Add(ctx, per)
+			progress.AddAt(ctx, per, cost)
 			if math.IsNaN(ll) || math.IsInf(ll, 1) {
 				return fmt.Sprintf("rank %d, t=%.6g (rung %d), chain %d, sweep %d: log-likelihood %v", id.Rank, t, id.TIndex, id.Chain, made, ll)
 			}
@@ -639,43 +643,72 @@ func emPasses(factors int) int { return factors }
 // sweeps and steps alike. With Config.Truncate a Gibbs chain may sweep up to Steps − Burnin more
 // than this, as many as its start's transient asks for; the summary's Steps counts them.
 func (cfg Config) ChainSteps(id ChainID, warm bool, order int) int {
-	return cfg.chainSteps(id, warm, order, cfg.Steps-cfg.Burnin)
+	n, _ := cfg.chainPlan(id, warm, order, cfg.Steps-cfg.Burnin, func(float64) float64 { return 1 })
+	return n
 }
 
 // ChainSteps is Config.ChainSteps for the problem's chains, which record Records(id.Rank,
-// id.TIndex).
+// id.TIndex), and ChainWork what those steps cost in all, each as the chain reports it
+// (progress.AddAt): a Gibbs sweep at t costs sweepCost, every other step 1.
 func (p *Problem) ChainSteps(id ChainID, warm bool) int {
-	order, _ := p.Spec.Order()
-	return p.Config.chainSteps(id, warm, order, p.Records(id.Rank, id.TIndex))
+	n, _ := p.chainPlan(id, warm)
+	return n
 }
 
-// chainSteps is ChainSteps for a chain that records that many steps.
-func (cfg Config) chainSteps(id ChainID, warm bool, order, records int) int {
+// ChainWork is the cost of chain id's steps (see ChainSteps).
+func (p *Problem) ChainWork(id ChainID, warm bool) float64 {
+	_, w := p.chainPlan(id, warm)
+	return w
+}
+
+func (p *Problem) chainPlan(id ChainID, warm bool) (int, float64) {
+	order, _ := p.Spec.Order()
+	return p.Config.chainPlan(id, warm, order, p.Records(id.Rank, id.TIndex), func(t float64) float64 { return p.sweepCostAt(t, id.Rank) })
+}
+
+// chainPlan is ChainSteps for a chain that records that many steps, and what they cost with a
+// Gibbs sweep's passes at t costing sweep(t) each.
+func (cfg Config) chainPlan(id ChainID, warm bool, order, records int, sweep func(t float64) float64) (int, float64) {
 	if cfg.Ladder[id.TIndex] == 0 {
-		return records
+		return records, float64(records)
 	}
+	t := cfg.Ladder[id.TIndex]
 	if cfg.Gibbs && warm {
 		n := (cfg.warmBurnin() + records) * sweepPasses(order)
+		w := float64(n) * sweep(t)
 		if cfg.Stein && cfg.Starts > 0 {
 			n += records // a pass per record (stein)
+			w += float64(records)
 		}
-		return n
+		return n, w
 	}
 	if warm {
-		return cfg.SettleSteps + cfg.warmBurnin() + records
+		n := cfg.SettleSteps + cfg.warmBurnin() + records
+		return n, float64(n)
 	}
 	n := cfg.Burnin + records
+	w := float64(n)
 	if cfg.Gibbs {
 		n *= sweepPasses(order)
+		w = float64(n) * sweep(t)
 		if cfg.Stein && cfg.Starts > 0 {
 			n += records // a gradient pass per record (stein)
+			w += float64(records)
 		}
 	}
 	if cfg.Starts > 0 && id.Chain == 0 && id.TIndex == len(cfg.Ladder)-1 {
-		n += cfg.Starts*(cfg.StartSteps+cfg.screenEM()*emPasses(order)) + (cfg.StartEM-cfg.screenEM())*emPasses(order)
+		search := cfg.Starts*(cfg.StartSteps+cfg.screenEM()*emPasses(order)) + (cfg.StartEM-cfg.screenEM())*emPasses(order)
+		n += search
+		w += float64(search)
 	}
 	if cfg.Gibbs && cfg.Starts > 0 && cfg.Descent > 0 && id.TIndex == len(cfg.Ladder)-1 {
-		n += (cfg.Relax + cfg.Descent*(len(cfg.Ladder)-1)) * sweepPasses(order)
+		// The replica's walk: its relaxation at t = 1, then Descent sweeps at every rung above 0.
+		per := sweepPasses(order)
+		n += (cfg.Relax + cfg.Descent*(len(cfg.Ladder)-1)) * per
+		w += float64(cfg.Relax*per) * sweep(1)
+		for _, u := range cfg.Ladder[1:] {
+			w += float64(cfg.Descent*per) * sweep(u)
+		}
 	}
-	return n
+	return n, w
 }

@@ -98,7 +98,7 @@ func (p *Problem) descend(ctx context.Context, id ChainID, stop int, keep func(i
 			}
 			ll := mv.move(r, t, 1, nil, theta, acc)
 			sweeps++
-			progress.Add(ctx, per)
+			progress.AddAt(ctx, per, p.sweepCostAt(t, id.Rank))
 			if math.IsNaN(ll) || math.IsInf(ll, 0) {
 				return fmt.Errorf("rank %d, replica %d: %s, sweep %d: log-likelihood %v", id.Rank, id.Chain, where, s, ll)
 			}

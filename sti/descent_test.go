@@ -4,7 +4,7 @@ import (
 	"context"
 	"math"
 	"reflect"
-	"sync/atomic"
+	"sync"
 	"testing"
 
 	"github.com/stirank/stirank/evidence"
@@ -130,28 +130,41 @@ func TestChainsReportTheirSteps(t *testing.T) {
 	cfg := Default("nmf")
 	cfg.Ladder = evidence.Power(4, evidence.DefaultPower)
 	cfg.Steps, cfg.Burnin, cfg.Starts, cfg.Chains = 30, 10, 2, 2
+	cfg.Truncate = false // every chain then makes the sweeps ChainSteps and ChainWork count
 	p, err := NewProblem(d, models.PoissonSpec("nmf", rates, models.LogScale), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	reported, counted := 0, 0
+	var work, planned float64
 	for ti := len(cfg.Ladder) - 1; ti >= 0; ti-- {
 		for c := range cfg.Chains {
-			var spent atomic.Int64 // the mode search's starts report from several goroutines
-			ctx := progress.With(context.Background(), func(s int) { spent.Add(int64(s)) })
-			sum, err := p.RunChain(ctx, ChainID{Rank: 2, TIndex: ti, Chain: c})
+			var mu sync.Mutex // the mode search's starts report from several goroutines
+			spent, cost := 0, 0.0
+			ctx := progress.With(context.Background(), func(s int, w float64) {
+				mu.Lock()
+				spent, cost = spent+s, cost+float64(s)*w
+				mu.Unlock()
+			})
+			id := ChainID{Rank: 2, TIndex: ti, Chain: c}
+			sum, err := p.RunChain(ctx, id)
 			if err != nil {
 				t.Fatal(err)
 			}
-			n := int(spent.Load())
-			if ti == len(cfg.Ladder)-1 && c == 0 && n != sum.Steps {
-				t.Errorf("the chain that computes the mode search and its walk reported %d steps, its summary counts %d", n, sum.Steps)
+			if ti == len(cfg.Ladder)-1 && c == 0 && spent != sum.Steps {
+				t.Errorf("the chain that computes the mode search and its walk reported %d steps, its summary counts %d", spent, sum.Steps)
 			}
-			reported += n
+			reported += spent
 			counted += sum.Steps
+			work += cost
+			planned += p.ChainWork(id, false)
 		}
 	}
 	if reported != counted {
 		t.Errorf("the chains reported %d steps, their summaries count %d", reported, counted)
+	}
+	// The costs the chains report are those the plan prices (a sweep at t costs more than at 0).
+	if math.Abs(work-planned) > 1e-6*planned || work <= float64(reported) {
+		t.Errorf("the chains reported steps costing %v, the plan %v (%d steps)", work, planned, reported)
 	}
 }

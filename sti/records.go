@@ -114,6 +114,12 @@ func allocateRecords(logZ func(float64) (float64, error), l evidence.Ladder, R, 
 	return out, nil
 }
 
+// sweepCostAt is what a Gibbs sweep of rank R at t costs (sweepCost) on the problem's data, 1 for
+// chains that do not run the Gibbs kernel.
+func (p *Problem) sweepCostAt(t float64, R int) float64 {
+	return sweepCost(t, R, p.splitPerCell())
+}
+
 // splitPerCell is the number of counts a Gibbs sweep at t = 1 splits per stored cell, 0 for
 // chains on an SG-MCMC kernel, whose steps cost the same at every t.
 func (p *Problem) splitPerCell() float64 {

@@ -19,12 +19,15 @@ type Progress struct {
 	mu    sync.Mutex
 	start time.Time
 	steps func(estimators.Task) int
+	work  func(estimators.Task) float64
 	ranks map[int]*rankProgress
 }
 
 type rankProgress struct {
 	tasks, tasksDone int
 	steps, stepsDone int64
+	// work and workDone weigh the steps by what each costs (progress.AddAt), the ETA's units.
+	work, workDone float64
 	// waiting counts the tasks planned at Track and not yet started, by their stage and planned
 	// steps, with the plan they start with: a running task that revises its plan revises that of
 	// the tasks like it still waiting (the other replicas of an annealing).
@@ -39,10 +42,12 @@ type rankProgress struct {
 // waitKey is a class of tasks alike in stage and planned steps.
 type waitKey struct{ stage, steps int }
 
-// waitClass is the number of tasks of a class waiting to start and the steps each is planned for.
+// waitClass is the number of tasks of a class waiting to start and the steps each is planned for,
+// with what a step of the class costs on average.
 type waitClass struct {
 	count int
 	plan  int64
+	cost  float64
 }
 
 // ProgressSnapshot is the state of a job at one moment.
@@ -75,20 +80,24 @@ var trackers = struct {
 
 // Track registers a progress tracker for the estimator's tasks of ranks under runID; tasks that
 // run in this process with that run ID report to it. steps is the number of steps a task is
-// expected to report. A staged estimator's follow-on tasks (see estimators.Staged) are unknown
-// until their first-stage tasks run: each joins the counts, with steps of its own, when its
-// first-stage task reports, so the ETA leaves out the follow-on tasks not yet started. Call
-// Untrack when the job ends.
-func Track(runID string, e estimators.Estimator, ranks []int, steps func(estimators.Task) int) *Progress {
-	p := &Progress{start: time.Now(), steps: steps, ranks: map[int]*rankProgress{}}
+// expected to report, and work what they cost in all, each at the cost it is reported with
+// (progress.AddAt); nil counts every step at cost 1. A staged estimator's follow-on tasks (see
+// estimators.Staged) are unknown until their first-stage tasks run: each joins the counts, with
+// steps of its own, when its first-stage task reports, so the ETA leaves out the follow-on tasks
+// not yet started. Call Untrack when the job ends.
+func Track(runID string, e estimators.Estimator, ranks []int, steps func(estimators.Task) int, work func(estimators.Task) float64) *Progress {
+	if work == nil {
+		work = func(t estimators.Task) float64 { return float64(steps(t)) }
+	}
+	p := &Progress{start: time.Now(), steps: steps, work: work, ranks: map[int]*rankProgress{}}
 	for _, r := range ranks {
 		rp := &rankProgress{waiting: map[waitKey]*waitClass{}}
 		for _, t := range e.Tasks(r) {
 			n := steps(t)
-			rp.add(n)
+			rp.add(n, p.cost(t))
 			k := waitKey{t.Stage, n}
 			if rp.waiting[k] == nil {
-				rp.waiting[k] = &waitClass{plan: int64(n)}
+				rp.waiting[k] = &waitClass{plan: int64(n), cost: p.cost(t)}
 			}
 			rp.waiting[k].count++
 		}
@@ -105,11 +114,24 @@ func (rp *rankProgress) busyAt(now time.Duration) float64 {
 	return rp.busy + float64(rp.running)*now.Seconds() - rp.started
 }
 
-// add counts a task with steps steps.
-func (rp *rankProgress) add(steps int) {
-	n := int64(steps)
+// cost is what a step of task t costs on average.
+func (p *Progress) cost(t estimators.Task) float64 {
+	if n := p.steps(t); n > 0 {
+		return p.work(t) / float64(n)
+	}
+	return 1
+}
+
+// add counts a task with steps steps of that cost on average.
+func (rp *rankProgress) add(steps int, cost float64) {
 	rp.tasks++
-	rp.steps += n
+	rp.grow(int64(steps), cost)
+}
+
+// grow adds steps of that cost on average to the plan.
+func (rp *rankProgress) grow(steps int64, cost float64) {
+	rp.steps += steps
+	rp.work += float64(steps) * cost
 }
 
 // Untrack removes the tracker of runID.
@@ -148,6 +170,7 @@ func running(ctx context.Context, runID string, t estimators.Task) (_ context.Co
 	start := time.Since(p.start).Seconds()
 	rp := p.ranks[rank]
 	key := waitKey{t.Stage, p.steps(t)}
+	cost := p.cost(t)        // what a step of its plan costs on average
 	plan := int64(key.steps) // the task's plan, guarded by p.mu
 	waited := false          // whether it took a place among the tasks waiting
 	if rp != nil {
@@ -163,19 +186,22 @@ func running(ctx context.Context, runID string, t estimators.Task) (_ context.Co
 		return ctx, func(estimators.Result, []estimators.Task, error) {}
 	}
 	var spent atomic.Int64
-	ctx = progress.With(ctx, func(steps int) {
+	spentWork := 0.0 // guarded by p.mu
+	ctx = progress.With(ctx, func(steps int, c float64) {
 		spent.Add(int64(steps))
 		p.mu.Lock()
 		rp.stepsDone += int64(steps)
+		rp.workDone += float64(steps) * c
+		spentWork += float64(steps) * c
 		p.mu.Unlock()
 	})
 	ctx = progress.WithPlan(ctx, func(steps int) {
 		p.mu.Lock()
 		n := int64(steps)
-		rp.steps += n - plan
+		rp.grow(n-plan, cost)
 		plan = n
 		if c := rp.waiting[key]; c != nil {
-			rp.steps += int64(c.count) * (n - c.plan)
+			rp.grow(int64(c.count)*(n-c.plan), c.cost)
 			c.plan = n
 		}
 		p.mu.Unlock()
@@ -188,27 +214,29 @@ func running(ctx context.Context, runID string, t estimators.Task) (_ context.Co
 		rp.busy += time.Since(p.start).Seconds() - start
 		if err != nil {
 			rp.stepsDone -= spent.Load()
+			rp.workDone -= spentWork
 			again := int64(key.steps) // the plan its retry starts with
 			if waited {
 				c := rp.waiting[key]
 				c.count++
 				again = c.plan
 			}
-			rp.steps += again - plan
+			rp.grow(again-plan, cost)
 			return
 		}
 		for _, t := range next {
-			rp.add(p.steps(t))
+			rp.add(p.steps(t), p.cost(t))
 		}
 		rp.tasksDone++
 		// A task that spent more than planned (a Gibbs chain replacing the records of its
 		// start's transient) adds the excess to the plan; one that reported nothing while it ran
 		// counts its steps now.
 		if extra := int64(r.Steps) - plan; extra > 0 {
-			rp.steps += extra
+			rp.grow(extra, cost)
 		}
 		if spent.Load() == 0 {
 			rp.stepsDone += int64(r.Steps)
+			rp.workDone += float64(r.Steps) * cost
 		}
 	}
 }
@@ -216,8 +244,9 @@ func running(ctx context.Context, runID string, t estimators.Task) (_ context.Co
 // Snapshot returns the current state.
 //
 // The ETA is the time the remaining steps take at each rank's cost per step so far: the time
-// its tasks have run over the steps they have spent, which counts whatever a step costs at that
-// rank on this data and these cores (a Gibbs sweep's cost grows with the rank far more slowly
+// its tasks have run over the steps they have spent, each weighed by the cost it was reported
+// with (progress.AddAt) and the steps left by what Track's work plans for them, which counts
+// whatever a step costs at that rank on this data and these cores (a Gibbs sweep's cost grows with the rank far more slowly
 // than an SG-MCMC step's). A rank not yet started costs what a straight line through the ranks
 // seen so far gives (cost per step against rank, weighted by their steps), or with one rank seen
 // that rank's cost scaled by (1 + rank). The remaining task time is spread over the tasks that
@@ -240,9 +269,9 @@ func (p *Progress) Snapshot() ProgressSnapshot {
 		}
 		b := rp.busyAt(now)
 		busy += b
-		if rp.stepsDone > 0 && b > 0 {
-			costs[r] = b / float64(rp.stepsDone)
-			seen = append(seen, rankCost{r, costs[r], float64(rp.stepsDone)})
+		if rp.workDone > 0 && b > 0 {
+			costs[r] = b / rp.workDone
+			seen = append(seen, rankCost{r, costs[r], rp.workDone})
 		}
 	}
 	sort.Ints(s.RanksDone)
@@ -252,19 +281,20 @@ func (p *Progress) Snapshot() ProgressSnapshot {
 	cost := costLine(seen)
 	remaining := 0.0
 	for r, rp := range p.ranks {
-		if left := rp.steps - rp.stepsDone; left > 0 {
+		if left := rp.work - rp.workDone; left > 0 && rp.steps > rp.stepsDone {
 			c, ok := costs[r]
 			if !ok {
 				c = cost(r)
 			}
-			remaining += float64(left) * c
+			remaining += left * c
 		}
 	}
 	s.ETA = time.Duration(float64(now) * remaining / busy)
 	return s
 }
 
-// rankCost is a rank's task time per step so far, and the steps it rests on.
+// rankCost is a rank's task time per step so far, the steps weighed by their cost, and the
+// weighed steps it rests on.
 type rankCost struct {
 	rank         int
 	cost, weight float64

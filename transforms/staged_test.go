@@ -234,7 +234,7 @@ func runStaged(t *testing.T, c stagedConfig, ranks []int, fn *RunFn) ([]evidence
 			return firstSteps
 		}
 		return nextSteps
-	})
+	}, nil)
 	defer Untrack(fn.RunID)
 	p, s := beam.NewPipelineWithRoot()
 	ev, _ := Estimate(s, e, ranks, fn)

@@ -184,7 +184,7 @@ func TestProgress(t *testing.T) {
 	cfg := sti.Default("nmf")
 	e := estimators.STI{Config: cfg}
 	steps := func(t estimators.Task) int { return cfg.ChainSteps(estimators.ChainID(t), false, 2) }
-	p := Track("t1", e, []int{1, 2}, steps)
+	p := Track("t1", e, []int{1, 2}, steps, nil)
 	defer Untrack("t1")
 	s := p.Snapshot()
 	if s.Tasks != 2*len(cfg.Ladder)*cfg.Chains || s.TasksDone != 0 || s.ETA != 0 {
@@ -211,7 +211,7 @@ func TestProgressWhileRunning(t *testing.T) {
 	cfg := sti.Default("nmf")
 	e := estimators.STI{Config: cfg}
 	steps := func(t estimators.Task) int { return cfg.ChainSteps(estimators.ChainID(t), false, 2) }
-	p := Track("t2", e, []int{3}, steps)
+	p := Track("t2", e, []int{3}, steps, nil)
 	defer Untrack("t2")
 	total := p.Snapshot().Steps
 	task := e.Tasks(3)[len(cfg.Ladder)*cfg.Chains-1]
@@ -245,13 +245,36 @@ func TestProgressWhileRunning(t *testing.T) {
 	}
 }
 
+// Steps reported at a higher cost than the rank's others (progress.AddAt) do not price the rest at
+// their cost: after a rank's costly task alone, the ETA of its cheap one is what that task's
+// steps cost at a third of the price.
+func TestProgressWeighsTheStepsByTheirCost(t *testing.T) {
+	cfg := sti.Default("nmf")
+	cfg.Ladder, cfg.Chains = evidence.Ladder{0, 1}, 1
+	e := estimators.STI{Config: cfg}
+	steps := func(estimators.Task) int { return 100 }
+	work := func(t estimators.Task) float64 { return float64(100 * (1 + 2*t.Index)) }
+	p := Track("t3", e, []int{2}, steps, work)
+	defer Untrack("t3")
+	tasks := e.Tasks(2)
+	ctx, finish := running(context.Background(), "t3", tasks[1])
+	progress.AddAt(ctx, 100, 3)
+	time.Sleep(20 * time.Millisecond)
+	finish(estimators.Result{Task: tasks[1], Steps: 100}, nil, nil)
+	s := p.Snapshot()
+	// ETA = elapsed × remaining time / time run, and the remaining time is a third of the time run.
+	if r := s.ETA.Seconds() / s.Elapsed.Seconds(); s.StepsDone != 100 || r < 0.3 || r > 0.34 {
+		t.Errorf("after the costly task: ETA %v at %v (%.2f of it), want a third", s.ETA, s.Elapsed, r)
+	}
+}
+
 // trackAnnealing tracks rank 2 of the annealed defaults under runID and returns the tracker, the
 // rank's first-stage tasks (its 3 replicas' annealings) and the steps each is planned for.
 func trackAnnealing(runID string) (*Progress, []estimators.Task, int) {
 	e := estimators.STI{Config: sti.DefaultAnnealed("nmf")}
 	steps := func(t estimators.Task) int { return e.TaskSteps(t, false) }
 	tasks := e.Tasks(2)
-	return Track(runID, e, []int{2}, steps), tasks, steps(tasks[0])
+	return Track(runID, e, []int{2}, steps, nil), tasks, steps(tasks[0])
 }
 
 // A task that revises its plan as it runs (an annealing, whose number of temperatures is
@@ -325,9 +348,9 @@ func TestETAFromCostsPerRank(t *testing.T) {
 		t.Errorf("falling line: %v, want 8", got)
 	}
 	p := &Progress{start: time.Now().Add(-100 * time.Second), ranks: map[int]*rankProgress{
-		2:  {tasks: 1, tasksDone: 1, steps: 10, stepsDone: 10, busy: 40},
-		4:  {tasks: 2, running: 1, started: 40, steps: 30, stepsDone: 10},
-		10: {tasks: 1, steps: 5},
+		2:  {tasks: 1, tasksDone: 1, steps: 10, stepsDone: 10, work: 10, workDone: 10, busy: 40},
+		4:  {tasks: 2, running: 1, started: 40, steps: 30, stepsDone: 10, work: 30, workDone: 10},
+		10: {tasks: 1, steps: 5, work: 5},
 	}}
 	s := p.Snapshot()
 	// Rank 4 so far: 60 s over 10 steps. Left: 20 steps of rank 4 at 6 s and 5 of rank 10 at 12

@@ -459,12 +459,13 @@ func (j *selection) run(ctx context.Context, f *selectFlags, o pipelines.Options
 	if err != nil {
 		return nil, err
 	}
-	progress := transforms.Track(runID, j.est, o.Ranks, func(t estimators.Task) int {
-		if j.planner != nil {
-			return j.planner.TaskSteps(t, warm[t.Rank])
-		}
-		return j.est.TaskSteps(t, warm[t.Rank])
-	})
+	steps := func(t estimators.Task) int { return j.est.TaskSteps(t, warm[t.Rank]) }
+	var work func(estimators.Task) float64
+	if j.planner != nil {
+		steps = func(t estimators.Task) int { return j.planner.TaskSteps(t, warm[t.Rank]) }
+		work = func(t estimators.Task) float64 { return j.planner.TaskWork(t, warm[t.Rank]) }
+	}
+	progress := transforms.Track(runID, j.est, o.Ranks, steps, work)
 	defer transforms.Untrack(runID)
 	var stopProgress func()
 	showing := local && !dry && !f.quiet

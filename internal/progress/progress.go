@@ -11,17 +11,22 @@ type key struct{}
 
 type planKey struct{}
 
-// With returns ctx carrying report, which receives the steps spent as they are spent. A task may
-// spend steps on several goroutines at once (the mode search's starts run in parallel), so report
-// must be safe for concurrent use.
-func With(ctx context.Context, report func(steps int)) context.Context {
+// With returns ctx carrying report, which receives the steps spent as they are spent and what each
+// costs relative to the task's other steps. A task may spend steps on several goroutines at once
+// (the mode search's starts run in parallel), so report must be safe for concurrent use.
+func With(ctx context.Context, report func(steps int, cost float64)) context.Context {
 	return context.WithValue(ctx, key{}, report)
 }
 
-// Add reports steps spent by the task that ctx belongs to.
-func Add(ctx context.Context, steps int) {
-	if report, ok := ctx.Value(key{}).(func(int)); ok && steps > 0 {
-		report(steps)
+// Add reports steps spent by the task that ctx belongs to, of cost 1 each.
+func Add(ctx context.Context, steps int) { AddAt(ctx, steps, 1) }
+
+// AddAt reports steps spent by the task that ctx belongs to, each costing cost relative to a step
+// of cost 1: a Gibbs sweep near t = 1 splits more of every count than one near 0, and an ETA that
+// priced the steps left at the mean cost so far would err by as much as the costs differ.
+func AddAt(ctx context.Context, steps int, cost float64) {
+	if report, ok := ctx.Value(key{}).(func(int, float64)); ok && steps > 0 {
+		report(steps, cost)
 	}
 }
 

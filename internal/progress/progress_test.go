@@ -7,22 +7,22 @@ import (
 
 func TestAddReachesTheReporter(t *testing.T) {
 	Add(context.Background(), 5) // no reporter: nothing happens
-	got := 0
-	ctx := With(context.Background(), func(n int) { got += n })
+	got, work := 0, 0.0
+	ctx := With(context.Background(), func(n int, c float64) { got, work = got+n, work+float64(n)*c })
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	Add(ctx, 3)
 	Add(ctx, 0)
-	Add(ctx, 4)
-	if got != 7 {
-		t.Fatalf("reported %d steps, want 7", got)
+	AddAt(ctx, 4, 2.5)
+	if got != 7 || work != 13 {
+		t.Fatalf("reported %d steps of cost %v in all, want 7 and 13", got, work)
 	}
 }
 
 func TestExpectReachesThePlan(t *testing.T) {
 	Expect(context.Background(), 5) // no plan: nothing happens
 	got := 0
-	ctx := WithPlan(With(context.Background(), func(int) {}), func(n int) { got = n })
+	ctx := WithPlan(With(context.Background(), func(int, float64) {}), func(n int) { got = n })
 	Expect(ctx, 40)
 	Expect(ctx, 90)
 	if got != 90 {
