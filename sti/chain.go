@@ -661,6 +661,7 @@ func (p *Problem) ChainWork(id ChainID, warm bool) float64 {
 	return w
 }
 
+// chainPlan is ChainSteps and ChainWork together.
 func (p *Problem) chainPlan(id ChainID, warm bool) (int, float64) {
 	order, _ := p.Spec.Order()
 	return p.Config.chainPlan(id, warm, order, p.Records(id.Rank, id.TIndex), func(t float64) float64 { return p.sweepCostAt(t, id.Rank) })
