@@ -219,6 +219,18 @@ func Integrate(l Ladder, f, v []float64) float64 {
 	return s
 }
 
+// Derivatives returns log Z(t) and its first two derivatives in t, f(t) = E_t[log p(X | θ)] and
+// v(t) = Var_t[log p(X | θ)], by central differences with step h.
+func Derivatives(logZ func(t float64) (float64, error), t, h float64) (z, f, v float64, err error) {
+	var y [3]float64
+	for k, s := range []float64{t - h, t, t + h} {
+		if y[k], err = logZ(s); err != nil {
+			return 0, 0, 0, err
+		}
+	}
+	return y[1], (y[2] - y[0]) / (2 * h), (y[2] - 2*y[1] + y[0]) / (h * h), nil
+}
+
 // RuleError returns the error of Rule above the ladder's first rung on a curve whose log
 // normaliser log Z(t) = log ∫ p(θ) p(X | θ)^t dθ is known: the rule applied to f = d log Z/dt and
 // v = d²log Z/dt² (central differences with a step of t·10⁻⁴) on [t₁, 1] minus log Z(1) − log Z(t₁).
@@ -231,20 +243,15 @@ func (l Ladder) RuleError(logZ func(t float64) (float64, error)) (float64, error
 	f, v := make([]float64, len(l)), make([]float64, len(l))
 	var z1, z0 float64
 	for i := 1; i < len(l); i++ {
-		t := l[i]
-		h := t * 1e-4
-		var z [3]float64
-		for k, s := range []float64{t - h, t, t + h} {
-			var err error
-			if z[k], err = logZ(s); err != nil {
-				return 0, err
-			}
+		var z float64
+		var err error
+		if z, f[i], v[i], err = Derivatives(logZ, l[i], l[i]*1e-4); err != nil {
+			return 0, err
 		}
-		f[i], v[i] = (z[2]-z[0])/(2*h), (z[2]-2*z[1]+z[0])/(h*h)
 		if i == 1 {
-			z0 = z[1]
+			z0 = z
 		}
-		z1 = z[1]
+		z1 = z
 	}
 	// With f₀ = f₁ and v₀ = v₁ the rule on [0, t₁] is t₁·f₁ exactly.
 	f[0], v[0] = f[1], v[1]

@@ -142,17 +142,9 @@ func sweepCost(t float64, R int, split float64) float64 {
 // swamps it (log Z(t) ≈ log Z(0) + t·f(0) carries a variance below its rounding), and the rule's
 // weights there are so small that what it returns hardly matters.
 func curvature(logZ func(float64) (float64, error), t float64) (float64, error) {
-	h := t * 1e-3
-	var z [3]float64
-	for k, s := range []float64{t - h, t, t + h} {
-		var err error
-		if z[k], err = logZ(s); err != nil {
-			return 0, err
-		}
-	}
-	v := (z[2] - 2*z[1] + z[0]) / (h * h)
-	if !(v > 0) || math.IsInf(v, 1) {
-		return 0, nil
+	_, _, v, err := evidence.Derivatives(logZ, t, t*1e-3)
+	if err != nil || !(v > 0) || math.IsInf(v, 1) {
+		return 0, err
 	}
 	return v, nil
 }

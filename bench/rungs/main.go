@@ -164,12 +164,7 @@ func onCurve(data *tensor.Sparse, rates []float64, l evidence.Ladder, f0, v0, n 
 // smooth, and near 0 it is about t·f(t), small enough that rounding does not swamp the
 // differences.
 func curve(data *tensor.Sparse, rates []float64, t float64) (f, v float64, err error) {
-	h := t * 1e-4
-	var z [3]float64
-	for k, s := range []float64{t - h, t, t + h} {
-		if z[k], err = models.Rank1LogPowerEvidence(data, rates, s); err != nil {
-			return 0, 0, err
-		}
-	}
-	return (z[2] - z[0]) / (2 * h), (z[2] - 2*z[1] + z[0]) / (h * h), nil
+	logZ := func(s float64) (float64, error) { return models.Rank1LogPowerEvidence(data, rates, s) }
+	_, f, v, err = evidence.Derivatives(logZ, t, t*1e-4)
+	return f, v, err
 }
