@@ -27,7 +27,10 @@ type Problem struct {
 	Blocked *tensor.Blocked // non-nil when the parts schedule is used
 	// size is how much the data concentrate the posterior: the total count for Poisson models,
 	// the number of observations for the Gaussian (see Resumption.Start).
-	size     float64
+	size float64
+	// split is the number of counts a Gibbs sweep at t = 1 splits per stored cell (sweepCost), 0
+	// for chains on an SG-MCMC kernel, whose steps cost the same at every t.
+	split    float64
 	sampler  samplers.Sampler
 	modes    sync.Map // rank → *rankMode
 	descents sync.Map // descentKey → *descent
@@ -89,6 +92,9 @@ func NewProblem(data *tensor.Sparse, spec models.Spec, cfg Config) (*Problem, er
 	}
 	if cfg.Gibbs && !spec.Gibbs() {
 		return nil, fmt.Errorf("the %s model has no Gibbs kernel", spec.Name)
+	}
+	if cfg.Gibbs {
+		p.split = p.size / float64(p.Data.NNZ()) // the Gibbs models count
 	}
 	fit := cfg.FitLadder && slices.Equal(cfg.Ladder, evidence.Power(len(cfg.Ladder)-1, evidence.DefaultPower))
 	if fit || cfg.Allocate {

@@ -50,7 +50,7 @@ func (p *Problem) recordsAt(R, ti int) (int, error) {
 	}
 	v, _ := p.records.LoadOrStore(R, &rankRecords{})
 	rr := v.(*rankRecords)
-	rr.once.Do(func() { rr.n, rr.err = allocateRecords(p.rank1, p.Config.Ladder, R, n, p.splitPerCell()) })
+	rr.once.Do(func() { rr.n, rr.err = allocateRecords(p.rank1, p.Config.Ladder, R, n, p.split) })
 	if rr.err != nil {
 		return 0, fmt.Errorf("rank %d: allocating the records to the rungs: %w", R, rr.err)
 	}
@@ -117,16 +117,7 @@ func allocateRecords(logZ func(float64) (float64, error), l evidence.Ladder, R, 
 // sweepCostAt is what a Gibbs sweep of rank R at t costs (sweepCost) on the problem's data, 1 for
 // chains that do not run the Gibbs kernel.
 func (p *Problem) sweepCostAt(t float64, R int) float64 {
-	return sweepCost(t, R, p.splitPerCell())
-}
-
-// splitPerCell is the number of counts a Gibbs sweep at t = 1 splits per stored cell, 0 for
-// chains on an SG-MCMC kernel, whose steps cost the same at every t.
-func (p *Problem) splitPerCell() float64 {
-	if !p.Config.Gibbs {
-		return 0
-	}
-	return p.Data.Sum() / float64(p.Data.NNZ())
+	return sweepCost(t, R, p.split)
 }
 
 // sweepCost is what a sweep at t of rank R costs, in sweeps at t = 0: 1 + splitCost·t·split

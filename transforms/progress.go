@@ -93,11 +93,11 @@ func Track(runID string, e estimators.Estimator, ranks []int, steps func(estimat
 	for _, r := range ranks {
 		rp := &rankProgress{waiting: map[waitKey]*waitClass{}}
 		for _, t := range e.Tasks(r) {
-			n := steps(t)
-			rp.add(n, p.cost(t))
+			n, c := steps(t), p.cost(t)
+			rp.add(n, c)
 			k := waitKey{t.Stage, n}
 			if rp.waiting[k] == nil {
-				rp.waiting[k] = &waitClass{plan: int64(n), cost: p.cost(t)}
+				rp.waiting[k] = &waitClass{plan: int64(n), cost: c}
 			}
 			rp.waiting[k].count++
 		}
