@@ -155,6 +155,10 @@ type Augmented interface {
 	// A chain's next sweep starts where its last left θ, and the kernel keeps what it derived from
 	// θ (the factors' values) for it, equal to what θ gives to the last digits, not bit for bit.
 	Sweep(r *rand.Rand, t float64, theta, acc []float64) float64
+	// Move is Sweep for a sweep whose log-likelihood is not read (a burn-in's, a relaxation's):
+	// the same moves from the same draws, without the logarithms that only the log-likelihood
+	// needs, and at t = 1, where no count is rounded, without a second read of the cells.
+	Move(r *rand.Rand, t float64, theta, acc []float64)
 	// Forget drops what the kernel keeps of the θ its last sweep left, so that the next sweep
 	// derives everything from θ. A kernel that serves several particles must forget between
 	// them wherever the order it serves them in depends on scheduling, or their sweeps differ in

@@ -160,6 +160,9 @@ type augmentedChunk struct {
 	cnt                       []int
 	up                        []bool    // whether ν was rounded up, per cell of the row being moved
 	lam                       []float64 // λ of each cell of the row being moved, from its first read
+	// logs groups the second read's logarithms by count: λ, λ' (or λ'/λ) and the rounded-up
+	// cells' λ'/λ.
+	logs [3]logtab.Products
 	// others keeps each cell's Π_{m≠k} F_m[i_m, ·] of a tensor from a row's first read for its
 	// second, so that the second reads them in order instead of gathering the other factors'
 	// rows again; rows with more than maxKept values gather twice instead. A matrix's cell has one
@@ -172,6 +175,15 @@ type augmentedChunk struct {
 // Sweep moves every factor's rows and then the components' scales (Poisson.rescale, from the
 // column sums the moves leave), with r.
 func (a *poissonAugmented) Sweep(r *rand.Rand, t float64, theta, acc []float64) float64 {
+	return a.sweep(r, t, theta, acc, true)
+}
+
+func (a *poissonAugmented) Move(r *rand.Rand, t float64, theta, acc []float64) {
+	a.sweep(r, t, theta, acc, false)
+}
+
+// sweep is Sweep, and Move without loglik (it then returns NaN).
+func (a *poissonAugmented) sweep(r *rand.Rand, t float64, theta, acc []float64, loglik bool) float64 {
 	m := a.m
 	K := m.K
 	key := r.Uint64()
@@ -185,7 +197,7 @@ func (a *poissonAugmented) Sweep(r *rand.Rand, t float64, theta, acc []float64) 
 			continue
 		}
 		a.conditionalRates(k, t)
-		last := k == len(m.factors)-1
+		last := loglik && k == len(m.factors)-1
 		a.each(k, func(ch *augmentedChunk, lo, hi int) {
 			ch.st.Reset(key, uint64(k), uint64(lo))
 			ch.accepted, ch.ll = 0, 0
@@ -218,6 +230,9 @@ func (a *poissonAugmented) Sweep(r *rand.Rand, t float64, theta, acc []float64) 
 	m.rescale(r, theta, a.f, a.colsum)
 	a.theta = append(a.theta[:0], theta...)
 	a.current = true
+	if !loglik {
+		return math.NaN()
+	}
 	return ll - m.lgamma
 }
 
@@ -392,15 +407,19 @@ func (a *poissonAugmented) moveRow(ch *augmentedChunk, k, i int, t float64, last
 		// A Gamma draw can underflow to zero, whose logarithm the log parameterisation cannot take.
 		valid = valid && v > 0 && !math.IsInf(v, 0)
 	}
-	// The second read needs a logarithm only where a count was rounded (the ratio λ'/λ) of a valid
+	// The second read needs logarithms only where a count was rounded (the ratio λ'/λ) of a valid
 	// proposal and, for the last factor, at every cell (the log-likelihood at whichever row is
-	// kept, the current one when the proposal is not valid).
+	// kept, the current one when the proposal is not valid). The ratio's exponent is
+	// t·x − ν = frac(t·x) − [ν rounded up], so log Π (λ'/λ)^{t·x−ν} = Σ frac(t·x) log(λ'/λ) −
+	// log Π_{up} λ'/λ, and frac(t·x) and the log-likelihood's x depend on a cell only through its
+	// count: the logarithms are taken of products over the cells of each count (logtab.Products).
 	p, xOld, xNew := 0.0, 0.0, 0.0
 	if valid {
 		p = 1
 	}
 	if (valid && rounded) || last {
 		logRatio := 0.0
+		cur, next, upRatio := &ch.logs[0], &ch.logs[1], &ch.logs[2]
 		for q := lo; q < hi; q++ {
 			var o []float64
 			if kept {
@@ -410,27 +429,53 @@ func (a *poissonAugmented) moveRow(ch *augmentedChunk, k, i int, t float64, last
 			}
 			lam, lamProp := lams[q-lo], floats.Dot(ch.prop, o)
 			x := g.Values[q]
-			lg := 0.0
+			if valid && up[q-lo] {
+				upRatio.Mul(0, lamProp/lam)
+			}
+			gi, grouped := logtab.Group(x)
 			if last {
-				lg = logtab.Log(lam)
+				if grouped {
+					cur.Mul(gi, lam)
+					if valid {
+						next.Mul(gi, lamProp)
+					}
+					continue
+				}
+				lg := logtab.Log(lam)
 				xOld += x * lg
-			}
-			if !valid {
-				continue
-			}
-			tx := t * x
-			d := tx - math.Floor(tx)
-			if d > 0 && up[q-lo] {
-				d--
-			}
-			if last {
-				lgProp := logtab.Log(lamProp)
-				xNew += x * lgProp
-				logRatio += d * (lgProp - lg)
-			} else if d != 0 {
-				logRatio += d * logtab.Log(lamProp/lam)
+				if valid {
+					lgProp := logtab.Log(lamProp)
+					xNew += x * lgProp
+					if fr := frac(t * x); fr != 0 {
+						logRatio += fr * (lgProp - lg)
+					}
+				}
+			} else if valid && grouped {
+				next.Mul(gi, lamProp/lam)
+			} else if fr := frac(t * x); valid && fr != 0 {
+				logRatio += fr * logtab.Log(lamProp/lam)
 			}
 		}
+		if last {
+			for i, lg, ok := cur.Pop(); ok; i, lg, ok = cur.Pop() {
+				x := float64(i + 1)
+				xOld += x * lg
+				if valid {
+					lgProp := next.Take(i)
+					xNew += x * lgProp
+					if fr := frac(t * x); fr != 0 {
+						logRatio += fr * (lgProp - lg)
+					}
+				}
+			}
+		} else {
+			for i, lg, ok := next.Pop(); ok; i, lg, ok = next.Pop() {
+				if fr := frac(t * float64(i+1)); fr != 0 {
+					logRatio += fr * lg
+				}
+			}
+		}
+		logRatio -= upRatio.Take(0)
 		if valid && !(logRatio >= 0) { // a NaN ratio gives p = NaN: rejected
 			p = math.Exp(logRatio)
 		}
@@ -515,3 +560,6 @@ func (a *poissonAugmented) others(g *tensor.ByRow, p int, o []float64) []float64
 	}
 	return o
 }
+
+// frac is the fractional part of a non-negative v.
+func frac(v float64) float64 { return v - math.Floor(v) }

@@ -11,6 +11,7 @@ import (
 
 	"gonum.org/v1/gonum/stat/distuv"
 
+	"github.com/stirank/stirank/internal/logtab"
 	"github.com/stirank/stirank/rng"
 	"github.com/stirank/stirank/tensor"
 )
@@ -456,6 +457,41 @@ func TestKernelEvalTakesTheSweepsValues(t *testing.T) {
 		compare("at another θ")
 		if !slices.Equal(e.(*poissonEval).f, fresh.(*poissonEval).f) {
 			t.Errorf("%s: at another θ the evaluator's values are not θ's", name)
+		}
+	}
+}
+
+// Move makes Sweep's moves from the same draws, and Sweep's log-likelihood, whose logarithms are
+// taken of products over the cells of each count, is the evaluator's, on data with counts within
+// and beyond logtab.Groups.
+func TestMoveMakesTheSweepsMoves(t *testing.T) {
+	for name, build := range smallPoissonModels(t, 13) {
+		m, err := build()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if top := slices.Max(m.Data.Values); top <= logtab.Groups {
+			t.Fatalf("%s: the largest count %v leaves the counts beyond the groups untested", name, top)
+		}
+		for _, temp := range []float64{0.3, 1} {
+			theta := make([]float64, m.Dim())
+			m.SamplePrior(rng.New(13, 1), theta)
+			moved := slices.Clone(theta)
+			rs, rm := rng.New(13, 2), rng.New(13, 2)
+			ks, km := m.NewAugmented(), m.NewAugmented()
+			e := m.NewEval()
+			acc := make([]float64, len(m.Factors()))
+			for s := range 5 {
+				ll := ks.Sweep(rs, temp, theta, acc)
+				km.Move(rm, temp, moved, acc)
+				if !slices.Equal(theta, moved) {
+					t.Fatalf("%s t=%v sweep %d: Move and Sweep left different θ", name, temp, s)
+				}
+				e.Prepare(theta)
+				if want := LogLik(e, m); math.Abs(ll-want) > 1e-10*math.Abs(want) {
+					t.Fatalf("%s t=%v sweep %d: Sweep returned log-likelihood %v, the evaluator %v", name, temp, s, ll, want)
+				}
+			}
 		}
 	}
 }

@@ -176,8 +176,7 @@ func (p *Problem) RunFrom(ctx context.Context, id ChainID, t float64, start []fl
 		return sum, fmt.Errorf("rank %d, stage %d, chain %d: start has %d parameters, the model %d", id.Rank, id.TIndex, id.Chain, len(start), m.Dim())
 	}
 	var div string
-	if _, ok := m.(models.Augmentable); ok && t > 0 {
-		mv := newMover(m)
+	if mv := newGibbsMover(m); mv != nil && t > 0 {
 		per := mv.passes(1)
 		records, div, sum.Steps = p.sweep(ctx, mv, nil, id, t, append([]float64(nil), start...), cfg.Burnin/per, cfg.Steps/per, records)
 		sum.Steps *= per
@@ -217,8 +216,9 @@ func (p *Problem) summarize(ctx context.Context, sum evidence.ChainSummary, div 
 // log p(X | θ) after every sweep past the first burn, and returns the records, a divergence and
 // the sweeps made. With Config.Truncate the records before the end of the start's transient
 // (evidence.Truncation) are dropped and the chain sweeps on to replace them, at most n − burn
-// sweeps more in all.
-func (p *Problem) sweep(ctx context.Context, mv mover, cv *stein, id ChainID, t float64, theta []float64, burn, n int, records []float64) ([]float64, string, int) {
+// sweeps more in all. The burn-in reads its log-likelihood at its last sweep only, where a
+// divergence in it shows.
+func (p *Problem) sweep(ctx context.Context, mv *gibbsMover, cv *stein, id ChainID, t float64, theta []float64, burn, n int, records []float64) ([]float64, string, int) {
 	r := rng.New(p.Config.Seed, uint64(id.Rank), uint64(id.TIndex), uint64(id.Chain), streamSweep)
 	acc := make([]float64, mv.blocks())
 	base, made, per := len(records), 0, mv.passes(1)
@@ -232,6 +232,11 @@ func (p *Problem) sweep(ctx context.Context, mv mover, cv *stein, id ChainID, t 
 				return ""
 			}
 			made++
+			if !record && made < burn {
+				mv.moveOn(r, t, theta, acc)
+				progress.AddAt(ctx, per, cost)
+				continue
+			}
 			ll := mv.move(r, t, 1, nil, theta, acc)
 			progress.AddAt(ctx, per, cost)
 			if math.IsNaN(ll) || math.IsInf(ll, 1) {
@@ -446,7 +451,7 @@ func (p *Problem) walk(ctx context.Context, w *Walker, warm bool, newRows [][2]i
 		w.SamplePrior(p.initStream(w.id))
 	}
 	if gibbs {
-		mv := newMover(w.m)
+		mv := newGibbsMover(w.m)
 		var cv *stein
 		if cfg.Stein {
 			cv = newStein(mv, center)

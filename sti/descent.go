@@ -85,19 +85,25 @@ func (p *Problem) descend(ctx context.Context, id ChainID, stop int, keep func(i
 	if err != nil {
 		return 0, 0, err
 	}
-	mv := newMover(model)
+	mv := newGibbsMover(model)
 	theta := append([]float64(nil), m.theta...)
 	r := rng.New(p.Config.Seed, uint64(id.Rank), 0, uint64(id.Chain), streamDescent)
 	acc := make([]float64, mv.blocks())
 	sweeps, per := 0, mv.passes(1)
-	// run makes n sweeps at t; where names the stage in a divergence.
+	// run makes n sweeps at t; where names the stage in a divergence. Only the last reads its
+	// log-likelihood, where a divergence in any of them shows.
 	run := func(t float64, n int, where string) error {
 		for s := 1; s <= n; s++ {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			ll := mv.move(r, t, 1, nil, theta, acc)
 			sweeps++
+			if s < n {
+				mv.moveOn(r, t, theta, acc)
+				progress.AddAt(ctx, per, p.sweepCostAt(t, id.Rank))
+				continue
+			}
+			ll := mv.move(r, t, 1, nil, theta, acc)
 			progress.AddAt(ctx, per, p.sweepCostAt(t, id.Rank))
 			if math.IsNaN(ll) || math.IsInf(ll, 0) {
 				return fmt.Errorf("rank %d, replica %d: %s, sweep %d: log-likelihood %v", id.Rank, id.Chain, where, s, ll)

@@ -33,9 +33,8 @@ type mover interface {
 // newMover returns the model's data-augmentation kernel where it has one (models.Augmentable),
 // else MALA on the whole parameter.
 func newMover(m models.Model) mover {
-	if a, ok := m.(models.Augmentable); ok {
-		k := a.NewAugmented()
-		return &gibbsMover{moverBase: moverBase{m: m, e: k.NewEval()}, k: k, acc: make([]float64, len(m.Factors()))}
+	if gm := newGibbsMover(m); gm != nil {
+		return gm
 	}
 	base := moverBase{m: m, e: m.NewEval()}
 	d := m.Dim()
@@ -75,6 +74,16 @@ type gibbsMover struct {
 	acc []float64
 }
 
+// newGibbsMover returns the model's data-augmentation kernel, nil if it has none.
+func newGibbsMover(m models.Model) *gibbsMover {
+	a, ok := m.(models.Augmentable)
+	if !ok {
+		return nil
+	}
+	k := a.NewAugmented()
+	return &gibbsMover{moverBase: moverBase{m: m, e: k.NewEval()}, k: k, acc: make([]float64, len(m.Factors()))}
+}
+
 func (gm *gibbsMover) blocks() int { return len(gm.acc) }
 
 func (gm *gibbsMover) forget() { gm.k.Forget() }
@@ -89,14 +98,27 @@ func sweepPasses(factors int) int { return 2 * factors }
 
 func (gm *gibbsMover) move(r *rand.Rand, t float64, sweeps int, _ []float64, theta, acc []float64) float64 {
 	ll := math.NaN()
-	for range sweeps {
-		ll = gm.k.Sweep(r, t, theta, gm.acc)
+	for s := range sweeps {
+		if s < sweeps-1 {
+			gm.k.Move(r, t, theta, gm.acc)
+		} else {
+			ll = gm.k.Sweep(r, t, theta, gm.acc)
+		}
 		for b, a := range gm.acc {
 			acc[b] += a / float64(sweeps)
 		}
 	}
 	gm.cells += int64(gm.passes(sweeps)) * int64(models.PassCells(gm.m))
 	return ll
+}
+
+// moveOn is one sweep of move whose log-likelihood is not read (models.Augmented.Move).
+func (gm *gibbsMover) moveOn(r *rand.Rand, t float64, theta, acc []float64) {
+	gm.k.Move(r, t, theta, gm.acc)
+	for b, a := range gm.acc {
+		acc[b] += a
+	}
+	gm.cells += int64(gm.passes(1)) * int64(models.PassCells(gm.m))
 }
 
 // fullMALA is MALA on the whole parameter (samplers.MALA with the model's position-dependent
