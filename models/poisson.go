@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"slices"
 
+	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/stat/distuv"
 
 	"github.com/stirank/stirank/internal/logtab"
@@ -362,6 +363,9 @@ type poissonEval struct {
 	partial [][]float64
 	// kernel, if not nil, is a Gibbs kernel whose values Prepare takes when its last sweep left θ.
 	kernel *poissonAugmented
+	// df is, in the layout of f, each free value times its δ = θ − c (SteinVariates), 0 at the
+	// fixed entries.
+	df []float64
 }
 
 func (e *poissonEval) Prepare(theta []float64) {
@@ -584,10 +588,12 @@ func (e *poissonEval) SteinVariates(c []float64, t float64, z []float64) {
 	if m.rank1() {
 		e.steinMargins(c, &cells)
 	} else if n := m.NumCells(); par.Inline(n) {
-		e.steinCells(c, 0, n, &cells)
+		e.steinDeltas(c)
+		e.steinCells(0, n, &cells)
 	} else {
+		e.steinDeltas(c)
 		var partial [par.MaxChunks][tensor.MaxOrder + 1]float64
-		par.For(n, func(ch, lo, hi int) { e.steinCells(c, lo, hi, &partial[ch]) })
+		par.For(n, func(ch, lo, hi int) { e.steinCells(lo, hi, &partial[ch]) })
 		for _, p := range partial {
 			for k, v := range p {
 				cells[k] += v
@@ -620,35 +626,65 @@ func (e *poissonEval) components(rowOff []int, a []float64) float64 {
 	return lam
 }
 
-// steinCells adds the cells [lo, hi)'s terms of SteinVariates, before the factor t, to s: for
-// each factor k, Σ (x/λ)·Σ_r a_r δ_k[i_k, r], and last Σ (x/λ)·Σ_k Σ_r a_r over the free entries.
-func (e *poissonEval) steinCells(c []float64, lo, hi int, s *[tensor.MaxOrder + 1]float64) {
-	m, d := e.m, e.m.Data
-	K, order := m.K, d.Order()
-	var aBuf [64]float64
-	a := aBuf[:0]
-	if K <= len(aBuf) {
-		a = aBuf[:K]
-	} else {
-		a = make([]float64, K)
+// steinDeltas sets df, what steinCells reads, from the centre c.
+func (e *poissonEval) steinDeltas(c []float64) {
+	m := e.m
+	if e.df == nil {
+		e.df = make([]float64, len(e.f))
 	}
-	var rowOff [tensor.MaxOrder]int
-	for n := lo; n < hi; n++ {
-		for k := range order {
-			rowOff[k] = m.values[k] + int(d.Coords[k][n])*K
-		}
-		w := d.Values[n] / e.components(rowOff[:order], a)
-		for k := range order {
-			i, lead := int(d.Coords[k][n]), m.lead(k)
+	for k, fac := range m.factors {
+		lead := m.lead(k)
+		for i := range fac.Rows {
 			th, ce := m.paramRow(e.theta, k, i), m.paramRow(c, k, i)
-			q, g := 0.0, 0.0
+			f, df := m.valueRow(e.f, k, i)[lead:], m.valueRow(e.df, k, i)[lead:]
 			for r := range th {
-				q += a[lead+r] * (th[r] - ce[r])
-				g += a[lead+r]
+				df[r] = f[r] * (th[r] - ce[r])
 			}
-			s[k] += w * q
-			s[order] += w * g
 		}
+	}
+}
+
+// steinCells adds the cells [lo, hi)'s terms of SteinVariates, before the factor t, to s: for
+// each factor k, Σ (x/λ)·Σ_r a_r δ_k[i_k, r] = Σ (x/λ)·Σ_r df_k[i_k, r] Π_{m≠k} F_m[i_m, r], and
+// last Σ (x/λ)·Σ_k Σ_r a_r over the free entries, which is the order times x where no entry is
+// fixed (a_r = Π_m F_m[i_m, r], λ = Σ_r a_r; df from steinDeltas). A matrix cell takes three dot
+// products.
+func (e *poissonEval) steinCells(lo, hi int, s *[tensor.MaxOrder + 1]float64) {
+	m, d := e.m, e.m.Data
+	K, order, lead := m.K, d.Order(), m.lead(0) // only mode 0 holds fixed entries
+	for n := lo; n < hi; n++ {
+		x := d.Values[n]
+		o0, o1 := m.values[0]+int(d.Coords[0][n])*K, m.values[1]+int(d.Coords[1][n])*K
+		f0, f1, d0, d1 := e.f[o0:o0+K], e.f[o1:o1+K], e.df[o0:o0+K], e.df[o1:o1+K]
+		var lam, fixed float64
+		if order == 2 {
+			lam = floats.Dot(f0, f1)
+			w := x / lam
+			s[0] += w * floats.Dot(d0, f1)
+			s[1] += w * floats.Dot(f0, d1)
+			if lead > 0 {
+				fixed = floats.Dot(f0[:lead], f1[:lead])
+			}
+		} else {
+			o2 := m.values[2] + int(d.Coords[2][n])*K
+			f2, d2 := e.f[o2:o2+K], e.df[o2:o2+K]
+			var q0, q1, q2 float64
+			for r := range K {
+				p12 := f1[r] * f2[r]
+				lam += f0[r] * p12
+				q0 += d0[r] * p12
+				q1 += f0[r] * d1[r] * f2[r]
+				q2 += f0[r] * f1[r] * d2[r]
+			}
+			w := x / lam
+			s[0] += w * q0
+			s[1] += w * q1
+			s[2] += w * q2
+			for r := range lead {
+				fixed += f0[r] * f1[r] * f2[r]
+			}
+		}
+		s[order] += float64(order)*x - x/lam*fixed
 	}
 }
 

@@ -67,3 +67,35 @@ func TestSteinVariatesMatchTheGradient(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkSteinVariates is one record's variates (a pass over the cells) on a speech-size
+// 257×1661 matrix at rank 32 and a 100×75 one at rank 10.
+func BenchmarkSteinVariates(b *testing.B) {
+	for _, c := range []struct {
+		name  string
+		shape []int
+		R     int
+	}{{"257x1661/R32", []int{257, 1661}, 32}, {"100x75/R10", []int{100, 75}, 10}} {
+		b.Run(c.name, func(b *testing.B) {
+			rates := []float64{0.3, 0.3}
+			data, _, err := GeneratePoisson(rng.New(3, 1), c.shape, 4, rates)
+			if err != nil {
+				b.Fatal(err)
+			}
+			m, err := NewPoisson("nmf", data, c.R, rates, LogScale)
+			if err != nil {
+				b.Fatal(err)
+			}
+			theta, center := make([]float64, m.Dim()), make([]float64, m.Dim())
+			m.SamplePrior(rng.New(3, 2), theta)
+			m.SamplePrior(rng.New(3, 3), center)
+			e := m.NewEval()
+			e.Prepare(theta)
+			z := make([]float64, len(m.Factors())+1)
+			b.ResetTimer()
+			for range b.N {
+				e.(SteinVariates).SteinVariates(center, 0.5, z)
+			}
+		})
+	}
+}
