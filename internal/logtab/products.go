@@ -12,8 +12,8 @@ const Groups = 32
 // that a sum Σ_j w(x_j) log v_j whose weights depend on a term only through its count is
 // Σ_x w(x) log Π_{j: x_j = x} v_j: one logarithm per count present instead of one per term. Most
 // cells of sparse count data hold 1, 2 or 3, so a Poisson row's Σ x log λ takes a few logarithms
-// instead of one per cell. A group's product is folded into its logarithm before it leaves
-// about [1e-150, 1e150], so the sum is that of the terms' logarithms to a few units in the last place
+// instead of one per cell. A group's product is folded into its logarithm before it leaves about
+// [1e-150, 1e150], so the sum is that of the terms' logarithms to a few units in the last place
 // whatever the values. The zero value is empty.
 type Products struct {
 	prod [Groups]float64 // the product not yet folded, 0 when the group is empty
@@ -43,9 +43,9 @@ func inRange(q float64) bool {
 	return math.Float64bits(q)>>52-(1023-498) < 2*498
 }
 
-// fold is Mul where the product leaves about [1e-150, 1e150] (an empty group's product is 0): it starts
-// the group, or folds the product and v into its logarithm (each factor's logarithm apart, so a
-// product that underflowed loses nothing; NaN, 0 and ±Inf go there too).
+// fold is Mul where the product leaves about [1e-150, 1e150] (an empty group's product is 0): it
+// starts the group, or folds the product and v into its logarithm (each factor's logarithm apart,
+// so a product that underflowed loses nothing; NaN, 0 and ±Inf go there too).
 func (p *Products) fold(i int, v float64) {
 	if p.used&(1<<i) == 0 {
 		p.used |= 1 << i

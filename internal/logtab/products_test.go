@@ -31,11 +31,8 @@ func TestProducts(t *testing.T) {
 				direct += x * math.Log(v)
 			}
 		}
-		got, gotOne := direct, 0.0
-		if l := p.Take(0); true {
-			got += l
-			gotOne = l
-		}
+		gotOne := p.Take(0)
+		got := direct + gotOne
 		prev := 0
 		for i, l, ok := p.Pop(); ok; i, l, ok = p.Pop() {
 			if i <= prev {
