@@ -154,13 +154,20 @@ func (p *stiProblem) TaskSteps(t Task, warm bool) int {
 	return STI{Model: p.p.Spec, Config: p.p.Config}.TaskSteps(t, warm)
 }
 
-// TaskWork is what task t's steps cost in all (sti.Problem.ChainWork); an annealing and its chains
-// report every step at cost 1.
+// TaskWork is what task t's steps cost in all (sti.Problem.ChainWork). An annealing's chain costs
+// its steps at its temperature (sti.Problem.SweepCost), which its payload holds; an annealing
+// itself plans its steps at cost 1 until its first stages revise the plan (progress.Expect).
 func (p *stiProblem) TaskWork(t Task, warm bool) float64 {
-	if t.Stage == 0 && p.p.Config.Annealing == nil {
+	steps := float64(p.TaskSteps(t, warm))
+	switch {
+	case p.p.Config.Annealing == nil:
 		return p.p.ChainWork(ChainID(t), warm)
+	case t.Stage == 1:
+		if start, err := Unpack[chainStart](t.Payload); err == nil && start.T > 0 {
+			return steps * p.p.SweepCost(start.T, t.Rank)
+		}
 	}
-	return float64(p.TaskSteps(t, warm))
+	return steps
 }
 
 // stiProblem runs chains from the configured start, and keeps its resumptions from saved states

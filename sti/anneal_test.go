@@ -291,11 +291,20 @@ func TestAnnealingExpectsItsStages(t *testing.T) {
 	}{{d, 1000, 6000 + 50*100}, {d / 4, 1000, 6000 + 100*100}, {d / 4, 80, 6000 + 20*100}, {4 * d, 1000, 6000 + 50*100}} {
 		last := stages[len(stages)-1].T
 		stages[len(stages)-1].VarLogLik = c.informed / (2 * last * last)
-		got := -1
-		ctx := progress.WithPlan(context.Background(), func(n int) { got = n })
-		expectStages(ctx, stages, 6000, d, c.limit)
-		if got != c.want {
-			t.Errorf("d_t = %v, limit %d: expects %d steps, want %d", c.informed, c.limit, got, c.want)
+		got, work := -1, 0.0
+		ctx := progress.WithPlan(context.Background(), func(n int, w float64) { got, work = n, w })
+		expectStages(ctx, stages, 6000, 6000, d, c.limit, func(float64) float64 { return 1 })
+		if got != c.want || work != float64(c.want) {
+			t.Errorf("d_t = %v, limit %d: expects %d steps of work %v, want %d", c.informed, c.limit, got, work, c.want)
 		}
+	}
+	// Steps that cost 1 + 9t: the 50 stages left, spread evenly in log t from e⁻⁵ to 1, cost
+	// 1 + 9·(1 − e⁻⁵)/5 = 2.8 a step on average.
+	stages[len(stages)-1].VarLogLik = d / (2 * math.Exp(-10))
+	got, work := -1, 0.0
+	ctx := progress.WithPlan(context.Background(), func(n int, w float64) { got, work = n, w })
+	expectStages(ctx, stages, 6000, 9000, d, 1000, func(t float64) float64 { return 1 + 9*t })
+	if mean := (work - 9000) / float64(got-6000); got != 6000+50*100 || math.Abs(mean-2.8) > 0.1 {
+		t.Errorf("steps costing 1 + 9t: expects %d steps, the %d left at %.3f each, want 5 000 at 2.8", got, got-6000, mean)
 	}
 }

@@ -93,8 +93,9 @@ func NewProblem(data *tensor.Sparse, spec models.Spec, cfg Config) (*Problem, er
 	if cfg.Gibbs && !spec.Gibbs() {
 		return nil, fmt.Errorf("the %s model has no Gibbs kernel", spec.Name)
 	}
-	if cfg.Gibbs {
-		p.split = p.size / float64(p.Data.NNZ()) // the Gibbs models count
+	if cfg.Gibbs || (cfg.Annealing != nil && spec.Gibbs()) {
+		// The Gibbs models count; an annealing moves them by that kernel too.
+		p.split = p.size / float64(p.Data.NNZ())
 	}
 	fit := cfg.FitLadder && slices.Equal(cfg.Ladder, evidence.Power(len(cfg.Ladder)-1, evidence.DefaultPower))
 	if fit || cfg.Allocate {
@@ -222,10 +223,7 @@ func (p *Problem) sweep(ctx context.Context, mv *gibbsMover, cv *stein, id Chain
 	r := rng.New(p.Config.Seed, uint64(id.Rank), uint64(id.TIndex), uint64(id.Chain), streamSweep)
 	acc := make([]float64, mv.blocks())
 	base, made, per := len(records), 0, mv.passes(1)
-	cost := 1.0 // an annealing's chains plan their passes alike (estimators.STI.TaskSteps)
-	if p.Config.Annealing == nil {
-		cost = p.sweepCostAt(t, id.Rank)
-	}
+	cost := p.SweepCost(t, id.Rank)
 	run := func(sweeps int, record bool) string {
 		for range sweeps {
 			if made%16 == 15 && ctx.Err() != nil {
@@ -675,7 +673,7 @@ func (p *Problem) ChainWork(id ChainID, warm bool) float64 {
 // chainPlan is ChainSteps and ChainWork together.
 func (p *Problem) chainPlan(id ChainID, warm bool) (int, float64) {
 	order, _ := p.Spec.Order()
-	return p.Config.chainPlan(id, warm, order, p.Records(id.Rank, id.TIndex), func(t float64) float64 { return p.sweepCostAt(t, id.Rank) })
+	return p.Config.chainPlan(id, warm, order, p.Records(id.Rank, id.TIndex), func(t float64) float64 { return p.SweepCost(t, id.Rank) })
 }
 
 // chainPlan is ChainSteps for a chain that records that many steps, and what they cost with a

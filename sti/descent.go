@@ -100,11 +100,11 @@ func (p *Problem) descend(ctx context.Context, id ChainID, stop int, keep func(i
 			sweeps++
 			if s < n {
 				mv.moveOn(r, t, theta, acc)
-				progress.AddAt(ctx, per, p.sweepCostAt(t, id.Rank))
+				progress.AddAt(ctx, per, p.SweepCost(t, id.Rank))
 				continue
 			}
 			ll := mv.move(r, t, 1, nil, theta, acc)
-			progress.AddAt(ctx, per, p.sweepCostAt(t, id.Rank))
+			progress.AddAt(ctx, per, p.SweepCost(t, id.Rank))
 			if math.IsNaN(ll) || math.IsInf(ll, 0) {
 				return fmt.Errorf("rank %d, replica %d: %s, sweep %d: log-likelihood %v", id.Rank, id.Chain, where, s, ll)
 			}

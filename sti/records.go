@@ -114,9 +114,9 @@ func allocateRecords(logZ func(float64) (float64, error), l evidence.Ladder, R, 
 	return out, nil
 }
 
-// sweepCostAt is what a Gibbs sweep of rank R at t costs (sweepCost) on the problem's data, 1 for
+// SweepCost is what a Gibbs sweep of rank R at t costs (sweepCost) on the problem's data, 1 for
 // chains that do not run the Gibbs kernel.
-func (p *Problem) sweepCostAt(t float64, R int) float64 {
+func (p *Problem) SweepCost(t float64, R int) float64 {
 	return sweepCost(t, R, p.split)
 }
 

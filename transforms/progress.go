@@ -43,11 +43,11 @@ type rankProgress struct {
 type waitKey struct{ stage, steps int }
 
 // waitClass is the number of tasks of a class waiting to start and the steps each is planned for,
-// with what a step of the class costs on average.
+// with their work.
 type waitClass struct {
 	count int
 	plan  int64
-	cost  float64
+	work  float64
 }
 
 // ProgressSnapshot is the state of a job at one moment.
@@ -93,11 +93,11 @@ func Track(runID string, e estimators.Estimator, ranks []int, steps func(estimat
 	for _, r := range ranks {
 		rp := &rankProgress{waiting: map[waitKey]*waitClass{}}
 		for _, t := range e.Tasks(r) {
-			n, c := steps(t), p.cost(t)
-			rp.add(n, c)
+			n := steps(t)
+			rp.add(n, p.cost(t))
 			k := waitKey{t.Stage, n}
 			if rp.waiting[k] == nil {
-				rp.waiting[k] = &waitClass{plan: int64(n), cost: c}
+				rp.waiting[k] = &waitClass{plan: int64(n), work: p.work(t)}
 			}
 			rp.waiting[k].count++
 		}
@@ -125,13 +125,13 @@ func (p *Progress) cost(t estimators.Task) float64 {
 // add counts a task with steps steps of that cost on average.
 func (rp *rankProgress) add(steps int, cost float64) {
 	rp.tasks++
-	rp.grow(int64(steps), cost)
+	rp.grow(int64(steps), float64(steps)*cost)
 }
 
-// grow adds steps of that cost on average to the plan.
-func (rp *rankProgress) grow(steps int64, cost float64) {
+// grow adds steps and their work to the plan.
+func (rp *rankProgress) grow(steps int64, work float64) {
 	rp.steps += steps
-	rp.work += float64(steps) * cost
+	rp.work += work
 }
 
 // Untrack removes the tracker of runID.
@@ -170,15 +170,14 @@ func running(ctx context.Context, runID string, t estimators.Task) (_ context.Co
 	start := time.Since(p.start).Seconds()
 	rp := p.ranks[rank]
 	key := waitKey{t.Stage, p.steps(t)}
-	cost := p.cost(t)        // what a step of its plan costs on average
-	plan := int64(key.steps) // the task's plan, guarded by p.mu
-	waited := false          // whether it took a place among the tasks waiting
+	plan, planWork := int64(key.steps), p.work(t) // the task's plan, guarded by p.mu
+	waited := false                               // whether it took a place among the tasks waiting
 	if rp != nil {
 		rp.running++
 		rp.started += start
 		if c := rp.waiting[key]; c != nil && c.count > 0 {
 			c.count--
-			plan, waited = c.plan, true
+			plan, planWork, waited = c.plan, c.work, true
 		}
 	}
 	p.mu.Unlock()
@@ -195,14 +194,14 @@ func running(ctx context.Context, runID string, t estimators.Task) (_ context.Co
 		spentWork += float64(steps) * c
 		p.mu.Unlock()
 	})
-	ctx = progress.WithPlan(ctx, func(steps int) {
+	ctx = progress.WithPlan(ctx, func(steps int, work float64) {
 		p.mu.Lock()
 		n := int64(steps)
-		rp.grow(n-plan, cost)
-		plan = n
+		rp.grow(n-plan, work-planWork)
+		plan, planWork = n, work
 		if c := rp.waiting[key]; c != nil {
-			rp.grow(int64(c.count)*(n-c.plan), c.cost)
-			c.plan = n
+			rp.grow(int64(c.count)*(n-c.plan), float64(c.count)*(work-c.work))
+			c.plan, c.work = n, work
 		}
 		p.mu.Unlock()
 	})
@@ -215,13 +214,13 @@ func running(ctx context.Context, runID string, t estimators.Task) (_ context.Co
 		if err != nil {
 			rp.stepsDone -= spent.Load()
 			rp.workDone -= spentWork
-			again := int64(key.steps) // the plan its retry starts with
+			again, againWork := int64(key.steps), p.work(t) // the plan its retry starts with
 			if waited {
 				c := rp.waiting[key]
 				c.count++
-				again = c.plan
+				again, againWork = c.plan, c.work
 			}
-			rp.grow(again-plan, cost)
+			rp.grow(again-plan, againWork-planWork)
 			return
 		}
 		for _, t := range next {
@@ -230,9 +229,13 @@ func running(ctx context.Context, runID string, t estimators.Task) (_ context.Co
 		rp.tasksDone++
 		// A task that spent more than planned (a Gibbs chain replacing the records of its
 		// start's transient) adds the excess to the plan; one that reported nothing while it ran
-		// counts its steps now.
+		// counts its steps now. Either is priced at what a step of its plan costs on average.
+		cost := 1.0
+		if plan > 0 {
+			cost = planWork / float64(plan)
+		}
 		if extra := int64(r.Steps) - plan; extra > 0 {
-			rp.grow(extra, cost)
+			rp.grow(extra, float64(extra)*cost)
 		}
 		if spent.Load() == 0 {
 			rp.stepsDone += int64(r.Steps)

@@ -286,14 +286,21 @@ func TestProgressFollowsARevisedPlan(t *testing.T) {
 	task := tasks[0]
 	ctx, finish := running(context.Background(), "t3", task)
 	progress.Add(ctx, 500)
-	progress.Expect(ctx, 70000)
+	progress.Expect(ctx, 70000, 70000)
 	if s := p.Snapshot(); s.Steps != 3*70000 || s.StepsDone != 500 {
 		t.Fatalf("after a plan of 70 000: %+v", s)
 	}
-	progress.Expect(ctx, 60000)
+	progress.Expect(ctx, 60000, 60000)
 	if s := p.Snapshot(); s.Steps != 3*60000 {
 		t.Fatalf("after a plan of 60 000: %+v", s)
 	}
+	// Steps that cost more as the annealing goes replace the planned work too, its own and that
+	// of the replicas waiting.
+	progress.Expect(ctx, 60000, 150000)
+	if s, w := p.Snapshot(), p.ranks[2].work; s.Steps != 3*60000 || w != 3*150000 {
+		t.Fatalf("after a plan of 60 000 steps of work 150 000: %d steps of work %v", s.Steps, w)
+	}
+	progress.Expect(ctx, 60000, 60000)
 	progress.Add(ctx, 60100)
 	finish(estimators.Result{Task: task, Steps: 60600}, nil, nil)
 	if s := p.Snapshot(); s.Steps != 60600+2*60000 || s.StepsDone != 60600 || s.TasksDone != 1 {
@@ -310,12 +317,12 @@ func TestProgressRevisesTheTasksAlike(t *testing.T) {
 		t.Fatalf("%d annealing tasks, want 3", len(tasks))
 	}
 	ctx, _ := running(context.Background(), "t4", tasks[0])
-	progress.Expect(ctx, 70000)
+	progress.Expect(ctx, 70000, 70000)
 	if s := p.Snapshot(); s.Steps != 3*70000 {
 		t.Fatalf("plan %d after one replica's revision to 70 000, want 3 × 70 000 (each planned %d)", s.Steps, planned)
 	}
 	ctx, finish := running(context.Background(), "t4", tasks[1])
-	progress.Expect(ctx, 80000)
+	progress.Expect(ctx, 80000, 80000)
 	if s := p.Snapshot(); s.Steps != 70000+2*80000 {
 		t.Fatalf("plan %d after the second replica's revision to 80 000, want 70 000 + 2 × 80 000", s.Steps)
 	}
@@ -324,7 +331,7 @@ func TestProgressRevisesTheTasksAlike(t *testing.T) {
 		t.Fatalf("plan %d after a failure, want it unchanged", s.Steps)
 	}
 	ctx, finish = running(context.Background(), "t4", tasks[1])
-	progress.Expect(ctx, 75000)
+	progress.Expect(ctx, 75000, 75000)
 	finish(estimators.Result{Task: tasks[1], Steps: 75000}, nil, nil)
 	if s := p.Snapshot(); s.Steps != 70000+2*75000 || s.TasksDone != 1 {
 		t.Errorf("after the retry: %+v, want a plan of 70 000 + 2 × 75 000", s)

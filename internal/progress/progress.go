@@ -31,15 +31,17 @@ func AddAt(ctx context.Context, steps int, cost float64) {
 }
 
 // WithPlan returns ctx carrying plan, which receives a task's revised plan: the steps it now
-// expects to spend in all. Like report, plan must be safe for concurrent use.
-func WithPlan(ctx context.Context, plan func(steps int)) context.Context {
+// expects to spend in all and their work, each step at the cost it is reported with (AddAt). Like
+// report, plan must be safe for concurrent use.
+func WithPlan(ctx context.Context, plan func(steps int, work float64)) context.Context {
 	return context.WithValue(ctx, planKey{}, plan)
 }
 
 // Expect revises the steps the task that ctx belongs to expects to spend in all, counting those
-// spent: a task whose length is learnt as it runs (an adaptive annealing) keeps the ETA right.
-func Expect(ctx context.Context, steps int) {
-	if plan, ok := ctx.Value(planKey{}).(func(int)); ok {
-		plan(steps)
+// spent, and their work: a task whose length is learnt as it runs (an adaptive annealing) keeps
+// the ETA right, and one whose steps cost more as it goes (an annealing's, as t grows) says so.
+func Expect(ctx context.Context, steps int, work float64) {
+	if plan, ok := ctx.Value(planKey{}).(func(int, float64)); ok {
+		plan(steps, work)
 	}
 }

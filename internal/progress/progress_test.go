@@ -20,12 +20,12 @@ func TestAddReachesTheReporter(t *testing.T) {
 }
 
 func TestExpectReachesThePlan(t *testing.T) {
-	Expect(context.Background(), 5) // no plan: nothing happens
-	got := 0
-	ctx := WithPlan(With(context.Background(), func(int, float64) {}), func(n int) { got = n })
-	Expect(ctx, 40)
-	Expect(ctx, 90)
-	if got != 90 {
-		t.Fatalf("plan %d, want the last one, 90", got)
+	Expect(context.Background(), 5, 5) // no plan: nothing happens
+	got, work := 0, 0.0
+	ctx := WithPlan(With(context.Background(), func(int, float64) {}), func(n int, w float64) { got, work = n, w })
+	Expect(ctx, 40, 50)
+	Expect(ctx, 90, 120)
+	if got != 90 || work != 120 {
+		t.Fatalf("plan %d steps of work %v, want the last one, 90 and 120", got, work)
 	}
 }
