@@ -441,15 +441,11 @@ func (a *poissonAugmented) moveRow(ch *augmentedChunk, k, i int, t float64, last
 					}
 					continue
 				}
-				lg := logtab.Log(lam)
-				xOld += x * lg
+				lgProp := 0.0
 				if valid {
-					lgProp := logtab.Log(lamProp)
-					xNew += x * lgProp
-					if fr := frac(t * x); fr != 0 {
-						logRatio += fr * (lgProp - lg)
-					}
+					lgProp = logtab.Log(lamProp)
 				}
+				lastCell(t, x, logtab.Log(lam), lgProp, valid, &xOld, &xNew, &logRatio)
 			} else if valid && grouped {
 				next.Mul(gi, lamProp/lam)
 			} else if fr := frac(t * x); valid && fr != 0 {
@@ -458,15 +454,7 @@ func (a *poissonAugmented) moveRow(ch *augmentedChunk, k, i int, t float64, last
 		}
 		if last {
 			for i, lg, ok := cur.Pop(); ok; i, lg, ok = cur.Pop() {
-				x := float64(i + 1)
-				xOld += x * lg
-				if valid {
-					lgProp := next.Take(i)
-					xNew += x * lgProp
-					if fr := frac(t * x); fr != 0 {
-						logRatio += fr * (lgProp - lg)
-					}
-				}
+				lastCell(t, float64(i+1), lg, next.Take(i), valid, &xOld, &xNew, &logRatio)
 			}
 		} else {
 			for i, lg, ok := next.Pop(); ok; i, lg, ok = next.Pop() {
@@ -559,6 +547,20 @@ func (a *poissonAugmented) others(g *tensor.ByRow, p int, o []float64) []float64
 		o[c] = r0[c] * r1[c]
 	}
 	return o
+}
+
+// lastCell adds the last factor's terms of cells of count x whose log λ sum to lg and log λ' to
+// lgProp (one cell, or a group of them): x·lg to xOld and, for a valid proposal, x·lgProp to xNew
+// and frac(t·x)·(lgProp − lg) to the log acceptance ratio.
+func lastCell(t, x, lg, lgProp float64, valid bool, xOld, xNew, logRatio *float64) {
+	*xOld += x * lg
+	if !valid {
+		return
+	}
+	*xNew += x * lgProp
+	if fr := frac(t * x); fr != 0 {
+		*logRatio += fr * (lgProp - lg)
+	}
 }
 
 // frac is the fractional part of a non-negative v.
