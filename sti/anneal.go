@@ -304,7 +304,7 @@ func (p *Problem) Anneal(ctx context.Context, rank, replica int, a Annealing) (*
 		progress.AddAt(ctx, out.Steps-reported, cost)
 		work += float64(out.Steps-reported) * cost
 		reported = out.Steps
-		expectStages(ctx, out.Stages, out.Steps, work, m.Dim(), a.MaxStages, func(t float64) float64 { return p.SweepCost(t, rank) })
+		expectStages(ctx, out.Stages, out.Steps, work, m.Dim(), a.MaxStages, a.Rungs, p.Config.Steps, func(t float64) float64 { return p.SweepCost(t, rank) })
 		// The next stage's step follows this one's acceptance towards the target.
 		for b := range step {
 			step[b] *= math.Exp(4 * (acc[b] - targetAccept))
@@ -328,8 +328,10 @@ func (p *Problem) Anneal(ctx context.Context, rank, replica int, a Annealing) (*
 // step at its temperature's cost (a Gibbs sweep near t = 1 splits more of every count). On the
 // 257×275 speech spectrogram at rank 2 the count is within 20% of the stages the annealing takes
 // from a tenth of them on; without the √(d/d_t) it is half of them there. It expects no more
-// stages than the limit, maxStages.
-func expectStages(ctx context.Context, stages []Stage, spent int, work float64, d, maxStages int, cost func(t float64) float64) {
+// stages than the limit, maxStages. The plan holds the chains the annealing starts too, chains of
+// chainSteps steps each at its stages' temperatures (Annealed.Rungs spreads them evenly over the
+// stages), which the progress display counts as tasks of their own once the annealing ends.
+func expectStages(ctx context.Context, stages []Stage, spent int, work float64, d, maxStages, chains, chainSteps int, cost func(t float64) float64) {
 	k := len(stages) - 1
 	t := stages[k].T
 	w := min(5, k-1)
@@ -347,10 +349,18 @@ func expectStages(ctx context.Context, stages []Stage, spent int, work float64, 
 	}
 	left = min(math.Ceil(left), float64(maxStages-k))
 	per := spent / k
-	for j := 1.0; j <= left; j++ {
-		work += float64(per) * cost(math.Pow(t, 1-j/left))
+	stageCost := 0.0 // what a step costs at each stage, those run and those left
+	for _, s := range stages[1:] {
+		stageCost += cost(s.T)
 	}
-	progress.Expect(ctx, spent+int(left)*per, work)
+	for j := 1.0; j <= left; j++ {
+		c := cost(math.Pow(t, 1-j/left))
+		work += float64(per) * c
+		stageCost += c
+	}
+	n := chains * chainSteps
+	work += float64(n) * stageCost / (float64(k) + left)
+	progress.Expect(ctx, spent+int(left)*per+n, work)
 }
 
 // runAll runs job(i) for i < jobs over the movers, each with the stream key(i) and an

@@ -293,7 +293,7 @@ func TestAnnealingExpectsItsStages(t *testing.T) {
 		stages[len(stages)-1].VarLogLik = c.informed / (2 * last * last)
 		got, work := -1, 0.0
 		ctx := progress.WithPlan(context.Background(), func(n int, w float64) { got, work = n, w })
-		expectStages(ctx, stages, 6000, 6000, d, c.limit, func(float64) float64 { return 1 })
+		expectStages(ctx, stages, 6000, 6000, d, c.limit, 0, 0, func(float64) float64 { return 1 })
 		if got != c.want || work != float64(c.want) {
 			t.Errorf("d_t = %v, limit %d: expects %d steps of work %v, want %d", c.informed, c.limit, got, work, c.want)
 		}
@@ -303,8 +303,14 @@ func TestAnnealingExpectsItsStages(t *testing.T) {
 	stages[len(stages)-1].VarLogLik = d / (2 * math.Exp(-10))
 	got, work := -1, 0.0
 	ctx := progress.WithPlan(context.Background(), func(n int, w float64) { got, work = n, w })
-	expectStages(ctx, stages, 6000, 9000, d, 1000, func(t float64) float64 { return 1 + 9*t })
+	expectStages(ctx, stages, 6000, 9000, d, 1000, 0, 0, func(t float64) float64 { return 1 + 9*t })
 	if mean := (work - 9000) / float64(got-6000); got != 6000+50*100 || math.Abs(mean-2.8) > 0.1 {
 		t.Errorf("steps costing 1 + 9t: expects %d steps, the %d left at %.3f each, want 5 000 at 2.8", got, got-6000, mean)
+	}
+	// The 30 chains of 100 steps it will start join the plan, at the stages' mean cost.
+	base := work
+	expectStages(ctx, stages, 6000, 9000, d, 1000, 30, 100, func(t float64) float64 { return 1 + 9*t })
+	if mean := (work - base) / 3000; got != 6000+50*100+3000 || mean < 1 || mean > 10 {
+		t.Errorf("with 30 chains of 100 steps: expects %d steps, the chains at %.3f a step, want 14 000 at a cost within the stages'", got, mean)
 	}
 }

@@ -230,16 +230,21 @@ func running(ctx context.Context, runID string, t estimators.Task) (_ context.Co
 		// A task that spent more than planned (a Gibbs chain replacing the records of its
 		// start's transient) adds the excess to the plan; one that reported nothing while it ran
 		// counts its steps now. Either is priced at what a step of its plan costs on average.
+		// A task that started others (an annealing, whose plan held its chains) leaves the plan
+		// with what it spent, its follow-on tasks joining it above.
 		cost := 1.0
 		if plan > 0 {
 			cost = planWork / float64(plan)
 		}
-		if extra := int64(r.Steps) - plan; extra > 0 {
-			rp.grow(extra, float64(extra)*cost)
-		}
 		if spent.Load() == 0 {
+			spentWork = float64(r.Steps) * cost
 			rp.stepsDone += int64(r.Steps)
-			rp.workDone += float64(r.Steps) * cost
+			rp.workDone += spentWork
+		}
+		if len(next) > 0 {
+			rp.grow(int64(r.Steps)-plan, spentWork-planWork)
+		} else if extra := int64(r.Steps) - plan; extra > 0 {
+			rp.grow(extra, float64(extra)*cost)
 		}
 	}
 }

@@ -308,6 +308,25 @@ func TestProgressFollowsARevisedPlan(t *testing.T) {
 	}
 }
 
+// An annealing's plan holds the chains it will start (progress.Expect); when it ends they join as
+// tasks of their own and its plan becomes the steps it spent.
+func TestProgressSwapsAnAnnealingsChainsForTheirTasks(t *testing.T) {
+	p, tasks, _ := trackAnnealing("t5")
+	defer Untrack("t5")
+	ctx, finish := running(context.Background(), "t5", tasks[0])
+	progress.Add(ctx, 40000)
+	progress.Expect(ctx, 43000, 43000) // 40 000 of its own and 30 chains of 100
+	next := make([]estimators.Task, 30)
+	for i := range next {
+		next[i] = estimators.Task{Rank: 2, Stage: 1, Index: i}
+	}
+	finish(estimators.Result{Task: tasks[0], Steps: 40000}, next, nil)
+	chain := p.steps(next[0])
+	if s := p.Snapshot(); s.Steps != int64(40000+30*chain+2*43000) || s.Tasks != 3+30 || s.StepsDone != 40000 {
+		t.Errorf("after the annealing: %+v, want a plan of 40 000 + 30 × %d + 2 × 43 000 steps over 33 tasks", s, chain)
+	}
+}
+
 // The replicas of an annealing that have not started take the plan a running one revised, and
 // one that fails waits again with it.
 func TestProgressRevisesTheTasksAlike(t *testing.T) {
