@@ -186,6 +186,7 @@ func running(ctx context.Context, runID string, t estimators.Task) (_ context.Co
 	}
 	var spent atomic.Int64
 	spentWork := 0.0 // guarded by p.mu
+	revised := false // whether the task revised its plan (progress.Expect), guarded by p.mu
 	ctx = progress.With(ctx, func(steps int, c float64) {
 		spent.Add(int64(steps))
 		p.mu.Lock()
@@ -198,7 +199,7 @@ func running(ctx context.Context, runID string, t estimators.Task) (_ context.Co
 		p.mu.Lock()
 		n := int64(steps)
 		rp.grow(n-plan, work-planWork)
-		plan, planWork = n, work
+		plan, planWork, revised = n, work, true
 		if c := rp.waiting[key]; c != nil {
 			rp.grow(int64(c.count)*(n-c.plan), float64(c.count)*(work-c.work))
 			c.plan, c.work = n, work
@@ -230,8 +231,9 @@ func running(ctx context.Context, runID string, t estimators.Task) (_ context.Co
 		// A task that spent more than planned (a Gibbs chain replacing the records of its
 		// start's transient) adds the excess to the plan; one that reported nothing while it ran
 		// counts its steps now. Either is priced at what a step of its plan costs on average.
-		// A task that started others (an annealing, whose plan held its chains) leaves the plan
-		// with what it spent, its follow-on tasks joining it above.
+		// A task that revised its plan (an annealing, whose plan held the chains it would start)
+		// leaves the plan with what it spent, up or down: its follow-on tasks, if any, joined it
+		// above, and one that diverged starts none.
 		cost := 1.0
 		if plan > 0 {
 			cost = planWork / float64(plan)
@@ -241,7 +243,7 @@ func running(ctx context.Context, runID string, t estimators.Task) (_ context.Co
 			rp.stepsDone += int64(r.Steps)
 			rp.workDone += spentWork
 		}
-		if len(next) > 0 {
+		if revised {
 			rp.grow(int64(r.Steps)-plan, spentWork-planWork)
 		} else if extra := int64(r.Steps) - plan; extra > 0 {
 			rp.grow(extra, float64(extra)*cost)

@@ -309,7 +309,8 @@ func TestProgressFollowsARevisedPlan(t *testing.T) {
 }
 
 // An annealing's plan holds the chains it will start (progress.Expect); when it ends they join as
-// tasks of their own and its plan becomes the steps it spent.
+// tasks of their own and its plan becomes the steps it spent, as it does for one that diverged and
+// starts none.
 func TestProgressSwapsAnAnnealingsChainsForTheirTasks(t *testing.T) {
 	p, tasks, _ := trackAnnealing("t5")
 	defer Untrack("t5")
@@ -324,6 +325,13 @@ func TestProgressSwapsAnAnnealingsChainsForTheirTasks(t *testing.T) {
 	chain := p.steps(next[0])
 	if s := p.Snapshot(); s.Steps != int64(40000+30*chain+2*43000) || s.Tasks != 3+30 || s.StepsDone != 40000 {
 		t.Errorf("after the annealing: %+v, want a plan of 40 000 + 30 × %d + 2 × 43 000 steps over 33 tasks", s, chain)
+	}
+	ctx, finish = running(context.Background(), "t5", tasks[1])
+	progress.Add(ctx, 20000)
+	progress.Expect(ctx, 45000, 45000)
+	finish(estimators.Result{Task: tasks[1], Steps: 20000, Divergence: "diverged"}, nil, nil)
+	if s := p.Snapshot(); s.Steps != int64(40000+30*chain+20000+45000) {
+		t.Errorf("after a diverged annealing: %d steps planned, want 40 000 + 30 × %d + 20 000 + 45 000", s.Steps, chain)
 	}
 }
 
