@@ -44,7 +44,7 @@ func main() {
 	aisK := flag.Int("ais", 20000, "temperatures of each AIS reference run")
 	aisRuns := flag.Int("ais-runs", 4, "AIS reference runs per rank")
 	only := flag.String("only", "", "run only the data sets whose name contains this")
-	skip := flag.String("skip", "", "skip the data sets whose name contains this")
+	skip := flag.String("skip", "", "skip the data sets whose name contains any of these (comma-separated)")
 	ranks := flag.String("ranks", "", "run only these ranks (comma-separated)")
 	flag.IntVar(&tune.particles, "particles", 0, "annealing particles (0: the default)")
 	flag.IntVar(&tune.chains, "waste-free", -1, "waste-free chains per stage, 0 for standard SMC (-1: the default)")
@@ -56,6 +56,7 @@ func main() {
 	flag.IntVar(&tune.gibbsBurnin, "gibbs-burnin", -1, "burn-in sweeps of those chains (-1: a fifth of -gibbs-steps)")
 	flag.IntVar(&tune.descent, "descent", -1, "sweeps per rung of the Gibbs ladder's descents (-1: the default)")
 	flag.IntVar(&tune.relax, "relax", -1, "sweeps at t = 1 that relax the Gibbs ladder's mode (-1: the default)")
+	flag.IntVar(&tune.rungs, "rungs", 0, "temperatures above 0 of the Gibbs ladder (0: the default)")
 	flag.IntVar(&tune.seeds, "gibbs-seeds", 1, "run the Gibbs ladder with seeds 1…N and print the mean offset (with N > 1, the spread of the offsets and the mean reported standard error follow the line)")
 	fixedOnly := flag.Bool("fixed-only", false, "run only the reference and the fixed ladders (the annealing's columns print NaN)")
 	gibbsOnly := flag.Bool("gibbs-only", false, "run only the reference and the Gibbs ladder")
@@ -98,7 +99,7 @@ func main() {
 	var offsetSum float64
 	fmt.Printf("%-52s %4s %12s %16s %16s %16s %16s %9s %s\n", "data", "R", "reference", "integral", "SMC", "sgmcmc ladder", "gibbs ladder", "steps×10³ (annealed/sgmcmc/gibbs)", "seconds")
 	for _, s := range sets {
-		if !strings.Contains(s.name, *only) || (*skip != "" && strings.Contains(s.name, *skip)) {
+		if !strings.Contains(s.name, *only) || skipped(s.name, *skip) {
 			continue
 		}
 		for _, R := range s.ranks {
@@ -196,9 +197,19 @@ func reference(s dataset, R, K, runs int) (float64, string) {
 	return top + math.Log(sum/float64(runs)), "a"
 }
 
+// skipped reports whether name contains any of the comma-separated words of skip.
+func skipped(name, skip string) bool {
+	for _, w := range strings.Split(skip, ",") {
+		if w != "" && strings.Contains(name, w) {
+			return true
+		}
+	}
+	return false
+}
+
 // tune overrides sti.DefaultAnnealed where its fields are set, to compare settings at equal cost.
 var tune struct {
-	particles, chains, sweeps, replicas, steps, gibbsSteps, gibbsBurnin int
+	particles, chains, sweeps, replicas, steps, gibbsSteps, gibbsBurnin, rungs int
 	descent, relax, seeds                                               int
 	cess                                                                float64
 }
@@ -255,6 +266,9 @@ func fixedLadder(s dataset, R int, gibbs bool, seed uint64) evidence.RankEvidenc
 	}
 	if tune.gibbsBurnin >= 0 {
 		cfg.Burnin = tune.gibbsBurnin
+	}
+	if tune.rungs > 0 {
+		cfg.Ladder = evidence.Power(tune.rungs, evidence.DefaultPower)
 	}
 	return run(s, R, cfg)
 }
