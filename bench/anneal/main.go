@@ -210,8 +210,8 @@ func skipped(name, skip string) bool {
 // tune overrides sti.DefaultAnnealed where its fields are set, to compare settings at equal cost.
 var tune struct {
 	particles, chains, sweeps, replicas, steps, gibbsSteps, gibbsBurnin, rungs int
-	descent, relax, seeds                                               int
-	cess                                                                float64
+	descent, relax, seeds                                                      int
+	cess                                                                       float64
 }
 
 // annealed runs sti.DefaultAnnealed, as tuned, in process: every replica's annealing, its chains,
