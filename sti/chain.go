@@ -139,6 +139,7 @@ const (
 	streamMode
 	streamSweep
 	streamDescent
+	streamCost
 )
 
 // initStream is the stream chain id draws its prior draws from.
@@ -533,6 +534,10 @@ func (p *Problem) mode(ctx context.Context, rank int) (*rankMode, error) {
 	v, _ := p.modes.LoadOrStore(rank, &rankMode{})
 	rm := v.(*rankMode)
 	rm.once.Do(func() {
+		ascent, em := p.searchCosts(ctx, rank)
+		order, _ := p.Spec.Order()
+		emSweeps := p.Config.Starts*p.Config.screenEM() + p.Config.StartEM - p.Config.screenEM()
+		progress.Grow(ctx, (ascent-1)*float64(p.Config.Starts*p.Config.StartSteps)+(em-1)*float64(emSweeps*emPasses(order)))
 		// The starts are independent, each on its own walker and streams, so they run on all
 		// cores: the search is the one serial stage of a rank, and the rank's other tasks wait
 		// for it.
@@ -562,9 +567,9 @@ func (p *Problem) mode(ctx context.Context, rank int) (*rankMode, error) {
 					return
 				}
 				st.steps++
-				progress.Add(ctx, 1)
+				progress.AddAt(ctx, 1, ascent)
 			}
-			passes, err := w.emAscend(ctx, p.Config.screenEM())
+			passes, err := w.emAscend(ctx, p.Config.screenEM(), em)
 			st.steps += passes
 			st.theta, st.score, st.cells, st.err = w.theta, w.LogPosterior(), w.cellEvals, err
 		})
@@ -590,7 +595,7 @@ func (p *Problem) mode(ctx context.Context, rank int) (*rankMode, error) {
 			return
 		}
 		w.SetTheta(rm.theta)
-		passes, err := w.emAscend(ctx, p.Config.StartEM-p.Config.screenEM())
+		passes, err := w.emAscend(ctx, p.Config.StartEM-p.Config.screenEM(), em)
 		if err != nil {
 			rm.err = err
 			return
@@ -610,8 +615,8 @@ func (p *Problem) mode(ctx context.Context, rank int) (*rankMode, error) {
 
 // emAscend carries the walker's θ the given number of EM sweeps towards a mode of the posterior
 // when its model has a data-augmentation kernel (models.Augmentable), counts the cells they read
-// and returns the passes over the data they made.
-func (w *Walker) emAscend(ctx context.Context, sweeps int) (int, error) {
+// and returns the passes over the data they made, each reported at that cost (progress.AddAt).
+func (w *Walker) emAscend(ctx context.Context, sweeps int, cost float64) (int, error) {
 	a, ok := w.m.(models.Augmentable)
 	if !ok || sweeps == 0 {
 		return 0, nil
@@ -622,7 +627,7 @@ func (w *Walker) emAscend(ctx context.Context, sweeps int) (int, error) {
 			return 0, err
 		}
 		k.Ascend(1, w.theta)
-		progress.Add(ctx, emPasses(len(w.m.Factors())))
+		progress.AddAt(ctx, emPasses(len(w.m.Factors())), cost)
 	}
 	passes := sweeps * emPasses(len(w.m.Factors()))
 	w.cellEvals += int64(passes) * int64(models.PassCells(w.m))

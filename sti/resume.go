@@ -157,7 +157,7 @@ func (r *Resumption) warmBasin(ctx context.Context, rank int) (*rankBasin, error
 			if err != nil {
 				continue
 			}
-			n, err = w.emAscend(ctx, p.Config.StartEM)
+			n, err = w.emAscend(ctx, p.Config.StartEM, 1)
 			if err != nil {
 				b.err = err
 				return
