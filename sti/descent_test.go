@@ -136,7 +136,7 @@ func TestChainsReportTheirSteps(t *testing.T) {
 		t.Fatal(err)
 	}
 	reported, counted := 0, 0
-	var work, planned float64
+	var work, planned, grown float64
 	for ti := len(cfg.Ladder) - 1; ti >= 0; ti-- {
 		for c := range cfg.Chains {
 			var mu sync.Mutex // the mode search's starts report from several goroutines
@@ -146,6 +146,7 @@ func TestChainsReportTheirSteps(t *testing.T) {
 				spent, cost = spent+s, cost+float64(s)*w
 				mu.Unlock()
 			})
+			ctx = progress.WithGrowth(ctx, func(w float64) { grown += w })
 			id := ChainID{Rank: 2, TIndex: ti, Chain: c}
 			sum, err := p.RunChain(ctx, id)
 			if err != nil {
@@ -163,8 +164,12 @@ func TestChainsReportTheirSteps(t *testing.T) {
 	if reported != counted {
 		t.Errorf("the chains reported %d steps, their summaries count %d", reported, counted)
 	}
-	// The costs the chains report are those the plan prices (a sweep at t costs more than at 0).
-	if math.Abs(work-planned) > 1e-6*planned || work <= float64(reported) {
-		t.Errorf("the chains reported steps costing %v, the plan %v (%d steps)", work, planned, reported)
+	// The costs the chains report are those the plan prices (a sweep at t costs more than at 0),
+	// with what the mode search adds to it once it has timed its steps (searchCosts).
+	if grown == 0 {
+		t.Error("the mode search did not price its steps")
+	}
+	if math.Abs(work-planned-grown) > 1e-6*planned || planned <= float64(reported) {
+		t.Errorf("the chains reported steps costing %v, the plan %v and %v more (%d steps)", work, planned, grown, reported)
 	}
 }
