@@ -17,14 +17,15 @@ const costT = 1e-3
 
 // searchCosts returns what a step of the mode search's ascent and a pass of its EM sweeps cost
 // in the units of the Gibbs chains' steps (a pass of a sweep near t = 0, sweepCost), timed on a
-// prior draw of the rank before the search. The plan counts them at 1, which is right within a
-// factor of two on small data (the ICASSP 100×75 NMF at rank 5), not on large data with many
-// components, whose sweeps take their inner products with gonum's vectorised floats.Dot: on the
-// speech-size spectrogram at rank 64 an ascent step took the time of 8 passes and an EM pass of 5,
-// and at a tenth of the rank's run, still in the search, its ETA said 3.3 times the time left. Timing one of
-// each is cheap next to the search; it draws from a stream of its own and leaves every result
-// as it was. Without a progress reporter, or for chains that do not run the Gibbs kernel (whose
-// steps are ascent-like), the costs stay 1.
+// prior draw of the rank before the search. The plan counts them at 1, near enough on small data
+// (an ascent step took the time of 2 passes and an EM pass of 1.2 on the ICASSP 100×75 NMF at
+// rank 5) but not on large data with many components, whose sweeps take their inner products
+// with gonum's vectorised floats.Dot: on the speech-size spectrogram at rank 64 an ascent step
+// took the time of 8 passes and an EM pass of 5, and at a tenth of the rank's run, still in the
+// search, its ETA said 3.3 times the time left. Timing one of each is cheap next to the search;
+// it draws from a stream of its own and leaves every result as it was. Without a progress
+// reporter, or for chains that do not run the Gibbs kernel (whose steps are ascent-like), the
+// costs stay 1.
 func (p *Problem) searchCosts(ctx context.Context, rank int) (ascent, em float64) {
 	if !p.Config.Gibbs || !progress.Reporting(ctx) {
 		return 1, 1
