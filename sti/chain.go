@@ -231,13 +231,17 @@ func (p *Problem) sweep(ctx context.Context, mv *gibbsMover, cv *stein, id Chain
 				return ""
 			}
 			made++
-			if !record && made < burn {
+			read := record || made >= burn // the burn-in reads its last sweep's only
+			ll := math.NaN()
+			if read {
+				ll = mv.move(r, t, 1, nil, theta, acc)
+			} else {
 				mv.moveOn(r, t, theta, acc)
-				progress.AddAt(ctx, per, cost)
+			}
+			progress.AddAt(ctx, per, cost)
+			if !read {
 				continue
 			}
-			ll := mv.move(r, t, 1, nil, theta, acc)
-			progress.AddAt(ctx, per, cost)
 			if math.IsNaN(ll) || math.IsInf(ll, 1) {
 				return fmt.Sprintf("rank %d, t=%.6g (rung %d), chain %d, sweep %d: log-likelihood %v", id.Rank, t, id.TIndex, id.Chain, made, ll)
 			}

@@ -93,19 +93,21 @@ func (p *Problem) descend(ctx context.Context, id ChainID, stop int, keep func(i
 	// run makes n sweeps at t; where names the stage in a divergence. Only the last reads its
 	// log-likelihood, where a divergence in any of them shows.
 	run := func(t float64, n int, where string) error {
+		cost := p.SweepCost(t, id.Rank)
 		for s := 1; s <= n; s++ {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
 			sweeps++
-			if s < n {
+			read := s == n
+			ll := math.NaN()
+			if read {
+				ll = mv.move(r, t, 1, nil, theta, acc)
+			} else {
 				mv.moveOn(r, t, theta, acc)
-				progress.AddAt(ctx, per, p.SweepCost(t, id.Rank))
-				continue
 			}
-			ll := mv.move(r, t, 1, nil, theta, acc)
-			progress.AddAt(ctx, per, p.SweepCost(t, id.Rank))
-			if math.IsNaN(ll) || math.IsInf(ll, 0) {
+			progress.AddAt(ctx, per, cost)
+			if read && (math.IsNaN(ll) || math.IsInf(ll, 0)) {
 				return fmt.Errorf("rank %d, replica %d: %s, sweep %d: log-likelihood %v", id.Rank, id.Chain, where, s, ll)
 			}
 		}
