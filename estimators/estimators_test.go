@@ -157,7 +157,7 @@ func TestIsStaged(t *testing.T) {
 }
 
 // A ladder the workers fit to the data (sti.Config.FitLadder) is steeper than the configured one
-// on data with counts in the hundreds; Combine integrates over the temperatures the chains ran at
+// on data with counts in the hundreds (at rank 2: rank 1's twice as many rungs keep exponent 6); Combine integrates over the temperatures the chains ran at
 // and refuses chains of one rung that disagree on it.
 func TestSTICombinesTheFittedLadder(t *testing.T) {
 	ctx := context.Background()
@@ -174,27 +174,27 @@ func TestSTICombinesTheFittedLadder(t *testing.T) {
 		t.Fatal(err)
 	}
 	var results []Result
-	for _, task := range e.Tasks(1) {
+	for _, task := range e.Tasks(2) {
 		r, err := p.Run(ctx, task)
 		if err != nil {
 			t.Fatal(err)
 		}
 		results = append(results, r)
 	}
-	re, err := e.Combine(1, results)
+	re, err := e.Combine(2, results)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(re.Rungs) != len(cfg.Ladder) || !(re.Rungs[1].T < cfg.Ladder[1]) {
-		t.Fatalf("combined %d rungs, the first above 0 at %v (configured %v)", len(re.Rungs), re.Rungs[1].T, cfg.Ladder[1])
+	if l := cfg.Ladder; len(re.Rungs) != len(l) || !(re.Rungs[1].T < l[1]) {
+		t.Fatalf("combined %d rungs, the first above 0 at %v (configured %d rungs, the first at %v)", len(re.Rungs), re.Rungs[1].T, len(l), l[1])
 	}
 	sum, err := Unpack[evidence.ChainSummary](results[5].Summary)
 	if err != nil {
 		t.Fatal(err)
 	}
 	sum.Chain, sum.T = 1, sum.T*1.01
-	odd := Result{Task: Task{Rank: 1, Index: sum.TIndex, Replica: 1}, Summary: Pack(sum)}
-	if _, err := e.Combine(1, append(results, odd)); err == nil || !strings.Contains(err.Error(), "temperature index 5") {
+	odd := Result{Task: Task{Rank: 2, Index: sum.TIndex, Replica: 1}, Summary: Pack(sum)}
+	if _, err := e.Combine(2, append(results, odd)); err == nil || !strings.Contains(err.Error(), "temperature index 5") {
 		t.Errorf("chains of one rung at two temperatures combined (%v)", err)
 	}
 }

@@ -59,7 +59,7 @@ func (e STI) Tasks(rank int) []Task {
 		}
 		return ts
 	}
-	for ti := range e.Config.Ladder {
+	for ti := range e.Config.AtRank(rank).Ladder {
 		for c := range e.Config.Chains {
 			ts = append(ts, Task{Rank: rank, Index: ti, Replica: c})
 		}
@@ -112,7 +112,7 @@ func (e STI) Combine(rank int, results []Result) (evidence.RankEvidence, error) 
 	if err != nil {
 		return evidence.RankEvidence{}, err
 	}
-	l := e.Config.Ladder
+	l := e.Config.AtRank(rank).Ladder
 	if e.Config.FitLadder {
 		// The workers fitted the ladder to the data (sti.Config.FitLadder); the chains say
 		// where its rungs are.

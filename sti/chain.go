@@ -39,6 +39,21 @@ type Problem struct {
 	// (Config.Allocate), nil for Steps − Burnin at every rung; records holds them by rank.
 	rank1   func(t float64) (float64, error)
 	records sync.Map // rank → *rankRecords
+	// atRank1 is the configuration of rank 1's chains when Config.Rank1 gives them their own
+	// (Config.AtRank, its ladder fitted as Config.Ladder is), nil when they run Config.
+	atRank1 *Config
+}
+
+// top is the index of t = 1 on rank's ladder.
+func (p *Problem) top(rank int) int { return len(p.RankConfig(rank).Ladder) - 1 }
+
+// RankConfig returns the configuration the chains of that rank run with: Config, or at rank 1
+// Config.AtRank(1) with its ladder fitted to the data under Config.FitLadder.
+func (p *Problem) RankConfig(rank int) Config {
+	if rank == 1 && p.atRank1 != nil {
+		return *p.atRank1
+	}
+	return p.Config
 }
 
 // rankModel is the model of one rank, built once per problem: models are immutable and shared
@@ -98,13 +113,23 @@ func NewProblem(data *tensor.Sparse, spec models.Spec, cfg Config) (*Problem, er
 		p.split = p.size / float64(p.Data.NNZ())
 	}
 	fit := cfg.FitLadder && slices.Equal(cfg.Ladder, evidence.Power(len(cfg.Ladder)-1, evidence.DefaultPower))
-	if fit || cfg.Allocate {
+	if cfg.Rank1 != nil {
+		r1 := cfg.AtRank(1)
+		p.atRank1 = &r1
+	}
+	if fit || cfg.Allocate || (cfg.FitLadder && cfg.Rank1 != nil) {
 		logZ, err := rank1Curve(data, spec)
 		if err != nil {
 			return nil, err
 		}
 		if fit && logZ != nil {
 			if p.Config.Ladder, err = fitLadder(logZ, len(cfg.Ladder)-1); err != nil {
+				return nil, err
+			}
+		}
+		if cfg.FitLadder && p.atRank1 != nil && logZ != nil {
+			// Rank 1's ladder is the default power ladder of its own length (Config.AtRank).
+			if p.atRank1.Ladder, err = fitLadder(logZ, cfg.Rank1.Rungs); err != nil {
 				return nil, err
 			}
 		}
@@ -301,7 +326,7 @@ type State struct {
 // short burn-in replaces both the mode search and most of the cold burn-in. Resume returns the
 // chain's final state, nil at t = 0 (prior draws carry no state) and after a divergence.
 func (p *Problem) Resume(ctx context.Context, id ChainID, from *State) (evidence.ChainSummary, *State, error) {
-	cfg := p.Config
+	cfg := p.RankConfig(id.Rank)
 	w, err := p.chainWalker(id)
 	if err != nil {
 		return evidence.ChainSummary{}, nil, err
@@ -371,7 +396,7 @@ func (p *Problem) warmStart(w *Walker, s *State) ([][2]int, error) {
 			return nil, fmt.Errorf("saved state's parameter %d is %v", i, v)
 		}
 	}
-	w.SetBurnin(p.Config.warmBurnin())
+	w.SetBurnin(p.RankConfig(w.id.Rank).warmBurnin())
 	return newRows, nil
 }
 
@@ -400,7 +425,7 @@ func (p *Problem) priorRecords(ctx context.Context, w *Walker, n int, records []
 // its rank's mode (see Problem.mode), and else from a prior draw. Sampling starts after the
 // burn-in, so the start changes how soon the records are right, not what they target.
 func (p *Problem) walk(ctx context.Context, w *Walker, warm bool, newRows [][2]int, records []float64) ([]float64, *stein, string, int) {
-	cfg := p.Config
+	cfg := p.RankConfig(w.id.Rank)
 	recorded, err := p.recordsAt(w.id.Rank, w.id.TIndex)
 	if err != nil {
 		return records, nil, err.Error(), 0
@@ -555,7 +580,7 @@ func (p *Problem) mode(ctx context.Context, rank int) (*rankMode, error) {
 		starts := make([]start, p.Config.Starts)
 		par.Tasks(len(starts), func(s int) {
 			st := &starts[s]
-			w, err := p.NewWalker(ChainID{Rank: rank, TIndex: len(p.Config.Ladder) - 1, Chain: -1})
+			w, err := p.NewWalker(ChainID{Rank: rank, TIndex: p.top(rank), Chain: -1})
 			if err != nil {
 				st.err = err
 				return
@@ -593,7 +618,7 @@ func (p *Problem) mode(ctx context.Context, rank int) (*rankMode, error) {
 			rm.err = fmt.Errorf("mode search for rank %d found no start with a finite log posterior", rank)
 			return
 		}
-		w, err := p.NewWalker(ChainID{Rank: rank, TIndex: len(p.Config.Ladder) - 1, Chain: -1})
+		w, err := p.NewWalker(ChainID{Rank: rank, TIndex: p.top(rank), Chain: -1})
 		if err != nil {
 			rm.err = err
 			return
@@ -661,6 +686,7 @@ func emPasses(factors int) int { return factors }
 // sweeps and steps alike. With Config.Truncate a Gibbs chain may sweep up to Steps − Burnin more
 // than this, as many as its start's transient asks for; the summary's Steps counts them.
 func (cfg Config) ChainSteps(id ChainID, warm bool, order int) int {
+	cfg = cfg.AtRank(id.Rank)
 	n, _ := cfg.chainPlan(id, warm, order, cfg.Steps-cfg.Burnin, func(float64) float64 { return 1 })
 	return n
 }
@@ -682,7 +708,8 @@ func (p *Problem) ChainWork(id ChainID, warm bool) float64 {
 // chainPlan is ChainSteps and ChainWork together.
 func (p *Problem) chainPlan(id ChainID, warm bool) (int, float64) {
 	order, _ := p.Spec.Order()
-	return p.Config.chainPlan(id, warm, order, p.Records(id.Rank, id.TIndex), func(t float64) float64 { return p.SweepCost(t, id.Rank) })
+	cfg := p.RankConfig(id.Rank)
+	return cfg.chainPlan(id, warm, order, p.Records(id.Rank, id.TIndex), func(t float64) float64 { return p.SweepCost(t, id.Rank) })
 }
 
 // chainPlan is ChainSteps for a chain that records that many steps, and what they cost with a

@@ -40,7 +40,7 @@ func (p *Problem) descentStart(ctx context.Context, id ChainID) ([]float64, int,
 	v, _ := p.descents.LoadOrStore(descentKey{id.Rank, id.Chain}, &descent{})
 	d := v.(*descent)
 	d.once.Do(func() {
-		d.states = make([][]float64, len(p.Config.Ladder))
+		d.states = make([][]float64, p.top(id.Rank)+1)
 		d.passes, d.cellEvals, d.err = p.descend(ctx, id, 0, func(i int, theta []float64) {
 			d.states[i] = append([]float64(nil), theta...)
 		})
@@ -49,7 +49,7 @@ func (p *Problem) descentStart(ctx context.Context, id ChainID) ([]float64, int,
 		return nil, 0, 0, d.err
 	}
 	passes, cells := 0, int64(0)
-	if id.TIndex == len(p.Config.Ladder)-1 {
+	if id.TIndex == p.top(id.Rank) {
 		passes, cells = d.passes, d.cellEvals
 	}
 	d.mu.Lock()
@@ -113,12 +113,13 @@ func (p *Problem) descend(ctx context.Context, id ChainID, stop int, keep func(i
 		}
 		return nil
 	}
-	if err := run(1, p.Config.Relax, "relaxation at t=1"); err != nil {
+	cfg := p.RankConfig(id.Rank)
+	if err := run(1, cfg.Relax, "relaxation at t=1"); err != nil {
 		return 0, 0, err
 	}
-	for i := len(p.Config.Ladder) - 1; i >= max(stop, 1); i-- {
-		t := p.Config.Ladder[i]
-		if err := run(t, p.Config.Descent, fmt.Sprintf("descent at t=%.6g (rung %d)", t, i)); err != nil {
+	for i := len(cfg.Ladder) - 1; i >= max(stop, 1); i-- {
+		t := cfg.Ladder[i]
+		if err := run(t, cfg.Descent, fmt.Sprintf("descent at t=%.6g (rung %d)", t, i)); err != nil {
 			return 0, 0, err
 		}
 		keep(i, theta)

@@ -130,46 +130,56 @@ func TestChainsReportTheirSteps(t *testing.T) {
 	cfg := Default("nmf")
 	cfg.Ladder = evidence.Power(4, evidence.DefaultPower)
 	cfg.Steps, cfg.Burnin, cfg.Starts, cfg.Chains = 30, 10, 2, 2
+	// Rank 1 runs a ladder and chains of its own (Config.Rank1).
+	cfg.Rank1 = &RankBudget{Rungs: 7, Steps: 16, Burnin: 4, Descent: 5}
 	cfg.Truncate = false // every chain then makes the sweeps ChainSteps and ChainWork count
 	p, err := NewProblem(d, models.PoissonSpec("nmf", rates, models.LogScale), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	reported, counted := 0, 0
-	var work, planned, grown float64
-	for ti := len(cfg.Ladder) - 1; ti >= 0; ti-- {
-		for c := range cfg.Chains {
-			var mu sync.Mutex // the mode search's starts report from several goroutines
-			spent, cost := 0, 0.0
-			ctx := progress.With(context.Background(), func(s int, w float64) {
-				mu.Lock()
-				spent, cost = spent+s, cost+float64(s)*w
-				mu.Unlock()
-			})
-			ctx = progress.WithGrowth(ctx, func(w float64) { grown += w })
-			id := ChainID{Rank: 2, TIndex: ti, Chain: c}
-			sum, err := p.RunChain(ctx, id)
-			if err != nil {
-				t.Fatal(err)
+	if n := len(p.RankConfig(1).Ladder); n != 8 {
+		t.Fatalf("rank 1's ladder has %d rungs, want 8", n)
+	}
+	for _, rank := range []int{1, 2} {
+		reported, counted, plan := 0, 0, 0
+		var work, planned, grown float64
+		top := len(p.RankConfig(rank).Ladder) - 1
+		for ti := top; ti >= 0; ti-- {
+			for c := range cfg.Chains {
+				var mu sync.Mutex // the mode search's starts report from several goroutines
+				spent, cost := 0, 0.0
+				ctx := progress.With(context.Background(), func(s int, w float64) {
+					mu.Lock()
+					spent, cost = spent+s, cost+float64(s)*w
+					mu.Unlock()
+				})
+				ctx = progress.WithGrowth(ctx, func(w float64) { grown += w })
+				id := ChainID{Rank: rank, TIndex: ti, Chain: c}
+				sum, err := p.RunChain(ctx, id)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if ti == top && c == 0 && spent != sum.Steps {
+					t.Errorf("rank %d: the chain that computes the mode search and its walk reported %d steps, its summary counts %d", rank, spent, sum.Steps)
+				}
+				reported += spent
+				counted += sum.Steps
+				work += cost
+				planned += p.ChainWork(id, false)
+				plan += p.ChainSteps(id, false)
 			}
-			if ti == len(cfg.Ladder)-1 && c == 0 && spent != sum.Steps {
-				t.Errorf("the chain that computes the mode search and its walk reported %d steps, its summary counts %d", spent, sum.Steps)
-			}
-			reported += spent
-			counted += sum.Steps
-			work += cost
-			planned += p.ChainWork(id, false)
 		}
-	}
-	if reported != counted {
-		t.Errorf("the chains reported %d steps, their summaries count %d", reported, counted)
-	}
-	// The costs the chains report are those the plan prices (a sweep at t costs more than at 0),
-	// with what the mode search adds to it once it has timed its steps (searchCosts).
-	if grown == 0 {
-		t.Error("the mode search did not price its steps")
-	}
-	if math.Abs(work-planned-grown) > 1e-6*planned || planned <= float64(reported) {
-		t.Errorf("the chains reported steps costing %v, the plan %v and %v more (%d steps)", work, planned, grown, reported)
+		if reported != counted || counted != plan {
+			t.Errorf("rank %d: the chains reported %d steps, their summaries count %d, the plan %d", rank, reported, counted, plan)
+		}
+		// The costs the chains report are those the plan prices (above rank 1, whose sweeps
+		// read the margins, a sweep at t costs more than at 0), with what the mode search adds
+		// to it once it has timed its steps (searchCosts).
+		if grown == 0 {
+			t.Errorf("rank %d: the mode search did not price its steps", rank)
+		}
+		if math.Abs(work-planned-grown) > 1e-6*planned || (rank > 1 && planned <= float64(reported)) {
+			t.Errorf("rank %d: the chains reported steps costing %v, the plan %v and %v more (%d steps)", rank, work, planned, grown, reported)
+		}
 	}
 }

@@ -50,6 +50,11 @@ func TestFitLadder(t *testing.T) {
 		if math.Abs(e) > LadderTolerance || math.Abs(e6) < c.minError6 {
 			t.Errorf("%s: rule error %.3f fitted, %.3f with power:6", c.name, e, e6)
 		}
+		// Rank 1's twice as many rungs (Config.Rank1) are fitted to the same tolerance.
+		l1 := p.RankConfig(1).Ladder
+		if e1, err := l1.RuleError(logZ); err != nil || len(l1) != 61 || math.Abs(e1) > LadderTolerance {
+			t.Errorf("%s: rank 1's ladder of %d rungs has rule error %.3f (%v)", c.name, len(l1), e1, err)
+		}
 		cfg := Default("nmf")
 		cfg.FitLadder = false
 		if p, err := NewProblem(d, spec, cfg); err != nil || p.Config.Ladder[1] != power6[1] {

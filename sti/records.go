@@ -37,20 +37,22 @@ func (p *Problem) Records(R, ti int) int {
 	n, err := p.recordsAt(R, ti)
 	if err != nil {
 		// The rank's chains report the error; a plan counts what a uniform ladder records.
-		return p.Config.Steps - p.Config.Burnin
+		cfg := p.RankConfig(R)
+		return cfg.Steps - cfg.Burnin
 	}
 	return n
 }
 
 // recordsAt is Records, or the error that allocating the rank's records met.
 func (p *Problem) recordsAt(R, ti int) (int, error) {
-	n := p.Config.Steps - p.Config.Burnin
+	cfg := p.RankConfig(R)
+	n := cfg.Steps - cfg.Burnin
 	if p.rank1 == nil {
 		return n, nil
 	}
 	v, _ := p.records.LoadOrStore(R, &rankRecords{})
 	rr := v.(*rankRecords)
-	rr.once.Do(func() { rr.n, rr.err = allocateRecords(p.rank1, p.Config.Ladder, R, n, p.split) })
+	rr.once.Do(func() { rr.n, rr.err = allocateRecords(p.rank1, cfg.Ladder, R, n, p.split) })
 	if rr.err != nil {
 		return 0, fmt.Errorf("rank %d: allocating the records to the rungs: %w", R, rr.err)
 	}

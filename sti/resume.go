@@ -34,7 +34,7 @@ func (r *Resumption) Run(ctx context.Context, id ChainID) (evidence.ChainSummary
 		return evidence.ChainSummary{}, nil, err
 	}
 	sum, final, err := r.p.Resume(ctx, id, from)
-	if err != nil || id.Chain != 0 || id.TIndex != len(r.p.Config.Ladder)-1 {
+	if err != nil || id.Chain != 0 || id.TIndex != r.p.top(id.Rank) {
 		return sum, final, err
 	}
 	if v, ok := r.basins.Load(id.Rank); ok {
@@ -65,7 +65,8 @@ func (r *Resumption) Run(ctx context.Context, id ChainID) (evidence.ChainSummary
 func (r *Resumption) Start(ctx context.Context, id ChainID) (*State, error) {
 	p := r.p
 	own, err := r.load(ctx, id)
-	if err != nil || own == nil || p.Config.Ladder[id.TIndex] == 0 {
+	l := p.RankConfig(id.Rank).Ladder
+	if err != nil || own == nil || l[id.TIndex] == 0 {
 		return own, err
 	}
 	b, err := r.warmBasin(ctx, id.Rank)
@@ -75,7 +76,7 @@ func (r *Resumption) Start(ctx context.Context, id ChainID) (*State, error) {
 	if !(own.Size > 0) {
 		return own, nil
 	}
-	ti := p.Config.Ladder.Nearest(min(1, p.Config.Ladder[id.TIndex]*p.size/own.Size))
+	ti := l.Nearest(min(1, l[id.TIndex]*p.size/own.Size))
 	if ti == id.TIndex {
 		return own, nil
 	}
@@ -128,7 +129,7 @@ func (r *Resumption) warmBasin(ctx context.Context, rank int) (*rankBasin, error
 		}
 		best := math.Inf(-1)
 		for ch := range p.Config.Chains {
-			id := ChainID{Rank: rank, TIndex: len(p.Config.Ladder) - 1, Chain: ch}
+			id := ChainID{Rank: rank, TIndex: p.top(rank), Chain: ch}
 			s, err := r.load(ctx, id)
 			if err != nil {
 				b.err = err

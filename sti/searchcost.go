@@ -30,7 +30,7 @@ func (p *Problem) searchCosts(ctx context.Context, rank int) (ascent, em float64
 	if !p.Config.Gibbs || !progress.Reporting(ctx) {
 		return 1, 1
 	}
-	w, err := p.NewWalker(ChainID{Rank: rank, TIndex: len(p.Config.Ladder) - 1, Chain: -1})
+	w, err := p.NewWalker(ChainID{Rank: rank, TIndex: p.top(rank), Chain: -1})
 	if err != nil {
 		return 1, 1
 	}

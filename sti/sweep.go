@@ -29,7 +29,7 @@ func (p *Problem) SweepFrom(ctx context.Context, ranks []int, workers int, from 
 	}
 	var ids []ChainID
 	for _, r := range ranks {
-		for ti := range p.Config.Ladder {
+		for ti := range p.RankConfig(r).Ladder {
 			for ch := range p.Config.Chains {
 				ids = append(ids, ChainID{Rank: r, TIndex: ti, Chain: ch})
 			}
@@ -87,7 +87,7 @@ feed:
 	}
 	res := make([]evidence.RankEvidence, 0, len(ranks))
 	for _, r := range ranks {
-		re, err := evidence.Combine(p.Config.Ladder, byRank[r])
+		re, err := evidence.Combine(p.RankConfig(r).Ladder, byRank[r])
 		if err != nil {
 			return nil, nil, err
 		}

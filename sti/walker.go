@@ -99,14 +99,15 @@ func (d *Divergence) Error() string {
 // NewWalker returns a walker for chain id at the temperature of its rung, with θ = 0 (set it with
 // SetTheta or SamplePrior) and the configured burn-in.
 func (p *Problem) NewWalker(id ChainID) (*Walker, error) {
-	if id.TIndex < 0 || id.TIndex >= len(p.Config.Ladder) {
-		return nil, fmt.Errorf("temperature index %d outside the ladder of %d", id.TIndex, len(p.Config.Ladder))
+	l := p.RankConfig(id.Rank).Ladder
+	if id.TIndex < 0 || id.TIndex >= len(l) {
+		return nil, fmt.Errorf("temperature index %d outside rank %d's ladder of %d", id.TIndex, id.Rank, len(l))
 	}
 	m, err := p.model(id.Rank)
 	if err != nil {
 		return nil, err
 	}
-	return newWalker(p, m, id, p.Config.Ladder[id.TIndex]), nil
+	return newWalker(p, m, id, l[id.TIndex]), nil
 }
 
 // chainWalker returns the walker that runs chain id: NewWalker's, except for a Gibbs chain at
@@ -114,7 +115,7 @@ func (p *Problem) NewWalker(id ChainID) (*Walker, error) {
 // θ only: no gradient, metric, kernel state or evaluator, buffers of the parameters' size (7 MB
 // each at rank 11 of a 10⁶-non-zero CP tensor) that it would never use.
 func (p *Problem) chainWalker(id ChainID) (*Walker, error) {
-	cfg := p.Config
+	cfg := p.RankConfig(id.Rank)
 	if !cfg.Gibbs || id.TIndex < 0 || id.TIndex >= len(cfg.Ladder) || cfg.Ladder[id.TIndex] == 0 {
 		return p.NewWalker(id)
 	}
@@ -135,7 +136,7 @@ func newWalker(p *Problem, m models.Model, id ChainID, t float64) *Walker {
 		theta: make([]float64, dim), grad: make([]float64, dim), e: m.NewEval(),
 		sched: rng.NewStream(cfg.Seed, uint64(id.Rank), uint64(id.TIndex), uint64(id.Chain), streamSchedule),
 	}
-	w.SetBurnin(cfg.Burnin)
+	w.SetBurnin(p.RankConfig(id.Rank).Burnin)
 	caps := p.sampler.Caps
 	w.state = p.sampler.Kernel.NewState(dim)
 	if caps.MetropolisHastings {

@@ -121,6 +121,7 @@ func TestRankEvidenceFnOrder(t *testing.T) {
 func TestFanOut(t *testing.T) {
 	cfg := sti.Default("nmf")
 	cfg.Ladder, cfg.Chains = evidence.Power(3, 4), 3
+	cfg.Rank1 = &sti.RankBudget{Rungs: 6, Steps: 10, Burnin: 2}
 	seen := map[sti.ChainID]bool{}
 	tasks := fanOutTasks(estimators.STI{Config: cfg}, []int{2, 5, 1})
 	for _, task := range tasks {
@@ -130,8 +131,9 @@ func TestFanOut(t *testing.T) {
 		}
 		seen[id] = true
 	}
-	if len(seen) != 3*4*3 {
-		t.Errorf("%d chains, want 36", len(seen))
+	// Ranks 2 and 5 run 4 rungs, rank 1 its own 7.
+	if len(seen) != (4+4+7)*3 {
+		t.Errorf("%d chains, want 45", len(seen))
 	}
 	if tasks[0].Rank != 5 || tasks[len(tasks)-1].Rank != 1 {
 		t.Errorf("highest rank should come first: %v", tasks)
@@ -188,21 +190,23 @@ func TestProgress(t *testing.T) {
 	p := Track("t1", e, []int{1, 2}, steps, nil)
 	defer Untrack("t1")
 	s := p.Snapshot()
-	if s.Tasks != 2*len(cfg.Ladder)*cfg.Chains || s.TasksDone != 0 || s.ETA != 0 {
+	if s.Tasks != len(e.Tasks(1))+len(e.Tasks(2)) || s.TasksDone != 0 || s.ETA != 0 {
 		t.Errorf("fresh snapshot: %+v", s)
 	}
+	rank1 := int64(0)
 	for _, task := range e.Tasks(1) {
 		_, finish := running(context.Background(), "t1", task)
 		finish(estimators.Result{Task: task, Steps: steps(task)}, nil, nil)
+		rank1 += int64(steps(task))
 	}
 	_, finish := running(context.Background(), "other", estimators.Task{Rank: 2})
 	finish(estimators.Result{Task: estimators.Task{Rank: 2}, Steps: 5}, nil, nil)
 	s = p.Snapshot()
-	if !reflect.DeepEqual(s.RanksDone, []int{1}) || s.TasksDone != s.Tasks/2 || s.ETA <= 0 {
+	if !reflect.DeepEqual(s.RanksDone, []int{1}) || s.TasksDone != len(e.Tasks(1)) || s.ETA <= 0 {
 		t.Errorf("after rank 1: %+v", s)
 	}
-	if s.StepsDone*2 != s.Steps {
-		t.Errorf("steps %d of %d", s.StepsDone, s.Steps)
+	if s.StepsDone != rank1 {
+		t.Errorf("steps %d done, rank 1 planned %d", s.StepsDone, rank1)
 	}
 }
 

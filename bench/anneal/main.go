@@ -243,8 +243,8 @@ func annealed(s dataset, R int) evidence.RankEvidence {
 }
 
 // fixedLadder runs the fixed ladder in process: sti.Default, whose chains run the model's Gibbs
-// kernel where it has one (with -gibbs-steps, -gibbs-burnin and -descent where set, and the
-// given seed), or with gibbs false
+// kernel where it has one (with -gibbs-steps, -gibbs-burnin, -descent and -rungs where set, at
+// every rank, and the given seed), or with gibbs false
 // sti.DefaultSGMCMC, whose chains run the SG-MCMC kernel.
 func fixedLadder(s dataset, R int, gibbs bool, seed uint64) evidence.RankEvidence {
 	if !gibbs {
@@ -269,6 +269,10 @@ func fixedLadder(s dataset, R int, gibbs bool, seed uint64) evidence.RankEvidenc
 	}
 	if tune.rungs > 0 {
 		cfg.Ladder = evidence.Power(tune.rungs, evidence.DefaultPower)
+	}
+	if tune.descent >= 0 || tune.gibbsSteps > 0 || tune.gibbsBurnin >= 0 || tune.rungs > 0 {
+		// As with select's flags, a ladder or chain length given applies to every rank.
+		cfg.Rank1 = nil
 	}
 	return run(s, R, cfg)
 }

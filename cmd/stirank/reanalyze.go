@@ -329,8 +329,13 @@ func reanalysisSettings(spec models.Spec, cfg sti.Config, rf *reanalyzeFlags, ra
 		return hex.EncodeToString(sum[:8])
 	}
 	cfg.Seed = rf.seed // the run's seed follows the dataset version; the settings hold the flag's
+	// The saved states are by rank, rung and replica: they fit a run on the same rungs.
+	rungs := []any{spec, cfg.Ladder, cfg.Chains}
+	if b := cfg.Rank1; b != nil {
+		rungs = append(rungs, b.Rungs)
+	}
 	return analysisSettings{
-		warm: hash([]any{spec, cfg.Ladder, cfg.Chains}),
+		warm: hash(rungs),
 		all:  hash([]any{spec, cfg, rankSpec, rf.window}),
 	}
 }

@@ -111,6 +111,9 @@ func selectHelp() string {
 			if g.cfg.Stein {
 				descent += ",\n          each record with Stein control variates about the mode (--stein)"
 			}
+			if b := g.cfg.Rank1; b != nil {
+				descent += fmt.Sprintf(",\n          rank 1, whose rows are drawn from their exact conditional, on %d temperatures with %d sweeps\n          of which %d burn-in and %d per rung of descent (unless a ladder or a chain length is given)", b.Rungs, b.Steps, b.Burnin, b.Descent)
+			}
 			fmt.Fprintf(&perModel, "\n  %-7s %d sweeps of the %s kernel of which %d burn-in%s%s%s", g.label+":", g.cfg.Steps, gibbsSampler, g.cfg.Burnin, truncate, start(g.cfg), descent)
 			continue
 		}
@@ -416,11 +419,15 @@ func prepareSelection(ctx context.Context, f *selectFlags, set map[string]bool) 
 	if err != nil {
 		return nil, usageError{err}
 	}
-	rungs, population := len(cfg.Ladder), 1
-	if a := cfg.Annealing; a != nil {
-		rungs, population = max(rungs, a.Rungs), a.Particles
+	tasks, population := 0, 1
+	for _, r := range ranks {
+		rungs := len(cfg.AtRank(r).Ladder)
+		if a := cfg.Annealing; a != nil {
+			rungs, population = max(rungs, a.Rungs), a.Particles
+		}
+		tasks += rungs * cfg.Chains
 	}
-	if err := checkRunMemory(src.String(), meta.Shape, int64(meta.Cells), ranks, len(ranks)*rungs*cfg.Chains, f.workers, population); err != nil {
+	if err := checkRunMemory(src.String(), meta.Shape, int64(meta.Cells), ranks, tasks, f.workers, population); err != nil {
 		return nil, err
 	}
 	est := estimators.STI{Model: spec, Config: cfg}
@@ -752,6 +759,15 @@ func selectConfig(model string, f *selectFlags, set map[string]bool) (sti.Config
 	}
 	if cfg.Burnin < 0 || cfg.Burnin >= cfg.Steps {
 		return cfg, "", usagef("--burnin %d must be at least 0 and less than --steps %d", cfg.Burnin, cfg.Steps)
+	}
+	// A ladder or chain length given applies to every rank.
+	for _, name := range []string{"ladder", "temperatures", "steps", "burnin", "warm-burnin", "descent"} {
+		if set[name] {
+			cfg.Rank1 = nil
+		}
+	}
+	if b := cfg.Rank1; b != nil {
+		ladderSpec += fmt.Sprintf(", %d at rank 1", b.Rungs)
 	}
 	return cfg, ladderSpec, nil
 }

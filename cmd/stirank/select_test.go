@@ -79,20 +79,26 @@ func TestSelectRecoversRank(t *testing.T) {
 			if r.BestRank != 3 || r.Model != tc.model {
 				t.Errorf("best rank %d of %s, want 3 of %s", r.BestRank, r.Model, tc.model)
 			}
-			for _, rr := range r.Ranks {
-				if rr.Rank != 3 && !(rr.PosteriorProb < 0.05) {
-					t.Errorf("rank %d has posterior probability %v", rr.Rank, rr.PosteriorProb)
-				}
-				// The small sets' exact rank-1 curves need no steeper ladder than the default.
-				if want := evidence.Power(30, evidence.DefaultPower); len(rr.Ladder) != 31 || rr.Ladder[1].T != want[1] || rr.Ladder[29].T != want[29] {
-					t.Errorf("rank %d: %d rungs, want the 31 of power:6", rr.Rank, len(rr.Ladder))
-				}
-			}
 			var cfg sti.Config
 			if err := r.DecodeConfig(&cfg); err != nil {
 				t.Fatal(err)
 			}
-			if r.Data.Checksum == "" || r.Seed != 1 || r.Method != "sti" || cfg.Sampler != "lmsgld" || len(cfg.Ladder) != 31 || !cfg.FitLadder || r.LadderSpec != "power:6 to 10 fitted to the data with 30 temperatures" || r.Steps <= 0 {
+			for _, rr := range r.Ranks {
+				if rr.Rank != 3 && !(rr.PosteriorProb < 0.05) {
+					t.Errorf("rank %d has posterior probability %v", rr.Rank, rr.PosteriorProb)
+				}
+				// The small sets' exact rank-1 curves need no steeper ladder than the default,
+				// which at rank 1 has twice the rungs (sti.Config.Rank1).
+				T := 30
+				if rr.Rank == 1 {
+					T = 60
+				}
+				if want := evidence.Power(T, evidence.DefaultPower); len(rr.Ladder) != T+1 || rr.Ladder[1].T != want[1] || rr.Ladder[T-1].T != want[T-1] {
+					t.Errorf("rank %d: %d rungs, want the %d of power:6", rr.Rank, len(rr.Ladder), T+1)
+				}
+			}
+			if r.Data.Checksum == "" || r.Seed != 1 || r.Method != "sti" || cfg.Sampler != "lmsgld" || len(cfg.Ladder) != 31 || !cfg.FitLadder || cfg.Rank1 == nil || cfg.Rank1.Rungs != 60 ||
+				r.LadderSpec != "power:6 to 10 fitted to the data with 30 temperatures, 60 at rank 1" || r.Steps <= 0 {
 				t.Errorf("result lacks provenance: %+v", r)
 			}
 			csv, err := os.ReadFile(filepath.Join(out, pipelines.EvidenceCSV))
@@ -108,7 +114,7 @@ func TestSelectRecoversRank(t *testing.T) {
 
 // On a 120×120 matrix with counts in the hundreds the workers fit a steeper ladder than the
 // default's (sti.Config.FitLadder), every rank's rungs are where its chains ran, and a --ladder
-// given is run as given.
+// given is run as given, at rank 1 too.
 func TestSelectFitsTheLadder(t *testing.T) {
 	data := filepath.Join(t.TempDir(), "d")
 	mustExec(t, "generate", "--model", "nmf", "--shape", "120x120", "--rank", "2", "--rate", "0.1", "--seed", "3", "--out", data)
@@ -131,6 +137,10 @@ func TestSelectFitsTheLadder(t *testing.T) {
 		}
 		if cfg.FitLadder != c.fitted || strings.Contains(r.LadderSpec, "fitted") != c.fitted {
 			t.Errorf("%s: fit_ladder %v, ladder_spec %q", c.name, cfg.FitLadder, r.LadderSpec)
+		}
+		// --steps, like any ladder or chain length given, applies to rank 1 too.
+		if cfg.Rank1 != nil || strings.Contains(r.LadderSpec, "rank 1") {
+			t.Errorf("%s: rank 1 kept a budget of its own (%+v, %q)", c.name, cfg.Rank1, r.LadderSpec)
 		}
 		for _, rr := range r.Ranks {
 			if len(rr.Ladder) != 31 || (rr.Ladder[1].T < power6[1]) != c.fitted || rr.Ladder[30].T != 1 {

@@ -1,0 +1,49 @@
+package sti
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stirank/stirank/evidence"
+)
+
+// Rank 1 of a configuration with Config.Rank1 runs its own ladder and chain lengths, every other
+// rank the configured ones, and a budget that could not run, or one beside an annealing (which
+// makes its own ladders), is refused.
+func TestRank1Budget(t *testing.T) {
+	cfg := Default("nmf")
+	b := cfg.Rank1
+	if b == nil || b.Rungs != 2*(len(cfg.Ladder)-1) || 2*b.Steps != cfg.Steps || 2*b.Burnin != cfg.Burnin || 2*b.Descent != cfg.Descent {
+		t.Fatalf("nmf's rank 1 budget %+v, the other ranks' %d rungs, %d steps, %d burn-in, %d descent", b, len(cfg.Ladder)-1, cfg.Steps, cfg.Burnin, cfg.Descent)
+	}
+	r1 := cfg.AtRank(1)
+	if len(r1.Ladder) != b.Rungs+1 || r1.Ladder[1] != evidence.Power(b.Rungs, evidence.DefaultPower)[1] || r1.Steps != b.Steps || r1.Burnin != b.Burnin || r1.Descent != b.Descent || r1.Rank1 != nil {
+		t.Errorf("rank 1 runs %d rungs, %d steps, %d burn-in, %d descent (%+v)", len(r1.Ladder)-1, r1.Steps, r1.Burnin, r1.Descent, r1.Rank1)
+	}
+	if r2 := cfg.AtRank(2); len(r2.Ladder) != len(cfg.Ladder) || r2.Steps != cfg.Steps || r2.Rank1 != b {
+		t.Errorf("rank 2 does not run the configuration: %d rungs, %d steps", len(r2.Ladder), r2.Steps)
+	}
+	if Default("gauss").Rank1 != nil || DefaultAnnealed("nmf").Rank1 != nil {
+		t.Error("a rank-1 budget where rank 1 has no exact conditional, or beside an annealing")
+	}
+	for _, c := range []struct {
+		name string
+		edit func(*Config)
+		want string
+	}{
+		{"no rungs", func(c *Config) { c.Rank1.Rungs = 0 }, "rank 1's ladder"},
+		{"burn-in past the steps", func(c *Config) { c.Rank1.Burnin = c.Rank1.Steps }, "rank 1: burn-in"},
+		{"annealed", func(c *Config) { c.Annealing = DefaultAnnealed("nmf").Annealing }, "annealed"},
+	} {
+		c0 := Default("nmf")
+		rb := *c0.Rank1
+		c0.Rank1 = &rb
+		c.edit(&c0)
+		if err := c0.Validate(); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want an error with %q", c.name, err, c.want)
+		}
+	}
+	if err := cfg.Validate(); err != nil {
+		t.Error(err)
+	}
+}
