@@ -155,7 +155,7 @@ func (p *stiProblem) TaskSteps(t Task, warm bool) int {
 }
 
 // TaskWork is what task t's steps cost in all (sti.Problem.ChainWork). An annealing's chain costs
-// its steps at its temperature (sti.Problem.SweepCost), which its payload holds; an annealing
+// its steps at its temperature (sti.Problem.SweepPrice), which its payload holds; an annealing
 // itself plans its steps at cost 1 until its first stages revise the plan (progress.Expect).
 func (p *stiProblem) TaskWork(t Task, warm bool) float64 {
 	steps := float64(p.TaskSteps(t, warm))
@@ -164,7 +164,7 @@ func (p *stiProblem) TaskWork(t Task, warm bool) float64 {
 		return p.p.ChainWork(ChainID(t), warm)
 	case t.Stage == 1:
 		if start, err := Unpack[chainStart](t.Payload); err == nil && start.T > 0 {
-			return steps * p.p.SweepCost(start.T, t.Rank)
+			return steps * p.p.SweepPrice(start.T, t.Rank)
 		}
 	}
 	return steps

@@ -209,7 +209,8 @@ func (p *Problem) Anneal(ctx context.Context, rank, replica int, a Annealing) (*
 		step[b] = a.Step
 	}
 	out.Stages = append(out.Stages, p.stage(0, 0, 0, float64(n), theta, ll, logW, rank, replica))
-	reported, work := out.Steps, float64(out.Steps) // work weighs each step by its cost (SweepCost)
+	reported, work := out.Steps, float64(out.Steps) // work weighs each step by its cost (prices)
+	pr := p.reportPrices(ctx, rank)
 	t := 0.0
 	for k := 1; t < 1; k++ {
 		if err := ctx.Err(); err != nil {
@@ -300,11 +301,11 @@ func (p *Problem) Anneal(ctx context.Context, rank, replica int, a Annealing) (*
 		out.Stages = append(out.Stages, s)
 		out.LogZ += logZ
 		// The stage's moves ran at its temperature t.
-		cost := p.SweepCost(t, rank)
+		cost := pr.sweep(t, true)
 		progress.AddAt(ctx, out.Steps-reported, cost)
 		work += float64(out.Steps-reported) * cost
 		reported = out.Steps
-		expectStages(ctx, out.Stages, out.Steps, work, m.Dim(), a.MaxStages, a.Rungs, p.Config.Steps, func(t float64) float64 { return p.SweepCost(t, rank) })
+		expectStages(ctx, out.Stages, out.Steps, work, m.Dim(), a.MaxStages, a.Rungs, p.Config.Steps, func(t float64) float64 { return pr.sweep(t, true) })
 		// The next stage's step follows this one's acceptance towards the target.
 		for b := range step {
 			step[b] *= math.Exp(4 * (acc[b] - targetAccept))

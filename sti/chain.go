@@ -39,6 +39,9 @@ type Problem struct {
 	// (Config.Allocate), nil for Steps − Burnin at every rung; records holds them by rank.
 	rank1   func(t float64) (float64, error)
 	records sync.Map // rank → *rankRecords
+	// rankPrices holds what each kind of step costs, by rank (prices), for the progress plan
+	// and the chains' reports.
+	rankPrices sync.Map // rank → *rankPrices
 	// atRank1 is the configuration of rank 1's chains when Config.Rank1 gives them their own
 	// (Config.AtRank, its ladder fitted as Config.Ladder is), nil when they run Config.
 	atRank1 *Config
@@ -249,7 +252,7 @@ func (p *Problem) sweep(ctx context.Context, mv *gibbsMover, cv *stein, id Chain
 	r := rng.New(p.Config.Seed, uint64(id.Rank), uint64(id.TIndex), uint64(id.Chain), streamSweep)
 	acc := make([]float64, mv.blocks())
 	base, made, per := len(records), 0, mv.passes(1)
-	cost := p.SweepCost(t, id.Rank)
+	pr := p.reportPrices(ctx, id.Rank)
 	run := func(sweeps int, record bool) string {
 		for range sweeps {
 			if made%16 == 15 && ctx.Err() != nil {
@@ -263,7 +266,7 @@ func (p *Problem) sweep(ctx context.Context, mv *gibbsMover, cv *stein, id Chain
 			} else {
 				mv.moveOn(r, t, theta, acc)
 			}
-			progress.AddAt(ctx, per, cost)
+			progress.AddAt(ctx, per, pr.sweep(t, read))
 			if !read {
 				continue
 			}
@@ -274,7 +277,7 @@ func (p *Problem) sweep(ctx context.Context, mv *gibbsMover, cv *stein, id Chain
 				records = append(records, ll)
 				if cv != nil {
 					cv.record(t, theta)
-					progress.Add(ctx, 1)
+					progress.AddAt(ctx, 1, pr.stein)
 				}
 			}
 		}
@@ -563,10 +566,8 @@ func (p *Problem) mode(ctx context.Context, rank int) (*rankMode, error) {
 	v, _ := p.modes.LoadOrStore(rank, &rankMode{})
 	rm := v.(*rankMode)
 	rm.once.Do(func() {
-		ascent, em := p.searchCosts(ctx, rank)
-		order, _ := p.Spec.Order()
-		emSweeps := p.Config.Starts*p.Config.screenEM() + p.Config.StartEM - p.Config.screenEM()
-		progress.Grow(ctx, (ascent-1)*float64(p.Config.Starts*p.Config.StartSteps)+(em-1)*float64(emSweeps*emPasses(order)))
+		pr := p.reportPrices(ctx, rank)
+		ascent, em := pr.ascent, pr.em
 		// The starts are independent, each on its own walker and streams, so they run on all
 		// cores: the search is the one serial stage of a rank, and the rank's other tasks wait
 		// for it.
@@ -687,44 +688,55 @@ func emPasses(factors int) int { return factors }
 // than this, as many as its start's transient asks for; the summary's Steps counts them.
 func (cfg Config) ChainSteps(id ChainID, warm bool, order int) int {
 	cfg = cfg.AtRank(id.Rank)
-	n, _ := cfg.chainPlan(id, warm, order, cfg.Steps-cfg.Burnin, func(float64) float64 { return 1 })
+	n, _ := cfg.chainPlan(id, warm, order, cfg.Steps-cfg.Burnin, unitPrices)
 	return n
 }
 
 // ChainSteps is Config.ChainSteps for the problem's chains, which record Records(id.Rank,
-// id.TIndex), and ChainWork what those steps cost in all, each as the chain reports it
-// (progress.AddAt): a Gibbs sweep at t costs sweepCost, every other step 1.
+// id.TIndex), and ChainWork what those steps cost in all, each at the price the chain reports it
+// at (progress.AddAt): its rank's prices, timed when first asked for.
 func (p *Problem) ChainSteps(id ChainID, warm bool) int {
-	n, _ := p.chainPlan(id, warm)
+	n, _ := p.chainPlan(id, warm, unitPrices)
 	return n
 }
 
 // ChainWork is the cost of chain id's steps (see ChainSteps).
 func (p *Problem) ChainWork(id ChainID, warm bool) float64 {
-	_, w := p.chainPlan(id, warm)
+	_, w := p.chainPlan(id, warm, p.prices(id.Rank))
 	return w
 }
 
-// chainPlan is ChainSteps and ChainWork together.
-func (p *Problem) chainPlan(id ChainID, warm bool) (int, float64) {
+// chainPlan is ChainSteps and ChainWork at those prices.
+func (p *Problem) chainPlan(id ChainID, warm bool, pr prices) (int, float64) {
 	order, _ := p.Spec.Order()
 	cfg := p.RankConfig(id.Rank)
-	return cfg.chainPlan(id, warm, order, p.Records(id.Rank, id.TIndex), func(t float64) float64 { return p.SweepCost(t, id.Rank) })
+	return cfg.chainPlan(id, warm, order, p.Records(id.Rank, id.TIndex), pr)
 }
 
-// chainPlan is ChainSteps for a chain that records that many steps, and what they cost with a
-// Gibbs sweep's passes at t costing sweep(t) each.
-func (cfg Config) chainPlan(id ChainID, warm bool, order, records int, sweep func(t float64) float64) (int, float64) {
+// chainPlan is ChainSteps for a chain that records that many steps, and what they cost at those
+// prices.
+func (cfg Config) chainPlan(id ChainID, warm bool, order, records int, pr prices) (int, float64) {
 	if cfg.Ladder[id.TIndex] == 0 {
 		return records, float64(records)
 	}
 	t := cfg.Ladder[id.TIndex]
+	per := sweepPasses(order)
+	// sweeps is the price of n sweeps at u of which the last reads its log-likelihood (the
+	// end of a burn-in, a relaxation or a rung of a walk) and of records more that all do.
+	sweeps := func(u float64, n, records int) float64 {
+		w := float64(records) * pr.sweep(u, true)
+		if n > 0 {
+			w += float64(n-1)*pr.sweep(u, false) + pr.sweep(u, true)
+		}
+		return float64(per) * w
+	}
+	stein := cfg.Stein && cfg.Starts > 0 // a pass per record (stein)
 	if cfg.Gibbs && warm {
-		n := (cfg.warmBurnin() + records) * sweepPasses(order)
-		w := float64(n) * sweep(t)
-		if cfg.Stein && cfg.Starts > 0 {
-			n += records // a pass per record (stein)
-			w += float64(records)
+		n := (cfg.warmBurnin() + records) * per
+		w := sweeps(t, cfg.warmBurnin(), records)
+		if stein {
+			n += records
+			w += float64(records) * pr.stein
 		}
 		return n, w
 	}
@@ -735,25 +747,25 @@ func (cfg Config) chainPlan(id ChainID, warm bool, order, records int, sweep fun
 	n := cfg.Burnin + records
 	w := float64(n)
 	if cfg.Gibbs {
-		n *= sweepPasses(order)
-		w = float64(n) * sweep(t)
-		if cfg.Stein && cfg.Starts > 0 {
-			n += records // a gradient pass per record (stein)
-			w += float64(records)
+		n *= per
+		w = sweeps(t, cfg.Burnin, records)
+		if stein {
+			n += records
+			w += float64(records) * pr.stein
 		}
 	}
 	if cfg.Starts > 0 && id.Chain == 0 && id.TIndex == len(cfg.Ladder)-1 {
-		search := cfg.Starts*(cfg.StartSteps+cfg.screenEM()*emPasses(order)) + (cfg.StartEM-cfg.screenEM())*emPasses(order)
-		n += search
-		w += float64(search)
+		ascent := cfg.Starts * cfg.StartSteps
+		em := (cfg.Starts*cfg.screenEM() + cfg.StartEM - cfg.screenEM()) * emPasses(order)
+		n += ascent + em
+		w += float64(ascent)*pr.ascent + float64(em)*pr.em
 	}
 	if cfg.Gibbs && cfg.Starts > 0 && cfg.Descent > 0 && id.TIndex == len(cfg.Ladder)-1 {
 		// The replica's walk: its relaxation at t = 1, then Descent sweeps at every rung above 0.
-		per := sweepPasses(order)
 		n += (cfg.Relax + cfg.Descent*(len(cfg.Ladder)-1)) * per
-		w += float64(cfg.Relax*per) * sweep(1)
+		w += sweeps(1, cfg.Relax, 0)
 		for _, u := range cfg.Ladder[1:] {
-			w += float64(cfg.Descent*per) * sweep(u)
+			w += sweeps(u, cfg.Descent, 0)
 		}
 	}
 	return n, w

@@ -92,8 +92,8 @@ func (p *Problem) descend(ctx context.Context, id ChainID, stop int, keep func(i
 	sweeps, per := 0, mv.passes(1)
 	// run makes n sweeps at t; where names the stage in a divergence. Only the last reads its
 	// log-likelihood, where a divergence in any of them shows.
+	pr := p.reportPrices(ctx, id.Rank)
 	run := func(t float64, n int, where string) error {
-		cost := p.SweepCost(t, id.Rank)
 		for s := 1; s <= n; s++ {
 			if err := ctx.Err(); err != nil {
 				return err
@@ -106,7 +106,7 @@ func (p *Problem) descend(ctx context.Context, id ChainID, stop int, keep func(i
 			} else {
 				mv.moveOn(r, t, theta, acc)
 			}
-			progress.AddAt(ctx, per, cost)
+			progress.AddAt(ctx, per, pr.sweep(t, read))
 			if read && (math.IsNaN(ll) || math.IsInf(ll, 0)) {
 				return fmt.Errorf("rank %d, replica %d: %s, sweep %d: log-likelihood %v", id.Rank, id.Chain, where, s, ll)
 			}

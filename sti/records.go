@@ -116,12 +116,6 @@ func allocateRecords(logZ func(float64) (float64, error), l evidence.Ladder, R, 
 	return out, nil
 }
 
-// SweepCost is what a Gibbs sweep of rank R at t costs (sweepCost) on the problem's data, 1 for
-// chains that do not run the Gibbs kernel.
-func (p *Problem) SweepCost(t float64, R int) float64 {
-	return sweepCost(t, R, p.split)
-}
-
 // sweepCost is what a sweep at t of rank R costs, in sweeps at t = 0: 1 + splitCost·t·split
 // with split counts per stored cell, 1 at rank 1 (its sweeps read the margins).
 func sweepCost(t float64, R int, split float64) float64 {

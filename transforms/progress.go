@@ -159,8 +159,7 @@ func tracker(runID string) *Progress {
 // result, so while tasks run the tracker counts the work this process has done, each step once.
 // Call finish when the task ends, with its result and the follow-on tasks it started, or with the
 // error it failed with: a failed task's time counts, its steps do not (the runner retries it) and
-// it is not done: it waits again, with the plan of the tasks like it. Work a task adds to its
-// plan once it has measured what its steps cost (progress.Grow) is part of its plan.
+// it is not done: it waits again, with the plan of the tasks like it.
 func running(ctx context.Context, runID string, t estimators.Task) (_ context.Context, finish func(estimators.Result, []estimators.Task, error)) {
 	rank := t.Rank
 	p := tracker(runID)
@@ -205,12 +204,6 @@ func running(ctx context.Context, runID string, t estimators.Task) (_ context.Co
 			rp.grow(int64(c.count)*(n-c.plan), float64(c.count)*(work-c.work))
 			c.plan, c.work = n, work
 		}
-		p.mu.Unlock()
-	})
-	ctx = progress.WithGrowth(ctx, func(work float64) {
-		p.mu.Lock()
-		rp.grow(0, work)
-		planWork += work
 		p.mu.Unlock()
 	})
 	return ctx, func(r estimators.Result, next []estimators.Task, err error) {

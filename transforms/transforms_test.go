@@ -2,7 +2,6 @@ package transforms
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -310,24 +309,6 @@ func TestProgressFollowsARevisedPlan(t *testing.T) {
 	finish(estimators.Result{Task: task, Steps: 60600}, nil, nil)
 	if s := p.Snapshot(); s.Steps != 60600+2*60000 || s.StepsDone != 60600 || s.TasksDone != 1 {
 		t.Errorf("after the task: %+v", s)
-	}
-}
-
-// Steps a task prices once it runs (the mode search's, against a Gibbs sweep's) grow the plan's
-// work, not its steps, and the growth goes with the task when it fails.
-func TestProgressCountsWorkATaskAdds(t *testing.T) {
-	p, tasks, _ := trackAnnealing("t6")
-	defer Untrack("t6")
-	before := p.ranks[2].work
-	ctx, finish := running(context.Background(), "t6", tasks[0])
-	progress.Grow(ctx, 7000)
-	progress.AddAt(ctx, 1000, 8)
-	if w, s := p.ranks[2].work, p.Snapshot(); w != before+7000 || s.Steps != 3*int64(p.steps(tasks[0])) || p.ranks[2].workDone != 8000 {
-		t.Fatalf("after growing by 7 000: work %v of %v planned, %d steps planned; want %v and the steps unchanged", p.ranks[2].workDone, w, s.Steps, before+7000)
-	}
-	finish(estimators.Result{}, nil, errors.New("worker lost"))
-	if w := p.ranks[2].work; w != before || p.ranks[2].workDone != 0 {
-		t.Fatalf("after the task failed: work %v of %v planned, want 0 of %v", p.ranks[2].workDone, w, before)
 	}
 }
 

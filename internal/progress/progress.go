@@ -11,8 +11,6 @@ type key struct{}
 
 type planKey struct{}
 
-type growKey struct{}
-
 // With returns ctx carrying report, which receives the steps spent as they are spent and what each
 // costs relative to the task's other steps. A task may spend steps on several goroutines at once
 // (the mode search's starts run in parallel), so report must be safe for concurrent use.
@@ -45,20 +43,6 @@ func WithPlan(ctx context.Context, plan func(steps int, work float64)) context.C
 func Expect(ctx context.Context, steps int, work float64) {
 	if plan, ok := ctx.Value(planKey{}).(func(int, float64)); ok {
 		plan(steps, work)
-	}
-}
-
-// WithGrowth returns ctx carrying grow, which receives work a task's plan gains with no more
-// steps. Like report, grow must be safe for concurrent use.
-func WithGrowth(ctx context.Context, grow func(work float64)) context.Context {
-	return context.WithValue(ctx, growKey{}, grow)
-}
-
-// Grow adds work to the plan of the task that ctx belongs to, its steps unchanged: steps planned
-// at one cost that turn out, once measured, to cost another, and are reported at it (AddAt).
-func Grow(ctx context.Context, work float64) {
-	if grow, ok := ctx.Value(growKey{}).(func(float64)); ok {
-		grow(work)
 	}
 }
 

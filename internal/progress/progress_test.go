@@ -7,8 +7,14 @@ import (
 
 func TestAddReachesTheReporter(t *testing.T) {
 	Add(context.Background(), 5) // no reporter: nothing happens
+	if Reporting(context.Background()) {
+		t.Fatal("a context without a reporter reports")
+	}
 	got, work := 0, 0.0
 	ctx := With(context.Background(), func(n int, c float64) { got, work = got+n, work+float64(n)*c })
+	if !Reporting(ctx) {
+		t.Fatal("a context with a reporter does not report")
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	Add(ctx, 3)
@@ -27,22 +33,5 @@ func TestExpectReachesThePlan(t *testing.T) {
 	Expect(ctx, 90, 120)
 	if got != 90 || work != 120 {
 		t.Fatalf("plan %d steps of work %v, want the last one, 90 and 120", got, work)
-	}
-}
-
-func TestGrowReachesThePlan(t *testing.T) {
-	Grow(context.Background(), 5) // no plan: nothing happens
-	if Reporting(context.Background()) {
-		t.Fatal("a context without a reporter reports")
-	}
-	work := 0.0
-	ctx := WithGrowth(With(context.Background(), func(int, float64) {}), func(w float64) { work += w })
-	if !Reporting(ctx) {
-		t.Fatal("a context with a reporter does not report")
-	}
-	Grow(ctx, 40)
-	Grow(ctx, -10)
-	if work != 30 {
-		t.Fatalf("plan grew by %v, want 30", work)
 	}
 }
