@@ -98,10 +98,12 @@ func (p *Problem) timePrices(rank int) prices {
 	if !p.Config.Gibbs && (p.Config.Annealing == nil || !p.Spec.Gibbs()) {
 		return unitPrices // no Gibbs sweeps: the chains' and the annealing's steps cost alike
 	}
-	w, err := p.NewWalker(ChainID{Rank: rank, TIndex: p.top(rank), Chain: -1})
+	m, err := p.model(rank)
 	if err != nil {
 		return unitPrices
 	}
+	// At t = 1, outside any ladder: an annealing has none before it runs.
+	w := newWalker(p, m, ChainID{Rank: rank, Chain: -1}, 1)
 	a, ok := w.m.(models.Augmentable)
 	if !ok {
 		return unitPrices

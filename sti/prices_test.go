@@ -3,6 +3,8 @@ package sti
 import (
 	"math"
 	"testing"
+
+	"github.com/stirank/stirank/models"
 )
 
 // A sweep's price follows the timed grid below t = 1, in straight lines between its points, and
@@ -23,5 +25,26 @@ func TestSweepPrice(t *testing.T) {
 	}
 	if got := unitPrices.sweep(0.5, true); got != 1 {
 		t.Errorf("unit price %v", got)
+	}
+}
+
+// The fixed ladder's chains and an annealing, which has no ladder before it runs, both get their
+// rank's sweeps timed; chains on an SG-MCMC kernel count every step at 1.
+func TestPricesAreTimed(t *testing.T) {
+	d, rates := poissonData(t, []int{20, 15}, 2, 0.5, 3)
+	spec := models.PoissonSpec("nmf", rates, models.LogScale)
+	for _, c := range []struct {
+		name  string
+		cfg   Config
+		timed bool
+	}{{"gibbs", Default("nmf"), true}, {"annealed", DefaultAnnealed("nmf"), true}, {"sgmcmc", DefaultSGMCMC("nmf"), false}} {
+		p, err := NewProblem(d, spec, c.cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pr := p.prices(2)
+		if timed := len(pr.below) == len(priceGrid) && pr.read1 != 1 && pr.em != 1; timed != c.timed {
+			t.Errorf("%s: prices %+v, timed %v", c.name, pr, c.timed)
+		}
 	}
 }
