@@ -47,6 +47,13 @@ type Problem struct {
 	atRank1 *Config
 }
 
+// gibbsSweeps reports whether the problem's chains or annealing move θ by the model's Gibbs
+// kernel: the chains under Config.Gibbs, and an annealing of a model that has one (the Gibbs
+// models count).
+func (p *Problem) gibbsSweeps() bool {
+	return p.Config.Gibbs || (p.Config.Annealing != nil && p.Spec.Gibbs())
+}
+
 // top is the index of t = 1 on rank's ladder.
 func (p *Problem) top(rank int) int { return len(p.RankConfig(rank).Ladder) - 1 }
 
@@ -111,8 +118,7 @@ func NewProblem(data *tensor.Sparse, spec models.Spec, cfg Config) (*Problem, er
 	if cfg.Gibbs && !spec.Gibbs() {
 		return nil, fmt.Errorf("the %s model has no Gibbs kernel", spec.Name)
 	}
-	if cfg.Gibbs || (cfg.Annealing != nil && spec.Gibbs()) {
-		// The Gibbs models count; an annealing moves them by that kernel too.
+	if p.gibbsSweeps() {
 		p.split = p.size / float64(p.Data.NNZ())
 	}
 	fit := cfg.FitLadder && slices.Equal(cfg.Ladder, evidence.Power(len(cfg.Ladder)-1, evidence.DefaultPower))

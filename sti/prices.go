@@ -95,8 +95,8 @@ func (p *Problem) reportPrices(ctx context.Context, rank int) prices {
 
 // timePrices times rank's steps (prices).
 func (p *Problem) timePrices(rank int) prices {
-	if !p.Config.Gibbs && (p.Config.Annealing == nil || !p.Spec.Gibbs()) {
-		return unitPrices // no Gibbs sweeps: the chains' and the annealing's steps cost alike
+	if !p.gibbsSweeps() {
+		return unitPrices // the chains' and the annealing's steps cost alike
 	}
 	m, err := p.model(rank)
 	if err != nil {
