@@ -343,10 +343,12 @@ func Default(model string) Config {
 			// Rank 1 draws every row from its exact conditional (models.Poisson.rank1), so its
 			// chains need little burn-in, and what is left of its integral's error is mostly
 			// the rule's derivative terms, which shrink with the square of the rungs'
-			// spacing: twice the rungs at half the sweeps, the same cost, halved the spread
-			// of rank 1 of the Facebook-size tensor (8.6 to 5.0 nats over 10 seeds) and of a
-			// 250×250 matrix (0.62 to 0.26), and kept the small sets' rank 1 within 0.06 nat
-			// of their references, where at every rank it moved them further (README).
+			// spacing: twice the rungs at half the sweeps, the same cost, narrowed the spread
+			// of rank 1 of the Facebook-size tensor from 8.6 to 7.0 nats (10 seeds; its
+			// reported standard error from 12.5–14.9 to 9.1–10.1) and of a 250×250 matrix from
+			// 0.62 to 0.38, left the speech-size spectrogram's as it was (1.14 and 1.26 over
+			// 40 seeds), and kept the small sets' rank 1 within 0.06 nat of their references,
+			// where at every rank it moved them further (README).
 			c.Rank1 = &RankBudget{Rungs: 2 * (len(c.Ladder) - 1), Steps: c.Steps / 2, Burnin: c.Burnin / 2, WarmBurnin: c.WarmBurnin / 2, Descent: c.Descent / 2}
 		}
 	}

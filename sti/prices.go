@@ -28,8 +28,8 @@ var priceGrid = []float64{costT, 0.1, 0.3, 0.6, 0.9}
 // chain's report needs it (Problem.prices). A plan that counted every step at one price
 // extrapolated the speed of a run's first steps to the rest: on the Facebook-size tensor at rank
 // 2 a pass of a sweep at t = 0.3–0.6 took 1.4–1.7 units, at t = 1 1.3, a record's Stein variates
-// 1.3–1.8 and a step of the mode search's ascent 4–6, and on the speech-size spectrogram at rank
-// 64 an ascent step 3–8 and an EM pass 2–5, so the ETA at a tenth of those runs said 0.64 and 3.3
+// 1.3–1.8 (at rank 5 an ascent step of the mode search 4–6), and on the speech-size spectrogram
+// at rank 64 an ascent step 3–8 and an EM pass 2–5, so the ETA at a tenth of those runs said 0.64 and 3.3
 // times the time left (README, Output). The times depend on the machine and on what else runs
 // on it; they price the progress line only and change no result.
 type prices struct {
@@ -71,8 +71,8 @@ func (pr prices) sweep(t float64, read bool) float64 {
 
 // prices returns rank's prices: unit prices for chains that do not run the Gibbs kernel, whose
 // steps cost alike, and otherwise each kind timed on a prior draw of the rank, on streams of its
-// own, the shorter of two runs each: about 20 sweeps' time, where a matrix's rank spends the
-// passes of about 18 600 by default.
+// own, the shorter of two runs each: 14 sweeps, 2 passes of the Stein variates, 2 ascent steps
+// and 2 EM sweeps, where a matrix's rank spends the passes of about 18 600 sweeps by default.
 func (p *Problem) prices(rank int) prices {
 	v, _ := p.rankPrices.LoadOrStore(rank, &rankPrices{})
 	rp := v.(*rankPrices)
