@@ -104,6 +104,17 @@ type SteinVariates interface {
 	SteinVariates(c []float64, t float64, z []float64)
 }
 
+// RaoBlackwell is implemented by a data-augmentation kernel (Augmented) that knows in closed form,
+// at the θ its last sweep or move left, the expectation of log p(X | θ) under the power posterior
+// at t given every factor but one. Each has the mean of log p(X | θ) under π_t, without the
+// fluctuation of that factor's parameters, so its difference from log p(X | θ) is a control variate
+// of mean zero.
+type RaoBlackwell interface {
+	// ConditionalLogLiks writes E_t[log p(X | θ) | every factor but k] at the θ the kernel's
+	// last sweep or move left into out[k], one per factor.
+	ConditionalLogLiks(t float64, out []float64)
+}
+
 // Reader is implemented by a model whose evaluator reads fewer values than the cells of some cell
 // sets: at rank 1 the Poisson models read the data's margins for the set of all cells.
 type Reader interface {

@@ -20,8 +20,15 @@ import (
 var _ Augmentable = (*Poisson)(nil)
 
 // NewAugmented returns the tempered Gibbs kernel of the Poisson model (poissonAugmented), which at
-// rank 1 draws every row from its exact conditional.
-func (m *Poisson) NewAugmented() Augmented { return m.newAugmented(m.rank1()) }
+// rank 1 draws every row from its exact conditional and gives the conditional expectations of the
+// log-likelihood (rank1Augmented).
+func (m *Poisson) NewAugmented() Augmented {
+	a := m.newAugmented(m.rank1())
+	if a.rank1 {
+		return newRank1Augmented(a)
+	}
+	return a
+}
 
 // newAugmented returns the tempered Gibbs kernel; rank1 selects its rank-1 moves (drawRank1Row),
 // which only a rank-1 model can take. The moves of higher ranks are exact at rank 1 too.

@@ -23,7 +23,7 @@ func TestRescaleKeepsThePrior(t *testing.T) {
 		}
 		r := rng.New(9, 2)
 		theta := make([]float64, m.Dim())
-		kernel := m.NewAugmented().(*poissonAugmented)
+		kernel := m.newAugmented(true)
 		const n = 20000
 		var sum [2]float64
 		for range n {

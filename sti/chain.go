@@ -232,7 +232,7 @@ func (p *Problem) RunFrom(ctx context.Context, id ChainID, t float64, start []fl
 }
 
 // summarize completes a chain's summary from its records unless it diverged.
-func (p *Problem) summarize(ctx context.Context, sum evidence.ChainSummary, div string, records []float64, cv *stein) (evidence.ChainSummary, error) {
+func (p *Problem) summarize(ctx context.Context, sum evidence.ChainSummary, div string, records []float64, cv *controls) (evidence.ChainSummary, error) {
 	if err := ctx.Err(); err != nil {
 		return sum, err
 	}
@@ -254,7 +254,7 @@ func (p *Problem) summarize(ctx context.Context, sum evidence.ChainSummary, div 
 // (evidence.Truncation) are dropped and the chain sweeps on to replace them, at most n − burn
 // sweeps more in all. The burn-in reads its log-likelihood at its last sweep only, where a
 // divergence in it shows.
-func (p *Problem) sweep(ctx context.Context, mv *gibbsMover, cv *stein, id ChainID, t float64, theta []float64, burn, n int, records []float64) ([]float64, string, int) {
+func (p *Problem) sweep(ctx context.Context, mv *gibbsMover, cv *controls, id ChainID, t float64, theta []float64, burn, n int, records []float64) ([]float64, string, int) {
 	r := rng.New(p.Config.Seed, uint64(id.Rank), uint64(id.TIndex), uint64(id.Chain), streamSweep)
 	acc := make([]float64, mv.blocks())
 	base, made, per := len(records), 0, mv.passes(1)
@@ -282,7 +282,7 @@ func (p *Problem) sweep(ctx context.Context, mv *gibbsMover, cv *stein, id Chain
 			if record {
 				records = append(records, ll)
 				if cv != nil {
-					cv.record(t, theta)
+					cv.record(t, theta, ll)
 					progress.AddAt(ctx, 1, pr.stein)
 				}
 			}
@@ -343,7 +343,7 @@ func (p *Problem) Resume(ctx context.Context, id ChainID, from *State) (evidence
 	sum := evidence.ChainSummary{Rank: id.Rank, TIndex: id.TIndex, T: w.t, Chain: id.Chain}
 	records := make([]float64, 0, p.Records(id.Rank, id.TIndex))
 	var div string
-	var cv *stein
+	var cv *controls
 	if w.t == 0 {
 		records, div = p.priorRecords(ctx, w, cfg.Steps-cfg.Burnin, records)
 		sum.Steps = cfg.Steps - cfg.Burnin
@@ -429,11 +429,11 @@ func (p *Problem) priorRecords(ctx context.Context, w *Walker, n int, records []
 }
 
 // walk performs burn-in and sampling and returns the records after burn-in, the control variate
-// they carry (nil without one: see stein), a divergence and the steps spent. A warm walker starts
+// they carry (nil without any: see controls), a divergence and the steps spent. A warm walker starts
 // where warmStart put it, with the rows it gained settled first; otherwise, with Starts > 0, from
 // its rank's mode (see Problem.mode), and else from a prior draw. Sampling starts after the
 // burn-in, so the start changes how soon the records are right, not what they target.
-func (p *Problem) walk(ctx context.Context, w *Walker, warm bool, newRows [][2]int, records []float64) ([]float64, *stein, string, int) {
+func (p *Problem) walk(ctx context.Context, w *Walker, warm bool, newRows [][2]int, records []float64) ([]float64, *controls, string, int) {
 	cfg := p.RankConfig(w.id.Rank)
 	recorded, err := p.recordsAt(w.id.Rank, w.id.TIndex)
 	if err != nil {
@@ -441,7 +441,7 @@ func (p *Problem) walk(ctx context.Context, w *Walker, warm bool, newRows [][2]i
 	}
 	steps := w.burnin + recorded
 	spent := 0
-	var center []float64 // the rank's mode (stein), searched before any chain runs
+	var center []float64 // the rank's mode (controls), searched before any chain runs
 	gibbs := cfg.Gibbs   // NewProblem checked that the model has the kernel
 	switch {
 	case warm && gibbs:
@@ -489,9 +489,9 @@ func (p *Problem) walk(ctx context.Context, w *Walker, warm bool, newRows [][2]i
 	}
 	if gibbs {
 		mv := newGibbsMover(w.m)
-		var cv *stein
+		var cv *controls
 		if cfg.Stein {
-			cv = newStein(mv, center)
+			cv = newControls(mv, center)
 		}
 		records, div, n := p.sweep(ctx, mv, cv, w.id, w.t, w.theta, w.burnin, steps, records)
 		w.cellEvals += mv.cellEvals()
@@ -736,7 +736,7 @@ func (cfg Config) chainPlan(id ChainID, warm bool, order, records int, pr prices
 		}
 		return float64(per) * w
 	}
-	stein := cfg.Stein && cfg.Starts > 0 // a pass per record (stein)
+	stein := cfg.Stein && cfg.Starts > 0 // a pass per record (the Stein variates of controls)
 	if cfg.Gibbs && warm {
 		n := (cfg.warmBurnin() + records) * per
 		w := sweeps(t, cfg.warmBurnin(), records)

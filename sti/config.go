@@ -51,8 +51,9 @@ type Config struct {
 	// again has Steps − Burnin records, spending at most that many sweeps more.
 	Truncate bool `json:"truncate,omitempty"`
 	// Stein makes a Gibbs chain's records carry control variates of mean zero that share their
-	// fluctuations (see stein), so the rung means keep their expectation with a fraction of
-	// their variance.
+	// fluctuations (see controls: Stein variates about the rank's mode and, where the kernel has
+	// them, conditional expectations of the log-likelihood), so the rung means keep their
+	// expectation with a fraction of their variance.
 	Stein bool `json:"stein,omitempty"`
 	// Step is the step size after burn-in. For kernels that use the model's metric it is
 	// dimensionless (about 1 is the stability limit along the stiffest direction).

@@ -127,9 +127,9 @@ func (p *Problem) timePrices(rank int) prices {
 		pr.below[i+1] = sweep(t, false) / unit
 	}
 	pr.at1, pr.read1 = sweep(1, false)/unit, sweep(1, true)/unit
-	if cv := newStein(mv, w.theta); cv != nil {
+	if cv := newControls(mv, w.theta); cv != nil {
 		theta := slices.Clone(w.theta)
-		pr.stein = timed(func() { cv.record(costT, theta) }) / unit
+		pr.stein = timed(func() { cv.record(costT, theta, 0) }) / unit
 	}
 	k := a.NewAugmented()
 	pr.ascent = timed(func() { w.Ascend(1) }) / unit

@@ -110,6 +110,9 @@ func selectHelp() string {
 			}
 			if g.cfg.Stein {
 				descent += ",\n          each record with Stein control variates about the mode (--stein)"
+				if g.cfg.Rank1 != nil {
+					descent += " and, at rank 1, the conditional\n          expectations of the log-likelihood given all factors but one"
+				}
 			}
 			if b := g.cfg.Rank1; b != nil {
 				descent += fmt.Sprintf(",\n          rank 1, whose rows are drawn from their exact conditional, on %d temperatures with %d sweeps\n          of which %d burn-in and %d per rung of descent (unless a ladder or a chain length is given)", b.Rungs, b.Steps, b.Burnin, b.Descent)
@@ -199,7 +202,7 @@ func newSelectFlagSet(name, synopsis, help string, extra func(*flag.FlagSet)) (*
 	fs.IntVar(&f.descent, "descent", 0, fmt.Sprintf("%s: sweeps per rung of a walk down the ladder from the rank's mode, one per replica, that starts each rung's chain (0: every chain starts at the mode) (default: %s)", gibbsModels(), perModelDefault(func(c sti.Config) any { return c.Descent })))
 	fs.IntVar(&f.relax, "relax", 0, fmt.Sprintf("%s: sweeps at t = 1 that each replica's walk makes from the rank's mode before it walks down the ladder (default: %s, scaled with --steps)", gibbsModels(), perModelDefault(func(c sti.Config) any { return c.Relax })))
 	fs.BoolVar(&f.allocate, "allocate", true, fittedLadderModels()+": each rung's chains record in proportion to the standard deviation the rung adds to the integral, per unit of cost, on the exact rank-1 curve, for no more cost and no more records in all (see README; --allocate=false: --steps minus --burnin at every rung)")
-	fs.BoolVar(&f.stein, "stein", true, gibbsModels()+": the Gibbs chains' rung means are controlled by Stein variates about the rank's mode, which keep their expectation and remove most of their variance (--stein=false: plain means)")
+	fs.BoolVar(&f.stein, "stein", true, gibbsModels()+": the Gibbs chains' rung means are controlled by Stein variates about the rank's mode and, at rank 1, by the log-likelihood's conditional expectations given all factors but one, which keep their expectation and remove most of their variance (--stein=false: plain means)")
 	fs.Float64Var(&f.step, "step", 0, fmt.Sprintf("step size after burn-in (default: %s)", perModelDefault(func(c sti.Config) any { return c.Step })))
 	fs.IntVar(&f.subsample, "subsample", 0, fmt.Sprintf("cells per step, drawn at random (default: %s; 0 is all cells)", perModelDefault(func(c sti.Config) any { return c.Subsample })))
 	fs.IntVar(&f.blocks, "blocks", 0, strings.Join(factoredNames(), ", ")+": cut every mode into B ranges and step over B^(order−1) parts (B for a matrix, B² for a 3-way tensor) (default 1: all cells)")
