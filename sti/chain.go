@@ -283,7 +283,9 @@ func (p *Problem) sweep(ctx context.Context, mv *gibbsMover, cv *controls, id Ch
 				records = append(records, ll)
 				if cv != nil {
 					cv.record(t, theta, ll)
-					progress.AddAt(ctx, 1, pr.stein)
+					if cv.stein > 0 { // the Stein variates' pass, a step of the chain's
+						progress.AddAt(ctx, 1, pr.stein)
+					}
 				}
 			}
 		}

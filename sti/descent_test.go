@@ -127,57 +127,61 @@ func TestDescentDeterminism(t *testing.T) {
 // those too, and in all the chains of a rank report what their summaries count.
 func TestChainsReportTheirSteps(t *testing.T) {
 	d, rates := poissonData(t, []int{8, 6}, 2, 0.5, 5)
-	cfg := Default("nmf")
-	cfg.Ladder = evidence.Power(4, evidence.DefaultPower)
-	cfg.Steps, cfg.Burnin, cfg.Starts, cfg.Chains = 30, 10, 2, 2
-	// Rank 1 runs a ladder and chains of its own (Config.Rank1).
-	cfg.Rank1 = &RankBudget{Rungs: 7, Steps: 16, Burnin: 4, Descent: 5}
-	cfg.Truncate = false // every chain then makes the sweeps ChainSteps and ChainWork count
-	p, err := NewProblem(d, models.PoissonSpec("nmf", rates, models.LogScale), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n := len(p.RankConfig(1).Ladder); n != 8 {
-		t.Fatalf("rank 1's ladder has %d rungs, want 8", n)
-	}
-	for _, rank := range []int{1, 2} {
-		reported, counted, plan := 0, 0, 0
-		var work, planned float64
-		top := len(p.RankConfig(rank).Ladder) - 1
-		for ti := top; ti >= 0; ti-- {
-			for c := range cfg.Chains {
-				var mu sync.Mutex // the mode search's starts report from several goroutines
-				spent, cost := 0, 0.0
-				ctx := progress.With(context.Background(), func(s int, w float64) {
-					mu.Lock()
-					spent, cost = spent+s, cost+float64(s)*w
-					mu.Unlock()
-				})
-				id := ChainID{Rank: rank, TIndex: ti, Chain: c}
-				sum, err := p.RunChain(ctx, id)
-				if err != nil {
-					t.Fatal(err)
+	// Without a mode search (Starts 0) a rank-1 chain's controls are its conditional
+	// expectations alone, which make no pass over the data.
+	for _, starts := range []int{2, 0} {
+		cfg := Default("nmf")
+		cfg.Ladder = evidence.Power(4, evidence.DefaultPower)
+		cfg.Steps, cfg.Burnin, cfg.Starts, cfg.Chains = 30, 10, starts, 2
+		// Rank 1 runs a ladder and chains of its own (Config.Rank1).
+		cfg.Rank1 = &RankBudget{Rungs: 7, Steps: 16, Burnin: 4, Descent: 5}
+		cfg.Truncate = false // every chain then makes the sweeps ChainSteps and ChainWork count
+		p, err := NewProblem(d, models.PoissonSpec("nmf", rates, models.LogScale), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := len(p.RankConfig(1).Ladder); n != 8 {
+			t.Fatalf("rank 1's ladder has %d rungs, want 8", n)
+		}
+		for _, rank := range []int{1, 2} {
+			reported, counted, plan := 0, 0, 0
+			var work, planned float64
+			top := len(p.RankConfig(rank).Ladder) - 1
+			for ti := top; ti >= 0; ti-- {
+				for c := range cfg.Chains {
+					var mu sync.Mutex // the mode search's starts report from several goroutines
+					spent, cost := 0, 0.0
+					ctx := progress.With(context.Background(), func(s int, w float64) {
+						mu.Lock()
+						spent, cost = spent+s, cost+float64(s)*w
+						mu.Unlock()
+					})
+					id := ChainID{Rank: rank, TIndex: ti, Chain: c}
+					sum, err := p.RunChain(ctx, id)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if ti == top && c == 0 && spent != sum.Steps {
+						t.Errorf("rank %d: the chain that computes the mode search and its walk reported %d steps, its summary counts %d", rank, spent, sum.Steps)
+					}
+					reported += spent
+					counted += sum.Steps
+					work += cost
+					planned += p.ChainWork(id, false)
+					plan += p.ChainSteps(id, false)
 				}
-				if ti == top && c == 0 && spent != sum.Steps {
-					t.Errorf("rank %d: the chain that computes the mode search and its walk reported %d steps, its summary counts %d", rank, spent, sum.Steps)
-				}
-				reported += spent
-				counted += sum.Steps
-				work += cost
-				planned += p.ChainWork(id, false)
-				plan += p.ChainSteps(id, false)
 			}
-		}
-		if reported != counted || counted != plan {
-			t.Errorf("rank %d: the chains reported %d steps, their summaries count %d, the plan %d", rank, reported, counted, plan)
-		}
-		// The chains report their steps at the prices the plan counts them at, the rank's
-		// timed ones.
-		if pr := p.prices(rank); pr.ascent == 1 || pr.read1 == 1 || pr.stein == 1 {
-			t.Errorf("rank %d: prices %+v not timed", rank, pr)
-		}
-		if math.Abs(work-planned) > 1e-9*planned || planned == float64(reported) {
-			t.Errorf("rank %d: the chains reported steps costing %v, the plan %v (%d steps)", rank, work, planned, reported)
+			if reported != counted || counted != plan {
+				t.Errorf("rank %d: the chains reported %d steps, their summaries count %d, the plan %d", rank, reported, counted, plan)
+			}
+			// The chains report their steps at the prices the plan counts them at, the rank's
+			// timed ones.
+			if pr := p.prices(rank); pr.ascent == 1 || pr.read1 == 1 || pr.stein == 1 {
+				t.Errorf("rank %d: prices %+v not timed", rank, pr)
+			}
+			if math.Abs(work-planned) > 1e-9*planned || planned == float64(reported) {
+				t.Errorf("rank %d: the chains reported steps costing %v, the plan %v (%d steps)", rank, work, planned, reported)
+			}
 		}
 	}
 }
