@@ -32,6 +32,13 @@ type ChainSummary struct {
 	// least-squares combination of z. SteinMean empty: no variates.
 	SteinMean, SteinM2, SteinCo []float64
 	SteinESS                    float64
+	// CondVar, when not empty, says that the last len(CondVar) control variates are the
+	// differences E_t[ℓ | all factors but k] − ℓ of conditional means from the records ℓ
+	// (sti's conditional expectations, models.RaoBlackwell), and holds the mean over the records
+	// of each conditional variance Var_t[ℓ | all factors but k]; CondVarM2 the sums of their
+	// squared deviations. Combine then estimates Var_t[ℓ] by the law of total variance
+	// (totalVariance).
+	CondVar, CondVarM2 []float64
 	// Divergence describes where the chain produced a non-finite value; empty when it did not.
 	Divergence string
 	// Warm says the chain resumed from a saved state instead of the configured start.
@@ -48,6 +55,9 @@ type Rung struct {
 	VarLogLik float64
 	ESS       float64
 	Chains    int
+	// varSE2 is the squared standard error of VarLogLik where it is not a sample variance's
+	// (totalVariance); zero otherwise. Combine reads it before the rung leaves it.
+	varSE2 float64
 }
 
 // RankEvidence is the log evidence of one rank.
@@ -167,7 +177,10 @@ func Combine(l Ladder, chains []ChainSummary) (RankEvidence, error) {
 // the second term matters: on the Facebook-size tensor at rank 1 it is about as large as the first.
 func (r Rung) withinVariance(wf, wv float64) float64 {
 	v := wf * wf * r.StdErr * r.StdErr
-	if wv != 0 && r.ESS > 0 {
+	switch {
+	case r.varSE2 > 0:
+		v += wv * wv * r.varSE2
+	case wv != 0 && r.ESS > 0:
 		v += wv * wv * 2 * r.VarLogLik * r.VarLogLik / r.ESS
 	}
 	return v
@@ -186,12 +199,17 @@ func replicaVariance(l Ladder, byRung [][]ChainSummary) ([]float64, bool) {
 	for i, cs := range byRung {
 		var g []float64
 		slopes := steinSlopes(cs)
+		factor, total := condFactor(cs)
 		for k, c := range cs {
 			if c.Count < 2 {
 				continue
 			}
 			mean, _, _ := c.controlled(slopes[k])
-			g = append(g, wf[i]*mean+wv[i]*c.M2/float64(c.Count-1))
+			v := c.M2 / float64(c.Count-1)
+			if total {
+				v = c.CondVar[factor] + c.condMeanM2(factor)/float64(c.Count-1)
+			}
+			g = append(g, wf[i]*mean+wv[i]*v)
 		}
 		if len(g) < 2 {
 			return nil, false
@@ -243,6 +261,9 @@ func combineRung(t float64, cs []ChainSummary) Rung {
 	}
 	if n > 1 {
 		r.VarLogLik = ss / float64(n-1)
+	}
+	if v, se2, ok := totalVariance(cs, r.ESS); ok {
+		r.VarLogLik, r.varSE2 = v, se2
 	}
 	r.StdErr = math.Sqrt(r.StdErr)
 	return r

@@ -105,14 +105,15 @@ type SteinVariates interface {
 }
 
 // RaoBlackwell is implemented by a data-augmentation kernel (Augmented) that knows in closed form,
-// at the θ its last sweep or move left, the expectation of log p(X | θ) under the power posterior
-// at t given every factor but one. Each has the mean of log p(X | θ) under π_t, without the
-// fluctuation of that factor's parameters, so its difference from log p(X | θ) is a control variate
-// of mean zero.
+// at the θ its last sweep or move left, the mean and variance of log p(X | θ) under the power
+// posterior at t given every factor but one. Each mean has the mean of log p(X | θ) under π_t,
+// without the fluctuation of that factor's parameters, so its difference from log p(X | θ) is a
+// control variate of mean zero; with the variances, Var_t[log p(X | θ)] is the mean of the
+// conditional variance plus the variance of the conditional mean (the law of total variance).
 type RaoBlackwell interface {
-	// ConditionalLogLiks writes E_t[log p(X | θ) | every factor but k] at the θ the kernel's
-	// last sweep or move left into out[k], one per factor.
-	ConditionalLogLiks(t float64, out []float64)
+	// Conditionals writes E_t[log p(X | θ) | every factor but k] into mean[k] and
+	// Var_t[log p(X | θ) | every factor but k] into variance[k], one of each per factor.
+	Conditionals(t float64, mean, variance []float64)
 }
 
 // Reader is implemented by a model whose evaluator reads fewer values than the cells of some cell

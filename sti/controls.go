@@ -46,6 +46,9 @@ type controls struct {
 	rb       models.RaoBlackwell // mv's kernel, nil where it has no conditional expectations
 	stein, p int                 // Stein variates per record (0 without them), variates per record
 	z        []float64           // record k's variates are z[k·p : (k+1)·p]
+	// condVar holds each record's conditional variances of the log-likelihood, one per factor,
+	// where rb does (evidence.ChainSummary.CondVar).
+	condVar []float64
 	// passes counts the passes over the data the Stein variates made, one per record (dropped
 	// ones included): they are part of the chain's steps. The conditional expectations read the
 	// data's margins and rows, not its cells.
@@ -84,7 +87,9 @@ func (c *controls) record(t float64, theta []float64, ll float64) {
 	z := c.z[n:]
 	if c.rb != nil {
 		rb := z[c.stein:]
-		c.rb.ConditionalLogLiks(t, rb)
+		m := len(c.condVar)
+		c.condVar = slices.Grow(c.condVar, len(rb))[:m+len(rb)]
+		c.rb.Conditionals(t, rb, c.condVar[m:])
 		for k := range rb {
 			rb[k] -= ll
 		}
@@ -98,7 +103,13 @@ func (c *controls) record(t float64, theta []float64, ll float64) {
 }
 
 // drop discards the first n records' variates, with the records the chain discards.
-func (c *controls) drop(n int) { c.z = append(c.z[:0], c.z[n*c.p:]...) }
+func (c *controls) drop(n int) {
+	c.z = append(c.z[:0], c.z[n*c.p:]...)
+	if c.rb != nil {
+		k := c.p - c.stein
+		c.condVar = append(c.condVar[:0], c.condVar[n*k:]...)
+	}
+}
 
 // summarize adds the variates' summary to sum (evidence.ChainSummary.SteinMean and the fields
 // after it), whose Count and Mean already summarise records, the chain's records in the order the
@@ -138,4 +149,19 @@ func (c *controls) summarize(records []float64, sum *evidence.ChainSummary) {
 	}
 	_, _, ess := evidence.Summarize(y)
 	sum.SteinMean, sum.SteinM2, sum.SteinCo, sum.SteinESS = mz, m2, co, ess
+	if c.rb != nil {
+		K := p - c.stein
+		sum.CondVar, sum.CondVarM2 = make([]float64, K), make([]float64, K)
+		for k := range n {
+			for f, v := range c.condVar[k*K : (k+1)*K] {
+				sum.CondVar[f] += v / float64(n)
+			}
+		}
+		for k := range n {
+			for f, v := range c.condVar[k*K : (k+1)*K] {
+				d := v - sum.CondVar[f]
+				sum.CondVarM2[f] += d * d
+			}
+		}
+	}
 }
