@@ -98,7 +98,7 @@ func TestSelectRecoversRank(t *testing.T) {
 				}
 			}
 			if r.Data.Checksum == "" || r.Seed != 1 || r.Method != "sti" || cfg.Sampler != "lmsgld" || len(cfg.Ladder) != 31 || !cfg.FitLadder || cfg.Rank1 == nil || cfg.Rank1.Rungs != 60 ||
-				r.LadderSpec != "power:6 to 10 fitted to the data with 30 temperatures, 60 at rank 1" || r.Steps <= 0 {
+				r.LadderSpec != "power:6 to 16 fitted to the data with 30 temperatures, 60 at rank 1" || r.Steps <= 0 {
 				t.Errorf("result lacks provenance: %+v", r)
 			}
 			csv, err := os.ReadFile(filepath.Join(out, pipelines.EvidenceCSV))
