@@ -205,11 +205,11 @@ func replicaVariance(l Ladder, byRung [][]ChainSummary) ([]float64, bool) {
 				continue
 			}
 			mean, _, _ := c.controlled(slopes[k])
-			v := c.M2 / float64(c.Count-1)
 			if total {
-				v = c.CondVar[factor] + c.condMeanM2(factor)/float64(c.Count-1)
+				g = append(g, wf[i]*mean+wv[i]*(c.CondVar[factor]+c.condMeanM2(factor)/float64(c.Count-1)))
+			} else {
+				g = append(g, wf[i]*mean+wv[i]*c.M2/float64(c.Count-1))
 			}
-			g = append(g, wf[i]*mean+wv[i]*v)
 		}
 		if len(g) < 2 {
 			return nil, false
