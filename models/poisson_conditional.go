@@ -3,6 +3,7 @@ package models
 import (
 	"math"
 
+	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mathext"
 
 	"github.com/stirank/stirank/internal/logtab"
@@ -52,10 +53,16 @@ func (a *rank1Augmented) Conditionals(t float64, mean, variance []float64) {
 	}
 	logs := 0.0 // Σ_m Σ_i M_m[i] log F_m[i]; mean[k] holds factor k's share until the end
 	for k, mk := range m.margins {
-		mean[k] = 0
-		for i, x := range mk {
-			if x > 0 {
-				mean[k] += x * logtab.Log(m.valueRow(a.f, k, i)[0])
+		if m.Param == LogScale {
+			// θ is log F, as the sweep's draws set it and its rescaling moved it.
+			fac := m.factors[k]
+			mean[k] = floats.Dot(mk, a.theta[fac.Offset:fac.Offset+fac.Rows])
+		} else {
+			mean[k] = 0
+			for i, x := range mk {
+				if x > 0 {
+					mean[k] += x * logtab.Log(m.valueRow(a.f, k, i)[0])
+				}
 			}
 		}
 		logs += mean[k]
