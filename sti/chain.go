@@ -684,15 +684,24 @@ func (c Config) screenEM() int { return min(c.StartEM, startEMScreen) }
 // makes: one per factor.
 func emPasses(factors int) int { return factors }
 
+// basinPlan is the steps of a rank's basin check (Resumption.warmBasin) and what they cost at
+// those prices: each replica's saved state settled on the rows the data gained and carried by
+// StartSteps ascent steps and StartEM EM sweeps.
+func (cfg Config) basinPlan(order int, pr prices) (int, float64) {
+	settle, ascent, em := cfg.Chains*cfg.SettleSteps, cfg.Chains*cfg.StartSteps, cfg.Chains*cfg.StartEM*emPasses(order)
+	return settle + ascent + em, float64(settle) + float64(ascent)*pr.ascent + float64(em)*pr.em
+}
+
 // ChainSteps is the number of sampler steps RunChain (warm false) or Resume from a saved state
 // (warm true) reports for chain id of a model of the given order, with Steps − Burnin records at
 // every rung (see Problem.ChainSteps for the records Config.Allocate gives): prior draws at t = 0;
 // otherwise the burn-in and the recorded steps, plus the pass of each record's control variate
 // (Config.Stein, with a mode search), for the cold chains that account for them the rank's mode
 // search and the replica's descent (Config.Descent), and for a warm one the steps that settle new
-// rows (which it spends only when the data gained rows). A Gibbs sweep counts as the
-// passes over the data it makes, the unit of a full-data step, so that progress estimates weigh
-// sweeps and steps alike. With Config.Truncate a Gibbs chain may sweep up to Steps − Burnin more
+// rows (which it spends only when the data gained rows) and, for the one that accounts for its
+// rank's mode search, that search and the basin check (Resumption.warmBasin). A Gibbs sweep
+// counts as the passes over the data it makes, the unit of a full-data step, so that progress
+// estimates weigh sweeps and steps alike. With Config.Truncate a Gibbs chain may sweep up to Steps − Burnin more
 // than this, as many as its start's transient asks for; the summary's Steps counts them.
 func (cfg Config) ChainSteps(id ChainID, warm bool, order int) int {
 	cfg = cfg.AtRank(id.Rank)
@@ -739,6 +748,20 @@ func (cfg Config) chainPlan(id ChainID, warm bool, order, records int, pr prices
 		return float64(per) * w
 	}
 	stein := cfg.Stein && cfg.Starts > 0 // a pass per record (the Stein variates of controls)
+	// search adds the rank's mode search (Problem.mode), which the first replica's chain at t = 1
+	// accounts for, and for a warm one the basin check that it accounts for too (basinPlan).
+	search := func(n int, w float64) (int, float64) {
+		if cfg.Starts == 0 || id.Chain != 0 || id.TIndex != len(cfg.Ladder)-1 {
+			return n, w
+		}
+		ascent := cfg.Starts * cfg.StartSteps
+		em := (cfg.Starts*cfg.screenEM() + cfg.StartEM - cfg.screenEM()) * emPasses(order)
+		if warm {
+			bn, bw := cfg.basinPlan(order, pr)
+			n, w = n+bn, w+bw
+		}
+		return n + ascent + em, w + float64(ascent)*pr.ascent + float64(em)*pr.em
+	}
 	if cfg.Gibbs && warm {
 		n := (cfg.warmBurnin() + records) * per
 		w := sweeps(t, cfg.warmBurnin(), records)
@@ -746,11 +769,11 @@ func (cfg Config) chainPlan(id ChainID, warm bool, order, records int, pr prices
 			n += records
 			w += float64(records) * pr.stein
 		}
-		return n, w
+		return search(n, w)
 	}
 	if warm {
 		n := cfg.SettleSteps + cfg.warmBurnin() + records
-		return n, float64(n)
+		return search(n, float64(n))
 	}
 	n := cfg.Burnin + records
 	w := float64(n)
@@ -762,12 +785,7 @@ func (cfg Config) chainPlan(id ChainID, warm bool, order, records int, pr prices
 			w += float64(records) * pr.stein
 		}
 	}
-	if cfg.Starts > 0 && id.Chain == 0 && id.TIndex == len(cfg.Ladder)-1 {
-		ascent := cfg.Starts * cfg.StartSteps
-		em := (cfg.Starts*cfg.screenEM() + cfg.StartEM - cfg.screenEM()) * emPasses(order)
-		n += ascent + em
-		w += float64(ascent)*pr.ascent + float64(em)*pr.em
-	}
+	n, w = search(n, w)
 	if cfg.Gibbs && cfg.Starts > 0 && cfg.Descent > 0 && id.TIndex == len(cfg.Ladder)-1 {
 		// The replica's walk: its relaxation at t = 1, then Descent sweeps at every rung above 0.
 		n += (cfg.Relax + cfg.Descent*(len(cfg.Ladder)-1)) * per

@@ -185,3 +185,69 @@ func TestChainsReportTheirSteps(t *testing.T) {
 		}
 	}
 }
+
+// A warm rank's chains report what the warm plan counts: the chain that accounts for the rank's
+// mode search accounts for its basin check too (each replica's saved state settled on the rows the
+// data gained and carried to its mode), reported as spent at the prices the plan counts it at.
+// Where the check refuses the states (here every factor entry of the states at t = 1 is e^−20, as
+// in TestResumeOnGrownData), the rank's chains start cold and revise their plans to a cold
+// chain's, the basin check included, so that the revised plans count what they report.
+func TestWarmChainsReportTheirSteps(t *testing.T) {
+	for _, c := range []struct{ gibbs, refused bool }{{true, false}, {false, false}, {false, true}} {
+		cfg := DefaultSGMCMC("cp")
+		if c.gibbs {
+			cfg = Default("cp")
+			cfg.Relax, cfg.Descent = 10, 2
+		}
+		cfg.Ladder = evidence.Power(4, 4)
+		cfg.Steps, cfg.Burnin, cfg.WarmBurnin, cfg.SettleSteps, cfg.Starts, cfg.StartSteps, cfg.StartEM = 20, 10, 4, 3, 2, 5, 6
+		cfg.Truncate = false
+		_, pf, states := grownCP(t, cfg)
+		top := len(cfg.Ladder) - 1
+		if c.refused {
+			for id, st := range states {
+				if id.TIndex == top {
+					b := *st
+					b.Theta = make([]float64, len(st.Theta))
+					for i := range b.Theta {
+						b.Theta[i] = -20
+					}
+					states[id] = &b
+				}
+			}
+		}
+		r := pf.ResumeFrom(func(_ context.Context, c ChainID) (*State, error) { return states[c], nil })
+		reported, counted, plan := 0, 0, 0
+		var work, planned float64
+		var mu sync.Mutex
+		report := progress.With(context.Background(), func(s int, w float64) {
+			mu.Lock()
+			reported, work = reported+s, work+float64(s)*w
+			mu.Unlock()
+		})
+		for ti := top; ti >= 0; ti-- {
+			for ch := range cfg.Chains {
+				id := ChainID{Rank: 2, TIndex: ti, Chain: ch}
+				// The launcher plans the rank warm: it has saved states.
+				n, w := pf.ChainSteps(id, true), pf.ChainWork(id, true)
+				ctx := progress.WithPlan(report, func(steps int, work float64) { n, w = steps, work })
+				sum, _, err := r.Run(ctx, id)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if ti > 0 && sum.Warm == c.refused {
+					t.Fatalf("%+v: chain %+v warm %v", c, id, sum.Warm)
+				}
+				counted += sum.Steps
+				plan += n
+				planned += w
+			}
+		}
+		if reported != counted || counted != plan {
+			t.Errorf("%+v: the chains reported %d steps, their summaries count %d, their plans %d", c, reported, counted, plan)
+		}
+		if math.Abs(work-planned) > 1e-9*planned {
+			t.Errorf("%+v: the chains reported steps costing %v, their plans %v", c, work, planned)
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/stirank/stirank/evidence"
+	"github.com/stirank/stirank/internal/progress"
 )
 
 // Resumption resumes the chains of a problem from one set of saved states (those of the previous
@@ -33,6 +34,9 @@ func (r *Resumption) Run(ctx context.Context, id ChainID) (evidence.ChainSummary
 	if err != nil {
 		return evidence.ChainSummary{}, nil, err
 	}
+	if from == nil && r.p.RankConfig(id.Rank).Ladder[id.TIndex] > 0 {
+		r.expectCold(ctx, id)
+	}
 	sum, final, err := r.p.Resume(ctx, id, from)
 	if err != nil || id.Chain != 0 || id.TIndex != r.p.top(id.Rank) {
 		return sum, final, err
@@ -47,6 +51,21 @@ func (r *Resumption) Run(ctx context.Context, id ChainID) (evidence.ChainSummary
 		}
 	}
 	return sum, final, nil
+}
+
+// expectCold revises the plan of chain id, which starts cold though its rank may have been planned
+// warm (its basin check refused the states, or the chain had none): a cold chain's steps, and
+// for the chain that accounts for its rank's mode search the basin check it accounts for too
+// when it ran (Run), so that the progress display's estimate follows.
+func (r *Resumption) expectCold(ctx context.Context, id ChainID) {
+	p := r.p
+	n, w := p.chainPlan(id, false, p.prices(id.Rank))
+	if v, ok := r.basins.Load(id.Rank); ok && id.Chain == 0 && id.TIndex == p.top(id.Rank) && v.(*rankBasin).checked {
+		order, _ := p.Spec.Order()
+		bn, bw := p.RankConfig(id.Rank).basinPlan(order, p.prices(id.Rank))
+		n, w = n+bn, w+bw
+	}
+	progress.Expect(ctx, n, w)
 }
 
 // Start picks the saved state that chain id resumes from; nil means the chain starts cold.
@@ -96,11 +115,12 @@ const basinTolerance = 2
 
 // rankBasin is the verdict of a rank's basin check, shared by its chains, and what it cost.
 type rankBasin struct {
-	once      sync.Once
-	warm      bool
-	steps     int
-	cellEvals int64
-	err       error
+	once sync.Once
+	// checked says the check ran (the rank searches modes); warm is its verdict.
+	checked, warm bool
+	steps         int
+	cellEvals     int64
+	err           error
 }
 
 // warmBasin checks, once per rank, whether the rank's saved states still lie in the best basin of
@@ -122,12 +142,14 @@ func (r *Resumption) warmBasin(ctx context.Context, rank int) (*rankBasin, error
 			b.warm = true
 			return
 		}
+		b.checked = true
 		m, err := p.mode(ctx, rank)
 		if err != nil {
 			b.err = err
 			return
 		}
 		best := math.Inf(-1)
+		pr := p.reportPrices(ctx, rank)
 		for ch := range p.Config.Chains {
 			id := ChainID{Rank: rank, TIndex: p.top(rank), Chain: ch}
 			s, err := r.load(ctx, id)
@@ -150,15 +172,17 @@ func (r *Resumption) warmBasin(ctx context.Context, rank int) (*rankBasin, error
 			}
 			n, err := w.settle(newRows, p.Config.SettleSteps)
 			b.steps += n
+			progress.Add(ctx, n)
 			w.SetBurnin(p.Config.StartSteps) // as in the mode search: the metric follows every step
 			for k := 1; k <= p.Config.StartSteps && err == nil; k++ {
 				err = w.Ascend(k)
 				b.steps++
+				progress.AddAt(ctx, 1, pr.ascent)
 			}
 			if err != nil {
 				continue
 			}
-			n, err = w.emAscend(ctx, p.Config.StartEM, 1)
+			n, err = w.emAscend(ctx, p.Config.StartEM, pr.em)
 			if err != nil {
 				b.err = err
 				return
