@@ -701,8 +701,9 @@ func (cfg Config) basinPlan(order int, pr prices) (int, float64) {
 // rows (which it spends only when the data gained rows) and, for the one that accounts for its
 // rank's mode search, that search and the basin check (Resumption.warmBasin). A Gibbs sweep
 // counts as the passes over the data it makes, the unit of a full-data step, so that progress
-// estimates weigh sweeps and steps alike. With Config.Truncate a Gibbs chain may sweep up to Steps − Burnin more
-// than this, as many as its start's transient asks for; the summary's Steps counts them.
+// estimates weigh sweeps and steps alike. With Config.Truncate a Gibbs chain may sweep up to
+// Steps − Burnin more than this, as many as its start's transient asks for; the summary's Steps
+// counts them.
 func (cfg Config) ChainSteps(id ChainID, warm bool, order int) int {
 	cfg = cfg.AtRank(id.Rank)
 	n, _ := cfg.chainPlan(id, warm, order, cfg.Steps-cfg.Burnin, unitPrices)

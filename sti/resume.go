@@ -59,10 +59,11 @@ func (r *Resumption) Run(ctx context.Context, id ChainID) (evidence.ChainSummary
 // when it ran (Run), so that the progress display's estimate follows.
 func (r *Resumption) expectCold(ctx context.Context, id ChainID) {
 	p := r.p
-	n, w := p.chainPlan(id, false, p.prices(id.Rank))
+	pr := p.reportPrices(ctx, id.Rank) // the prices the chain reports at
+	n, w := p.chainPlan(id, false, pr)
 	if v, ok := r.basins.Load(id.Rank); ok && id.Chain == 0 && id.TIndex == p.top(id.Rank) && v.(*rankBasin).checked {
 		order, _ := p.Spec.Order()
-		bn, bw := p.RankConfig(id.Rank).basinPlan(order, p.prices(id.Rank))
+		bn, bw := p.RankConfig(id.Rank).basinPlan(order, pr)
 		n, w = n+bn, w+bw
 	}
 	progress.Expect(ctx, n, w)
