@@ -50,8 +50,10 @@ type Rung struct {
 	T float64
 	// MeanLogLik estimates f(t) = E_t[log p(X | θ)]; StdErr is its Monte Carlo standard error.
 	MeanLogLik, StdErr float64
-	// VarLogLik estimates v(t) = Var_t[log p(X | θ)] = f'(t) (it includes any subsampling noise
-	// of the records, so it is an upper bound when the records are not exact).
+	// VarLogLik estimates v(t) = Var_t[log p(X | θ)] = f'(t): the records' sample variance, or
+	// where the chains carry conditional moments the law of total variance (totalVariance). It
+	// includes any subsampling noise of the records, so it is an upper bound when the records are
+	// not exact.
 	VarLogLik float64
 	ESS       float64
 	Chains    int
@@ -173,8 +175,10 @@ func Combine(l Ladder, chains []ChainSummary) (RankEvidence, error) {
 
 // withinVariance is the rung's share of the integral's variance from within its chains, with
 // weights wf on its mean and wv on its variance in the rule: the mean's s²/ESS, and the variance's
-// 2v²/ESS (that of a sample variance of Gaussian records). On large data v ≈ d/(2t²) is large and
-// the second term matters: on the Facebook-size tensor at rank 1 it is about as large as the first.
+// 2v²/ESS (that of a sample variance of Gaussian records), or its own where the law of total
+// variance gave it (totalVariance). On large data v ≈ d/(2t²) is large and the second term
+// matters: on the Facebook-size tensor at rank 1, with the means controlled, the plain sample
+// variances carried nearly all of the integral's standard error.
 func (r Rung) withinVariance(wf, wv float64) float64 {
 	v := wf * wf * r.StdErr * r.StdErr
 	switch {

@@ -36,7 +36,7 @@ type prices struct {
 	below  []float64 // a pass of a sweep at priceGrid[i]
 	at1    float64   // a pass of a sweep at t = 1 that does not read its log-likelihood
 	read1  float64   // a pass of a sweep at t = 1 that does
-	stein  float64   // a record's control variates (stein.record), a pass over the data
+	stein  float64   // a record's control variates (controls.record): the Stein variates' pass
 	ascent float64   // a step of the mode search's ascent
 	em     float64   // a pass of an EM sweep (models.Augmented.Ascend)
 }
