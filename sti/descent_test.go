@@ -217,7 +217,7 @@ func TestWarmChainsReportTheirSteps(t *testing.T) {
 			}
 		}
 		r := pf.ResumeFrom(func(_ context.Context, c ChainID) (*State, error) { return states[c], nil })
-		reported, counted, plan := 0, 0, 0
+		reported, counted, plan, said := 0, 0, 0, 0
 		var work, planned float64
 		var mu sync.Mutex
 		report := progress.With(context.Background(), func(s int, w float64) {
@@ -231,6 +231,12 @@ func TestWarmChainsReportTheirSteps(t *testing.T) {
 				// The launcher plans the rank warm: it has saved states.
 				n, w := pf.ChainSteps(id, true), pf.ChainWork(id, true)
 				ctx := progress.WithPlan(report, func(steps int, work float64) { n, w = steps, work })
+				ctx = progress.WithResumes(ctx, func(warm bool) {
+					if warm == c.refused {
+						t.Errorf("%+v: chain %+v said the rank resumes warm: %v", c, id, warm)
+					}
+					said++
+				})
 				sum, _, err := r.Run(ctx, id)
 				if err != nil {
 					t.Fatal(err)
@@ -248,6 +254,11 @@ func TestWarmChainsReportTheirSteps(t *testing.T) {
 		}
 		if math.Abs(work-planned) > 1e-9*planned {
 			t.Errorf("%+v: the chains reported steps costing %v, their plans %v", c, work, planned)
+		}
+		// Every chain above t = 0 says whether the rank resumes (each may be the first to run in
+		// its process).
+		if said != top*cfg.Chains {
+			t.Errorf("%+v: %d chains said whether the rank resumes, want %d", c, said, top*cfg.Chains)
 		}
 	}
 }

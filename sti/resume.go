@@ -28,14 +28,24 @@ func (p *Problem) ResumeFrom(load func(context.Context, ChainID) (*State, error)
 // Run runs chain id from the state Start picks (cold when there is none) and returns its summary
 // and final state, like Problem.Resume. The chain that accounts for the rank's mode search (the
 // first replica at t = 1) also accounts for the basin check, and for the search when the rank
-// stayed warm (a cold chain's run accounts for the search itself).
+// stayed warm (a cold chain's run accounts for the search itself). A chain that consulted the
+// basin check passes its verdict on, which is the rank's (progress.Resumes), and states its
+// plan, since the progress display may have planned it neither warm nor cold; a chain that
+// starts cold revises its plan (expectCold).
 func (r *Resumption) Run(ctx context.Context, id ChainID) (evidence.ChainSummary, *State, error) {
-	from, err := r.Start(ctx, id)
+	from, b, err := r.start(ctx, id)
 	if err != nil {
 		return evidence.ChainSummary{}, nil, err
 	}
-	if from == nil && r.p.RankConfig(id.Rank).Ladder[id.TIndex] > 0 {
-		r.expectCold(ctx, id)
+	if b != nil {
+		progress.Resumes(ctx, b.warm)
+	}
+	switch {
+	case from == nil && r.p.RankConfig(id.Rank).Ladder[id.TIndex] > 0:
+		r.expectCold(ctx, id, b)
+	case b != nil:
+		n, w := r.p.chainPlan(id, true, r.p.reportPrices(ctx, id.Rank))
+		progress.Expect(ctx, n, w)
 	}
 	sum, final, err := r.p.Resume(ctx, id, from)
 	if err != nil || id.Chain != 0 || id.TIndex != r.p.top(id.Rank) {
@@ -55,13 +65,14 @@ func (r *Resumption) Run(ctx context.Context, id ChainID) (evidence.ChainSummary
 
 // expectCold revises the plan of chain id, which starts cold though its rank may have been planned
 // warm (its basin check refused the states, or the chain had none): a cold chain's steps, and
-// for the chain that accounts for its rank's mode search the basin check it accounts for too
-// when it ran (Run), so that the progress display's estimate follows.
-func (r *Resumption) expectCold(ctx context.Context, id ChainID) {
+// for the chain that accounts for its rank's mode search the basin check b it accounts for too
+// when it ran (Run; b is nil when the chain did not consult it), so that the progress display's
+// estimate follows.
+func (r *Resumption) expectCold(ctx context.Context, id ChainID, b *rankBasin) {
 	p := r.p
 	pr := p.reportPrices(ctx, id.Rank) // the prices the chain reports at
 	n, w := p.chainPlan(id, false, pr)
-	if v, ok := r.basins.Load(id.Rank); ok && id.Chain == 0 && id.TIndex == p.top(id.Rank) && v.(*rankBasin).checked {
+	if b != nil && id.Chain == 0 && id.TIndex == p.top(id.Rank) && b.checked {
 		order, _ := p.Spec.Order()
 		bn, bw := p.RankConfig(id.Rank).basinPlan(order, pr)
 		n, w = n+bn, w+bw
@@ -83,28 +94,35 @@ func (r *Resumption) expectCold(ctx context.Context, id ChainID) {
 // A rank whose saved states no longer lie in the best basin the grown data have (see warmBasin)
 // starts cold instead.
 func (r *Resumption) Start(ctx context.Context, id ChainID) (*State, error) {
+	s, _, err := r.start(ctx, id)
+	return s, err
+}
+
+// start is Start, and the rank's basin check when the chain consulted it (it had a state above
+// t = 0).
+func (r *Resumption) start(ctx context.Context, id ChainID) (*State, *rankBasin, error) {
 	p := r.p
 	own, err := r.load(ctx, id)
 	l := p.RankConfig(id.Rank).Ladder
 	if err != nil || own == nil || l[id.TIndex] == 0 {
-		return own, err
+		return own, nil, err
 	}
 	b, err := r.warmBasin(ctx, id.Rank)
 	if err != nil || !b.warm {
-		return nil, err
+		return nil, b, err
 	}
 	if !(own.Size > 0) {
-		return own, nil
+		return own, b, nil
 	}
 	ti := l.Nearest(min(1, l[id.TIndex]*p.size/own.Size))
 	if ti == id.TIndex {
-		return own, nil
+		return own, b, nil
 	}
 	s, err := r.load(ctx, ChainID{Rank: id.Rank, TIndex: ti, Chain: id.Chain})
 	if err != nil || s == nil {
-		return own, err
+		return own, b, err
 	}
-	return s, nil
+	return s, b, nil
 }
 
 // basinTolerance is by how many nats of log posterior a fresh mode search may beat the saved

@@ -2,6 +2,7 @@ package transforms
 
 import (
 	"context"
+	"math"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -18,9 +19,24 @@ import (
 type Progress struct {
 	mu    sync.Mutex
 	start time.Time
-	steps func(estimators.Task) int
-	work  func(estimators.Task) float64
+	plan  Plan
 	ranks map[int]*rankProgress
+	// kept and turned count the ranks planned warm that said they resume warm and those that
+	// turned cold (progress.Resumes).
+	kept, turned int
+}
+
+// Plan is what the tasks of a job are expected to spend, for the tracker's estimates: Steps is the
+// number of steps task t reports and Work what they cost in all, each at the cost it is reported
+// with (progress.AddAt), for a task that resumes from a saved state (warm) or not; Work nil counts
+// every step at cost 1. Warm names the ranks whose tasks may resume warm; a task that learns
+// whether they do (progress.Resumes) has the rank's tasks not yet started planned so, and until
+// then a rank is planned as the ranks that said so went: warm and cold in proportion to how many
+// of them turned cold (warm while none did).
+type Plan struct {
+	Steps func(t estimators.Task, warm bool) int
+	Work  func(t estimators.Task, warm bool) float64
+	Warm  map[int]bool
 }
 
 type rankProgress struct {
@@ -28,10 +44,16 @@ type rankProgress struct {
 	steps, stepsDone int64
 	// work and workDone weigh the steps by what each costs (progress.AddAt), the ETA's units.
 	work, workDone float64
-	// waiting counts the tasks planned at Track and not yet started, by their stage and planned
-	// steps, with the plan they start with: a running task that revises its plan revises that of
-	// the tasks like it still waiting (the other replicas of an annealing).
+	// waiting counts the tasks planned at Track and not yet started, by their stage and plan,
+	// with the plan they start with: a running task that revises its plan revises that of the
+	// tasks like it still waiting (the other replicas of an annealing). pending holds those tasks,
+	// to plan again (replan), and gen counts the times they were. warm says whether the rank may
+	// resume warm, decided whether one of its tasks said if it does.
 	waiting map[waitKey]*waitClass
+	pending map[taskKey]estimators.Task
+	gen     int
+	warm    bool
+	decided bool
 	// busy is the time its finished tasks ran; running tasks add now − their start, and
 	// started is the sum of their starts, in seconds since the job began.
 	busy    float64
@@ -39,8 +61,16 @@ type rankProgress struct {
 	started float64
 }
 
-// waitKey is a class of tasks alike in stage and planned steps.
-type waitKey struct{ stage, steps int }
+// waitKey is a class of tasks alike in stage and plan.
+type waitKey struct {
+	stage, steps int
+	work         float64
+}
+
+// taskKey is a task of a rank.
+type taskKey struct{ stage, index, replica int }
+
+func keyOf(t estimators.Task) taskKey { return taskKey{t.Stage, t.Index, t.Replica} }
 
 // waitClass is the number of tasks of a class waiting to start and the steps each is planned for,
 // with their work.
@@ -78,28 +108,22 @@ var trackers = struct {
 	m map[string]*Progress
 }{m: map[string]*Progress{}}
 
-// Track registers a progress tracker for the estimator's tasks of ranks under runID; tasks that
-// run in this process with that run ID report to it. steps is the number of steps a task is
-// expected to report, and work what they cost in all, each at the cost it is reported with
-// (progress.AddAt); nil counts every step at cost 1. A staged estimator's follow-on tasks (see
-// estimators.Staged) are unknown until their first-stage tasks run: each joins the counts, with
-// steps of its own, when its first-stage task reports, so the ETA leaves out the follow-on tasks
-// not yet started. Call Untrack when the job ends.
-func Track(runID string, e estimators.Estimator, ranks []int, steps func(estimators.Task) int, work func(estimators.Task) float64) *Progress {
-	if work == nil {
-		work = func(t estimators.Task) float64 { return float64(steps(t)) }
+// Track registers a progress tracker for the estimator's tasks of ranks under runID, planned by
+// plan; tasks that run in this process with that run ID report to it. A staged estimator's
+// follow-on tasks (see estimators.Staged) are unknown until their first-stage tasks run: each
+// joins the counts, with steps of its own, when its first-stage task reports, so the ETA leaves
+// out the follow-on tasks not yet started. Call Untrack when the job ends.
+func Track(runID string, e estimators.Estimator, ranks []int, plan Plan) *Progress {
+	if plan.Work == nil {
+		steps := plan.Steps
+		plan.Work = func(t estimators.Task, warm bool) float64 { return float64(steps(t, warm)) }
 	}
-	p := &Progress{start: time.Now(), steps: steps, work: work, ranks: map[int]*rankProgress{}}
+	p := &Progress{start: time.Now(), plan: plan, ranks: map[int]*rankProgress{}}
 	for _, r := range ranks {
-		rp := &rankProgress{waiting: map[waitKey]*waitClass{}}
+		rp := &rankProgress{waiting: map[waitKey]*waitClass{}, pending: map[taskKey]estimators.Task{}, warm: plan.Warm[r]}
 		for _, t := range e.Tasks(r) {
-			n := steps(t)
-			rp.add(n, p.cost(t))
-			k := waitKey{t.Stage, n}
-			if rp.waiting[k] == nil {
-				rp.waiting[k] = &waitClass{plan: int64(n), work: p.work(t)}
-			}
-			rp.waiting[k].count++
+			rp.tasks++
+			p.wait(rp, t)
 		}
 		p.ranks[r] = rp
 	}
@@ -109,23 +133,70 @@ func Track(runID string, e estimators.Estimator, ranks []int, steps func(estimat
 	return p
 }
 
+// planOf is the steps task t of rank rp is planned for now and their work: a rank that may
+// resume warm and has not said whether it does is planned warm and cold in the proportion of the
+// ranks that said so and turned cold, since their saved states met the same growth of the data.
+func (p *Progress) planOf(rp *rankProgress, t estimators.Task) (int, float64) {
+	n, w := p.plan.Steps(t, rp.warm), p.plan.Work(t, rp.warm)
+	if !rp.warm || rp.decided || p.turned == 0 {
+		return n, w
+	}
+	q := float64(p.turned) / float64(p.kept+p.turned)
+	nc, wc := p.plan.Steps(t, false), p.plan.Work(t, false)
+	return int(math.Round((1-q)*float64(n) + q*float64(nc))), (1-q)*w + q*wc
+}
+
+// wait counts task t among rp's tasks waiting to start, at the plan of the tasks like it, and
+// adds that plan to the rank's.
+func (p *Progress) wait(rp *rankProgress, t estimators.Task) {
+	n, w := p.planOf(rp, t)
+	k := waitKey{t.Stage, n, w}
+	c := rp.waiting[k]
+	if c == nil {
+		c = &waitClass{plan: int64(n), work: w}
+		rp.waiting[k] = c
+	}
+	c.count++
+	rp.grow(c.plan, c.work)
+	rp.pending[keyOf(t)] = t
+}
+
+// replan plans rp's tasks not yet started again.
+func (p *Progress) replan(rp *rankProgress) {
+	for _, c := range rp.waiting {
+		rp.grow(-int64(c.count)*c.plan, -float64(c.count)*c.work)
+	}
+	pending := rp.pending
+	rp.waiting, rp.pending = map[waitKey]*waitClass{}, map[taskKey]estimators.Task{}
+	rp.gen++
+	for _, t := range pending {
+		p.wait(rp, t)
+	}
+}
+
+// resumes records whether rp resumes warm, once, and plans its tasks not yet started so, and
+// those of the ranks that have not said by the new share of cold ones.
+func (p *Progress) resumes(rp *rankProgress, warm bool) {
+	if rp.decided || !rp.warm {
+		return
+	}
+	rp.decided = true
+	if warm {
+		p.kept++
+	} else {
+		rp.warm = false
+		p.turned++
+	}
+	for _, o := range p.ranks {
+		if o == rp || (o.warm && !o.decided) {
+			p.replan(o)
+		}
+	}
+}
+
 // busyAt is the time the rank's tasks have run by now (since the job began), in seconds.
 func (rp *rankProgress) busyAt(now time.Duration) float64 {
 	return rp.busy + float64(rp.running)*now.Seconds() - rp.started
-}
-
-// cost is what a step of task t costs on average.
-func (p *Progress) cost(t estimators.Task) float64 {
-	if n := p.steps(t); n > 0 {
-		return p.work(t) / float64(n)
-	}
-	return 1
-}
-
-// add counts a task with steps steps of that cost on average.
-func (rp *rankProgress) add(steps int, cost float64) {
-	rp.tasks++
-	rp.grow(int64(steps), float64(steps)*cost)
 }
 
 // grow adds steps and their work to the plan.
@@ -159,7 +230,8 @@ func tracker(runID string) *Progress {
 // result, so while tasks run the tracker counts the work this process has done, each step once.
 // Call finish when the task ends, with its result and the follow-on tasks it started, or with the
 // error it failed with: a failed task's time counts, its steps do not (the runner retries it) and
-// it is not done: it waits again, with the plan of the tasks like it.
+// it is not done: it waits again, with the plan of the tasks like it. A task that says whether
+// its rank resumes warm (progress.Resumes) has the rank's tasks not yet started planned so.
 func running(ctx context.Context, runID string, t estimators.Task) (_ context.Context, finish func(estimators.Result, []estimators.Task, error)) {
 	rank := t.Rank
 	p := tracker(runID)
@@ -167,23 +239,24 @@ func running(ctx context.Context, runID string, t estimators.Task) (_ context.Co
 		return ctx, func(estimators.Result, []estimators.Task, error) {}
 	}
 	p.mu.Lock()
-	start := time.Since(p.start).Seconds()
 	rp := p.ranks[rank]
-	key := waitKey{t.Stage, p.steps(t)}
-	plan, planWork := int64(key.steps), p.work(t) // the task's plan, guarded by p.mu
-	waited := false                               // whether it took a place among the tasks waiting
-	if rp != nil {
-		rp.running++
-		rp.started += start
-		if c := rp.waiting[key]; c != nil && c.count > 0 {
-			c.count--
-			plan, planWork, waited = c.plan, c.work, true
-		}
-	}
-	p.mu.Unlock()
 	if rp == nil {
+		p.mu.Unlock()
 		return ctx, func(estimators.Result, []estimators.Task, error) {}
 	}
+	start := time.Since(p.start).Seconds()
+	n, w := p.planOf(rp, t)
+	key := waitKey{t.Stage, n, w}
+	plan, planWork := int64(n), w // the task's plan, guarded by p.mu
+	gen := rp.gen                 // the rank's plan the task started with
+	rp.running++
+	rp.started += start
+	if c := rp.waiting[key]; c != nil && c.count > 0 {
+		c.count--
+		plan, planWork = c.plan, c.work
+		delete(rp.pending, keyOf(t))
+	}
+	p.mu.Unlock()
 	var spent atomic.Int64
 	spentWork := 0.0 // guarded by p.mu
 	revised := false // whether the task revised its plan (progress.Expect), guarded by p.mu
@@ -200,10 +273,15 @@ func running(ctx context.Context, runID string, t estimators.Task) (_ context.Co
 		n := int64(steps)
 		rp.grow(n-plan, work-planWork)
 		plan, planWork, revised = n, work, true
-		if c := rp.waiting[key]; c != nil {
+		if c := rp.waiting[key]; c != nil && rp.gen == gen {
 			rp.grow(int64(c.count)*(n-c.plan), float64(c.count)*(work-c.work))
 			c.plan, c.work = n, work
 		}
+		p.mu.Unlock()
+	})
+	ctx = progress.WithResumes(ctx, func(warm bool) {
+		p.mu.Lock()
+		p.resumes(rp, warm)
 		p.mu.Unlock()
 	})
 	return ctx, func(r estimators.Result, next []estimators.Task, err error) {
@@ -215,25 +293,24 @@ func running(ctx context.Context, runID string, t estimators.Task) (_ context.Co
 		if err != nil {
 			rp.stepsDone -= spent.Load()
 			rp.workDone -= spentWork
-			again, againWork := int64(key.steps), p.work(t) // the plan its retry starts with
-			if waited {
-				c := rp.waiting[key]
-				c.count++
-				again, againWork = c.plan, c.work
-			}
-			rp.grow(again-plan, againWork-planWork)
+			rp.grow(-plan, -planWork)
+			p.wait(rp, t)
 			return
 		}
 		for _, t := range next {
-			rp.add(p.steps(t), p.cost(t))
+			n, w := p.planOf(rp, t)
+			rp.tasks++
+			rp.grow(int64(n), w)
 		}
 		rp.tasksDone++
 		// A task that spent more than planned (a Gibbs chain replacing the records of its
 		// start's transient) adds the excess to the plan; one that reported nothing while it ran
 		// counts its steps now. Either is priced at what a step of its plan costs on average.
-		// A task that revised its plan (an annealing, whose plan held the chains it would start)
-		// leaves the plan with what it spent, up or down: its follow-on tasks, if any, joined it
-		// above, and one that diverged starts none.
+		// A task that revised its plan to hold the tasks it would start (an annealing, whose
+		// plan held its chains) leaves the plan with what it spent, up or down, when it starts
+		// them (they joined it above) or diverged (it starts none). Any other plan, revised or
+		// not, stands: a chain's revised plan is what its result accounts for, while what it
+		// spent may hold its rank's shared work, which the chain that accounts for it plans.
 		cost := 1.0
 		if plan > 0 {
 			cost = planWork / float64(plan)
@@ -243,7 +320,7 @@ func running(ctx context.Context, runID string, t estimators.Task) (_ context.Co
 			rp.stepsDone += int64(r.Steps)
 			rp.workDone += spentWork
 		}
-		if revised {
+		if revised && (len(next) > 0 || r.Divergence != "") {
 			rp.grow(int64(r.Steps)-plan, spentWork-planWork)
 		} else if extra := int64(r.Steps) - plan; extra > 0 {
 			rp.grow(extra, float64(extra)*cost)
@@ -312,8 +389,14 @@ type rankCost struct {
 
 // costLine returns the cost per step of a rank from the ranks seen: the weighted least-squares line
 // through them when it rises with the rank, else the nearest seen rank's cost scaled by (1 + rank).
+// Rank 1 is left out once a higher rank is seen: its chains may run a kernel of their own (nmf and
+// cp draw rank 1 from the data's margins, in one reanalysis 25 times cheaper per unit of its plan
+// than rank 2), which would pull the line far below the ranks above it.
 func costLine(seen []rankCost) func(rank int) float64 {
 	sort.Slice(seen, func(i, j int) bool { return seen[i].rank < seen[j].rank })
+	if len(seen) > 1 && seen[0].rank == 1 {
+		seen = seen[1:]
+	}
 	var w, wx, wy, wxx, wxy float64
 	for _, c := range seen {
 		x := float64(c.rank)

@@ -229,12 +229,12 @@ func runStaged(t *testing.T, c stagedConfig, ranks []int, fn *RunFn) ([]evidence
 	if err != nil {
 		t.Fatal(err)
 	}
-	progress := Track(fn.RunID, e, ranks, func(task estimators.Task) int {
+	progress := Track(fn.RunID, e, ranks, Plan{Steps: func(task estimators.Task, _ bool) int {
 		if task.Stage == 0 {
 			return firstSteps
 		}
 		return nextSteps
-	}, nil)
+	}})
 	defer Untrack(fn.RunID)
 	p, s := beam.NewPipelineWithRoot()
 	ev, _ := Estimate(s, e, ranks, fn)

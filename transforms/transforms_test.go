@@ -182,11 +182,16 @@ func TestLoadProblemCachesAndChecks(t *testing.T) {
 	}
 }
 
+// cold plans a task by steps whether it is warm or not.
+func cold(steps func(estimators.Task) int) func(estimators.Task, bool) int {
+	return func(t estimators.Task, _ bool) int { return steps(t) }
+}
+
 func TestProgress(t *testing.T) {
 	cfg := sti.Default("nmf")
 	e := estimators.STI{Config: cfg}
 	steps := func(t estimators.Task) int { return cfg.ChainSteps(estimators.ChainID(t), false, 2) }
-	p := Track("t1", e, []int{1, 2}, steps, nil)
+	p := Track("t1", e, []int{1, 2}, Plan{Steps: cold(steps)})
 	defer Untrack("t1")
 	s := p.Snapshot()
 	if s.Tasks != len(e.Tasks(1))+len(e.Tasks(2)) || s.TasksDone != 0 || s.ETA != 0 {
@@ -215,7 +220,7 @@ func TestProgressWhileRunning(t *testing.T) {
 	cfg := sti.Default("nmf")
 	e := estimators.STI{Config: cfg}
 	steps := func(t estimators.Task) int { return cfg.ChainSteps(estimators.ChainID(t), false, 2) }
-	p := Track("t2", e, []int{3}, steps, nil)
+	p := Track("t2", e, []int{3}, Plan{Steps: cold(steps)})
 	defer Untrack("t2")
 	total := p.Snapshot().Steps
 	task := e.Tasks(3)[len(cfg.Ladder)*cfg.Chains-1]
@@ -258,7 +263,7 @@ func TestProgressWeighsTheStepsByTheirCost(t *testing.T) {
 	e := estimators.STI{Config: cfg}
 	steps := func(estimators.Task) int { return 100 }
 	work := func(t estimators.Task) float64 { return float64(100 * (1 + 2*t.Index)) }
-	p := Track("t3", e, []int{2}, steps, work)
+	p := Track("t3", e, []int{2}, Plan{Steps: cold(steps), Work: func(t estimators.Task, _ bool) float64 { return work(t) }})
 	defer Untrack("t3")
 	tasks := e.Tasks(2)
 	ctx, finish := running(context.Background(), "t3", tasks[1])
@@ -278,7 +283,7 @@ func trackAnnealing(runID string) (*Progress, []estimators.Task, int) {
 	e := estimators.STI{Config: sti.DefaultAnnealed("nmf")}
 	steps := func(t estimators.Task) int { return e.TaskSteps(t, false) }
 	tasks := e.Tasks(2)
-	return Track(runID, e, []int{2}, steps, nil), tasks, steps(tasks[0])
+	return Track(runID, e, []int{2}, Plan{Steps: cold(steps)}), tasks, steps(tasks[0])
 }
 
 // A task that revises its plan as it runs (an annealing, whose number of temperatures is
@@ -326,7 +331,7 @@ func TestProgressSwapsAnAnnealingsChainsForTheirTasks(t *testing.T) {
 		next[i] = estimators.Task{Rank: 2, Stage: 1, Index: i}
 	}
 	finish(estimators.Result{Task: tasks[0], Steps: 40000}, next, nil)
-	chain := p.steps(next[0])
+	chain, _ := p.planOf(p.ranks[2], next[0])
 	if s := p.Snapshot(); s.Steps != int64(40000+30*chain+2*43000) || s.Tasks != 3+30 || s.StepsDone != 40000 {
 		t.Errorf("after the annealing: %+v, want a plan of 40 000 + 30 × %d + 2 × 43 000 steps over 33 tasks", s, chain)
 	}
@@ -369,6 +374,70 @@ func TestProgressRevisesTheTasksAlike(t *testing.T) {
 	}
 }
 
+// A task that says its rank starts cold (progress.Resumes) has the rank's tasks not yet started
+// planned cold; its own plan is its to revise (progress.Expect), and that revision does not reach
+// the tasks planned cold, even those whose cold plan equals its warm one. The ranks that have not
+// said are planned as the ranks that did went, warm and cold in proportion.
+func TestProgressTurnsARankCold(t *testing.T) {
+	cfg := sti.Default("nmf")
+	cfg.Ladder, cfg.Chains = evidence.Ladder{0, 0.5, 1}, 2
+	e := estimators.STI{Config: cfg}
+	// Every task is planned 100 steps warm; cold, those at t = 1 are planned 500.
+	steps := func(t estimators.Task, warm bool) int {
+		if !warm && t.Index == 2 {
+			return 500
+		}
+		return 100
+	}
+	const warmRank, coldRank = 6 * 100, 4*100 + 2*500
+	p := Track("t6", e, []int{2, 3, 4}, Plan{Steps: steps, Warm: map[int]bool{2: true, 3: true, 4: true}})
+	defer Untrack("t6")
+	tasks := e.Tasks(2)
+	if s := p.Snapshot(); s.Steps != 3*warmRank {
+		t.Fatalf("plan %d, want 3 ranks of 6 tasks of 100 warm", s.Steps)
+	}
+	first := tasks[0] // at t = 0: planned 100 warm and cold
+	ctx, finish := running(context.Background(), "t6", first)
+	progress.Resumes(ctx, false)
+	// Rank 2's tasks waiting are planned cold, and so are ranks 3 and 4, since every rank that
+	// said turned cold.
+	if s := p.Snapshot(); s.Steps != 3*coldRank {
+		t.Fatalf("plan %d after rank 2 turned cold, want 3 ranks of %d", s.Steps, coldRank)
+	}
+	progress.Expect(ctx, 300, 300)
+	if s := p.Snapshot(); s.Steps != 200+3*coldRank {
+		t.Fatalf("plan %d after the task's revision to 300, want 200 more than 3 × %d", s.Steps, coldRank)
+	}
+	progress.Resumes(ctx, true) // the rank has said
+	// It spends its 300 steps and, first of its rank to run, the rank's shared work (a mode
+	// search), which the rank's plan holds in the task that accounts for it.
+	progress.Add(ctx, 1300)
+	finish(estimators.Result{Task: first, Steps: 300}, nil, nil)
+	if s, w := p.Snapshot(), p.ranks[2].work+p.ranks[3].work+p.ranks[4].work; s.Steps != 200+3*coldRank || w != float64(s.Steps) {
+		t.Fatalf("plan %d steps of work %v after the task, want 200 + 3 × %d of as much", s.Steps, w, coldRank)
+	}
+	// A task of the rank that starts now takes its cold plan; one that fails waits again with it.
+	ctx, finish = running(context.Background(), "t6", tasks[5])
+	progress.Add(ctx, 200)
+	finish(estimators.Result{}, nil, fmt.Errorf("worker lost"))
+	if s := p.Snapshot(); s.Steps != 200+3*coldRank || s.StepsDone != 1300 {
+		t.Fatalf("after a cold task failed: %+v", s)
+	}
+	ctx, finish = running(context.Background(), "t6", tasks[5])
+	progress.Add(ctx, 500)
+	finish(estimators.Result{Task: tasks[5], Steps: 500}, nil, nil)
+	if s := p.Snapshot(); s.Steps != 200+3*coldRank || s.StepsDone != 1800 || s.TasksDone != 2 {
+		t.Errorf("after a cold task: %+v", s)
+	}
+	// Rank 3 says it resumes warm: it is planned warm, and rank 4, which has not said, half warm
+	// and half cold, its tasks at t = 1 (100 warm, 500 cold) at 300.
+	ctx, _ = running(context.Background(), "t6", e.Tasks(3)[0])
+	progress.Resumes(ctx, true)
+	if s := p.Snapshot(); s.Steps != 200+coldRank+warmRank+(4*100+2*300) {
+		t.Errorf("plan %d after rank 3 said it resumes warm, want 200 + %d + %d + %d", s.Steps, coldRank, warmRank, 4*100+2*300)
+	}
+}
+
 // The ETA prices the steps left at each rank's own cost so far, and a rank not yet started by
 // the line through the ranks seen: here a step costs 2 + rank seconds of a task, one task runs
 // at a time, and what remains is known exactly.
@@ -380,6 +449,15 @@ func TestETAFromCostsPerRank(t *testing.T) {
 	}
 	if got := costLine(seen[:1])(5); math.Abs(got-8) > 1e-9 {
 		t.Errorf("cost at rank 5 from rank 2 alone: %v, want 4·6/3 = 8", got)
+	}
+	// Rank 1, whose kernel may be another (nmf and cp read its margins), is left out of the line
+	// once a higher rank is seen, and scales alone.
+	withRank1 := append([]rankCost{{rank: 1, cost: 0.01, weight: 100}}, seen...)
+	if got := costLine(withRank1)(10); math.Abs(got-12) > 1e-9 {
+		t.Errorf("cost at rank 10 with a cheap rank 1 seen: %v, want 12", got)
+	}
+	if got := costLine(withRank1[:1])(3); math.Abs(got-0.02) > 1e-9 {
+		t.Errorf("cost at rank 3 from rank 1 alone: %v, want 0.01·4/2 = 0.02", got)
 	}
 	// A line that falls with the rank is not extrapolated: the nearest rank scales.
 	if got := costLine([]rankCost{{1, 5, 1}, {3, 4, 1}})(7); math.Abs(got-4*8.0/4) > 1e-9 {

@@ -68,6 +68,7 @@ func main() {
 	run := end - offset
 	var worstLeft, sumLeft, worstRun, sumRun float64
 	nLeft, nRun := 0, 0
+	var worstAt line // the line of the worst error as a fraction of the time left
 	for _, l := range lines {
 		if l.elapsed < run/10 {
 			continue
@@ -77,12 +78,16 @@ func main() {
 		worstRun, sumRun, nRun = max(worstRun, errRun), sumRun+errRun, nRun+1
 		if l.elapsed <= run*9/10 {
 			errLeft := math.Abs((l.eta - left).Seconds()) / left.Seconds()
-			worstLeft, sumLeft, nLeft = max(worstLeft, errLeft), sumLeft+errLeft, nLeft+1
+			if errLeft > worstLeft {
+				worstLeft, worstAt = errLeft, l
+			}
+			sumLeft, nLeft = sumLeft+errLeft, nLeft+1
 		}
 	}
 	fmt.Printf("run %s; %d progress lines after the first 10%%\n", run.Round(time.Second), nRun)
 	if nLeft > 0 {
-		fmt.Printf("ETA error as a fraction of the time left (10%%–90%% of the run): worst %.0f%%, mean %.0f%%\n", 100*worstLeft, 100*sumLeft/float64(nLeft))
+		fmt.Printf("ETA error as a fraction of the time left (10%%–90%% of the run): worst %.0f%% (at %s: ETA %s, time left %s), mean %.0f%%\n",
+			100*worstLeft, worstAt.elapsed.Round(time.Second), worstAt.eta, (end - worstAt.at).Round(time.Second), 100*sumLeft/float64(nLeft))
 	}
 	if nRun > 0 {
 		fmt.Printf("ETA error as a fraction of the run (after 10%%): worst %.0f%%, mean %.0f%%\n", 100*worstRun, 100*sumRun/float64(nRun))

@@ -469,13 +469,11 @@ func (j *selection) run(ctx context.Context, f *selectFlags, o pipelines.Options
 	if err != nil {
 		return nil, err
 	}
-	steps := func(t estimators.Task) int { return j.est.TaskSteps(t, warm[t.Rank]) }
-	var work func(estimators.Task) float64
+	plan := transforms.Plan{Steps: j.est.TaskSteps, Warm: warm}
 	if j.planner != nil {
-		steps = func(t estimators.Task) int { return j.planner.TaskSteps(t, warm[t.Rank]) }
-		work = func(t estimators.Task) float64 { return j.planner.TaskWork(t, warm[t.Rank]) }
+		plan.Steps, plan.Work = j.planner.TaskSteps, j.planner.TaskWork
 	}
-	progress := transforms.Track(runID, j.est, o.Ranks, steps, work)
+	progress := transforms.Track(runID, j.est, o.Ranks, plan)
 	defer transforms.Untrack(runID)
 	var stopProgress func()
 	showing := local && !dry && !f.quiet

@@ -11,6 +11,8 @@ type key struct{}
 
 type planKey struct{}
 
+type resumesKey struct{}
+
 // With returns ctx carrying report, which receives the steps spent as they are spent and what each
 // costs relative to the task's other steps. A task may spend steps on several goroutines at once
 // (the mode search's starts run in parallel), so report must be safe for concurrent use.
@@ -43,6 +45,22 @@ func WithPlan(ctx context.Context, plan func(steps int, work float64)) context.C
 func Expect(ctx context.Context, steps int, work float64) {
 	if plan, ok := ctx.Value(planKey{}).(func(int, float64)); ok {
 		plan(steps, work)
+	}
+}
+
+// WithResumes returns ctx carrying resumes, which hears whether the tasks of the task's rank
+// resume from saved states as they may have been planned to (warm), or start cold (a
+// reanalysis whose saved states no longer fit the grown data): the rank's tasks not yet started
+// are then planned accordingly. Like report, resumes must be safe for concurrent use.
+func WithResumes(ctx context.Context, resumes func(warm bool)) context.Context {
+	return context.WithValue(ctx, resumesKey{}, resumes)
+}
+
+// Resumes says whether the rank of the task ctx belongs to resumes from saved states (warm) or
+// starts cold: the verdict is the rank's, not only this task's (whose own plan Expect gives).
+func Resumes(ctx context.Context, warm bool) {
+	if resumes, ok := ctx.Value(resumesKey{}).(func(bool)); ok {
+		resumes(warm)
 	}
 }
 

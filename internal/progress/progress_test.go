@@ -35,3 +35,14 @@ func TestExpectReachesThePlan(t *testing.T) {
 		t.Fatalf("plan %d steps of work %v, want the last one, 90 and 120", got, work)
 	}
 }
+
+func TestResumesReachesItsListener(t *testing.T) {
+	Resumes(context.Background(), false) // no listener: nothing happens
+	var heard []bool
+	ctx := WithResumes(context.Background(), func(warm bool) { heard = append(heard, warm) })
+	Resumes(ctx, false)
+	Resumes(ctx, true)
+	if len(heard) != 2 || heard[0] || !heard[1] {
+		t.Fatalf("heard %v, want [false true]", heard)
+	}
+}
