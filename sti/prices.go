@@ -5,8 +5,8 @@ import (
 	"math"
 	"slices"
 	"sync"
+	"time"
 
-	"github.com/stirank/stirank/internal/cputime"
 	"github.com/stirank/stirank/internal/progress"
 	"github.com/stirank/stirank/models"
 	"github.com/stirank/stirank/rng"
@@ -142,19 +142,13 @@ func (p *Problem) timePrices(rank int) prices {
 	return pr
 }
 
-// timed returns the shorter of two runs of f, in seconds of the CPU time the process spends on
-// it (the first may still be allocating). CPU time, not wall time: a run's tasks share the cores,
-// so a step costs the run the core-time it takes, and the kinds of step spread over the cores
-// unequally. On the 257×275 spectrogram at rank 2 an ascent step took 2.9 units of wall time and
-// 1.7 of CPU time, a sweep about as many of either; priced by wall time, the mode search's steps
-// at the start of a rank's run went faster than their prices said and the ETA ran short by 10–15%
-// of the time left through the first half of a `reanalyze` (README, Output).
+// timed returns the shorter of two runs of f, in seconds: the first may still be allocating.
 func timed(f func()) float64 {
 	best := math.Inf(1)
 	for range 2 {
-		start := cputime.Now()
+		start := time.Now()
 		f()
-		best = min(best, (cputime.Now() - start).Seconds())
+		best = min(best, time.Since(start).Seconds())
 	}
 	return best
 }
