@@ -30,11 +30,7 @@ type rank1Augmented struct {
 }
 
 func newRank1Augmented(a *poissonAugmented) *rank1Augmented {
-	total := 0.0
-	for _, x := range a.m.margins[0] {
-		total += x
-	}
-	return &rank1Augmented{poissonAugmented: a, total: total, marginsT: math.NaN()}
+	return &rank1Augmented{poissonAugmented: a, total: floats.Sum(a.m.margins[0]), marginsT: math.NaN()}
 }
 
 func (a *rank1Augmented) Conditionals(t float64, mean, variance []float64) {
