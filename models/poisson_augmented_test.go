@@ -3,6 +3,7 @@ package models
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"runtime"
 	"slices"
 	"testing"
@@ -144,6 +145,95 @@ func TestAugmentedKernelGeweke(t *testing.T) {
 	t.Logf("mean of W[:, 0] %.4f ± %.4f; prior mean 1", mean, se)
 	if math.Abs(mean-1) > 4*se || se > 0.05 {
 		t.Errorf("mean of W[:, 0] %.4f ± %.4f, prior mean 1", mean, se)
+	}
+}
+
+// transferSweep makes transferRow's moves alone on every row of every factor at t.
+func transferSweep(a *poissonAugmented, r *rand.Rand, t float64, theta []float64) {
+	a.load(theta)
+	a.current = false
+	for k := range a.m.factors {
+		a.conditionalRates(k, t)
+		key := r.Uint64()
+		a.ridgePairs(key, k)
+		a.each(k, func(ch *augmentedChunk, lo, hi int) {
+			ch.st.Reset(key, uint64(k), uint64(lo))
+			clear(ch.colsum)
+			for i := lo; i < hi; i++ {
+				a.transferRow(ch, k, i, t, theta)
+				for c, v := range a.m.valueRow(a.f, k, i) {
+					ch.colsum[c] += v
+				}
+			}
+		})
+	}
+}
+
+// The transfer moves alone keep the posterior: θ drawn from the prior and X from p(X | θ) make θ a
+// draw of p(θ | X), which moves that keep p(θ | X) leave one, so after them θ is still distributed
+// as its prior, Exp(0.3) in every entry (t = 1: a wrong likelihood ratio shows; the cells' means
+// are about 30, so the likelihood bends the lines); at t = 0 they must
+// keep the prior itself (a wrong prior ratio or Jacobian shows). The moves keep Σλ and never leave
+// the lines they move on, so a single chain could not test them: every replica starts afresh. The
+// pairs are those of the default rule and, for a test of the move alone, every pair.
+func TestTransferKeepsThePosterior(t *testing.T) {
+	const R, replicas, batches, moves = 3, 40000, 40, 4
+	shape := []int{3, 2}
+	rates := []float64{0.3, 0.3}
+	defer func(c float64) { transferCos = c }(transferCos)
+	for _, c := range []struct{ temp, cos, moved float64 }{{1, 0, 0.5}, {0, 0, 0.5}, {1, transferCos, 0.1}} {
+		temp := c.temp
+		transferCos = c.cos
+		r := rng.New(5, 4)
+		theta := make([]float64, (shape[0]+shape[1])*R)
+		first, second := make([]float64, batches), make([]float64, batches)
+		moved := 0
+		for rep := range replicas {
+			for i := range theta {
+				theta[i] = r.ExpFloat64() / rates[0]
+			}
+			data, err := tensor.New(shape, shape[0]*shape[1])
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range shape[0] {
+				for j := range shape[1] {
+					lam := 0.0
+					for c := range R {
+						lam += theta[i*R+c] * theta[(shape[0]+j)*R+c]
+					}
+					if x := (distuv.Poisson{Lambda: lam, Src: r}).Rand(); x > 0 {
+						data.Append([]int{i, j}, x)
+					}
+				}
+			}
+			m, err := NewPoisson("nmf", data, R, rates, Direct)
+			if err != nil {
+				t.Fatal(err)
+			}
+			a := m.newAugmented(false)
+			before := theta[0]
+			for range moves {
+				transferSweep(a, r, temp, theta)
+			}
+			if theta[0] != before {
+				moved++
+			}
+			for _, v := range theta {
+				v *= rates[0]
+				first[rep*batches/replicas] += v / float64(len(theta)) * batches / replicas
+				second[rep*batches/replicas] += v * v / float64(len(theta)) * batches / replicas
+			}
+		}
+		m1, se1 := batchMean(first)
+		m2, se2 := batchMean(second)
+		t.Logf("t = %g, pairs of cosine ≥ %g: mean %.4f ± %.4f (1), mean square %.4f ± %.4f (2); W[0, 0] moved in %d of %d replicas", temp, c.cos, m1, se1, m2, se2, moved, replicas)
+		if math.Abs(m1-1) > 4*se1 || math.Abs(m2-2) > 4*se2 || se1 > 0.01 {
+			t.Errorf("t = %g: mean %.4f ± %.4f, mean square %.4f ± %.4f; rate·θ, Exp(1), has 1 and 2", temp, m1, se1, m2, se2)
+		}
+		if float64(moved) < c.moved*replicas {
+			t.Errorf("t = %g: W[0, 0] moved in %d of %d replicas", temp, moved, replicas)
+		}
 	}
 }
 
