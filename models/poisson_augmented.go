@@ -297,7 +297,7 @@ var transferCos = 0.8
 
 const (
 	transferMaxStep = 0.1
-	transfers       = 3
+	transfers       = 1
 	transferPairs   = 4
 )
 
@@ -385,7 +385,9 @@ func (a *poissonAugmented) transferRow(ch *augmentedChunk, k, i int, t float64, 
 	lams := ch.lam[:hi-lo]
 	if t > 0 {
 		for p := lo; p < hi; p++ {
-			lams[p-lo] = floats.Dot(row, a.others(g, p, ch.other))
+			if g.Values[p] > 0 { // a zero's λ enters only Σλ, which the moves keep
+				lams[p-lo] = floats.Dot(row, a.others(g, p, ch.other))
+			}
 		}
 	}
 	for range transfers {
@@ -438,8 +440,10 @@ func (a *poissonAugmented) transferRow(ch *augmentedChunk, k, i int, t float64, 
 		}
 		if t > 0 {
 			for p := lo; p < hi; p++ {
-				or, os := a.pairOthers(g, p, r, s)
-				lams[p-lo] += dr*or + ds*os
+				if g.Values[p] > 0 {
+					or, os := a.pairOthers(g, p, r, s)
+					lams[p-lo] += dr*or + ds*os
+				}
 			}
 		}
 		row[r], row[s] = xr, xs
