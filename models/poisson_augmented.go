@@ -362,13 +362,15 @@ func (a *poissonAugmented) ridgePairs(key uint64, k int) {
 // parallel, every cell of the row sees the same λ anywhere on that line: the posterior is a ridge
 // along it, shaped by the prior alone, which the Gibbs moves cross a count's worth at a time. With
 // large counts that takes thousands of sweeps: at rank 3 of an 8×6×5 CP tensor of 768 558 counts
-// drawn at rank 2 (bench/anneal's seed-7 set) a component split in two moved its shares by about
-// a tenth in a thousand sweeps at t = 1, and the evidence came out 13 nats below AIS (README).
+// drawn at rank 2 (bench/anneal's seed-7 set) one half of a true component split in two went
+// from 0.36 to 0.40 of the pair's mass in a thousand sweeps at t = 1 (0.91 in 16 000), and the
+// evidence came out 13 nats below AIS (README).
 // The share u = F[i,r]·mass[r]/M is proposed, half the time, from the prior along the line (a
 // density ∝ exp(−c·u) on (0, 1), so that the ratio is the likelihood's alone, and a flat ridge
-// accepts every proposal) and otherwise as u + N(0, transferMaxStep²) reflected into (0, 1); both
-// are symmetric in F up to the prior's factor, as the line maps u to F linearly with M fixed. λ is
-// computed once per row and kept up to date, so a move reads two components' products per cell.
+// accepts every proposal) and otherwise as u + N(0, transferMaxStep²) reflected into (0, 1), a
+// symmetric step whose ratio is the whole target's. The line maps u to F linearly with M fixed,
+// so densities in u are densities in F. λ is computed once per row and kept up to date, so a
+// move reads two components' products per cell.
 func (a *poissonAugmented) transferRow(ch *augmentedChunk, k, i int, t float64, theta []float64) {
 	m := a.m
 	lead := m.lead(k)
