@@ -175,64 +175,85 @@ func transferSweep(a *poissonAugmented, r *rand.Rand, t float64, theta []float64
 // are about 30, so the likelihood bends the lines); at t = 0 they must
 // keep the prior itself (a wrong prior ratio or Jacobian shows). The moves keep Σλ and never leave
 // the lines they move on, so a single chain could not test them: every replica starts afresh. The
-// pairs are those of the default rule and, for a test of the move alone, every pair.
+// pairs are those of the default rule and, for a test of the move alone, every pair; a matrix and
+// a 3-way tensor, whose cells read two other factors' rows.
 func TestTransferKeepsThePosterior(t *testing.T) {
 	const R, replicas, batches, moves = 3, 40000, 40, 4
-	shape := []int{3, 2}
-	rates := []float64{0.3, 0.3}
 	defer func(c float64) { transferCos = c }(transferCos)
-	for _, c := range []struct{ temp, cos, moved float64 }{{1, 0, 0.5}, {0, 0, 0.5}, {1, transferCos, 0.1}} {
-		temp := c.temp
-		transferCos = c.cos
-		r := rng.New(5, 4)
-		theta := make([]float64, (shape[0]+shape[1])*R)
-		first, second := make([]float64, batches), make([]float64, batches)
-		moved := 0
-		for rep := range replicas {
-			for i := range theta {
-				theta[i] = r.ExpFloat64() / rates[0]
-			}
-			data, err := tensor.New(shape, shape[0]*shape[1])
-			if err != nil {
-				t.Fatal(err)
-			}
-			for i := range shape[0] {
-				for j := range shape[1] {
+	for _, shape := range [][]int{{3, 2}, {3, 2, 2}} {
+		info, err := ForOrder(len(shape))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rates := make([]float64, len(shape))
+		offsets := make([]int, len(shape)+1)
+		for m := range shape {
+			rates[m] = 0.3
+			offsets[m+1] = offsets[m] + shape[m]*R
+		}
+		cells := 1
+		for _, n := range shape {
+			cells *= n
+		}
+		for _, c := range []struct{ temp, cos, moved float64 }{{1, 0, 0.5}, {0, 0, 0.5}, {1, transferCos, 0.1}} {
+			temp := c.temp
+			transferCos = c.cos
+			r := rng.New(5, 4)
+			theta := make([]float64, offsets[len(shape)])
+			first, second := make([]float64, batches), make([]float64, batches)
+			moved := 0
+			idx := make([]int, len(shape))
+			for rep := range replicas {
+				for i := range theta {
+					theta[i] = r.ExpFloat64() / rates[0]
+				}
+				data, err := tensor.New(shape, cells)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for n := range cells {
+					for m, rest := len(shape)-1, n; m >= 0; m-- {
+						idx[m], rest = rest%shape[m], rest/shape[m]
+					}
 					lam := 0.0
 					for c := range R {
-						lam += theta[i*R+c] * theta[(shape[0]+j)*R+c]
+						p := 1.0
+						for m, i := range idx {
+							p *= theta[offsets[m]+i*R+c]
+						}
+						lam += p
 					}
 					if x := (distuv.Poisson{Lambda: lam, Src: r}).Rand(); x > 0 {
-						data.Append([]int{i, j}, x)
+						data.Append(idx, x)
 					}
 				}
+				m, err := NewPoisson(info.Name, data, R, rates, Direct)
+				if err != nil {
+					t.Fatal(err)
+				}
+				a := m.newAugmented(false)
+				before := theta[0]
+				for range moves {
+					transferSweep(a, r, temp, theta)
+				}
+				if theta[0] != before {
+					moved++
+				}
+				for _, v := range theta {
+					v *= rates[0]
+					first[rep*batches/replicas] += v / float64(len(theta)) * batches / replicas
+					second[rep*batches/replicas] += v * v / float64(len(theta)) * batches / replicas
+				}
 			}
-			m, err := NewPoisson("nmf", data, R, rates, Direct)
-			if err != nil {
-				t.Fatal(err)
+			m1, se1 := batchMean(first)
+			m2, se2 := batchMean(second)
+			t.Logf("%s %v, t = %g, pairs of cosine ≥ %g: mean %.4f ± %.4f (1), mean square %.4f ± %.4f (2); θ[0] moved in %d of %d replicas", info.Name, shape, temp, c.cos, m1, se1, m2, se2, moved, replicas)
+			if math.Abs(m1-1) > 4*se1 || math.Abs(m2-2) > 4*se2 || se1 > 0.01 {
+				t.Errorf("%s, t = %g: mean %.4f ± %.4f, mean square %.4f ± %.4f; rate·θ, Exp(1), has 1 and 2", info.Name, temp, m1, se1, m2, se2)
 			}
-			a := m.newAugmented(false)
-			before := theta[0]
-			for range moves {
-				transferSweep(a, r, temp, theta)
+			if float64(moved) < c.moved*replicas {
+				t.Errorf("%s, t = %g: θ[0] moved in %d of %d replicas", info.Name, temp, moved, replicas)
 			}
-			if theta[0] != before {
-				moved++
-			}
-			for _, v := range theta {
-				v *= rates[0]
-				first[rep*batches/replicas] += v / float64(len(theta)) * batches / replicas
-				second[rep*batches/replicas] += v * v / float64(len(theta)) * batches / replicas
-			}
-		}
-		m1, se1 := batchMean(first)
-		m2, se2 := batchMean(second)
-		t.Logf("t = %g, pairs of cosine ≥ %g: mean %.4f ± %.4f (1), mean square %.4f ± %.4f (2); W[0, 0] moved in %d of %d replicas", temp, c.cos, m1, se1, m2, se2, moved, replicas)
-		if math.Abs(m1-1) > 4*se1 || math.Abs(m2-2) > 4*se2 || se1 > 0.01 {
-			t.Errorf("t = %g: mean %.4f ± %.4f, mean square %.4f ± %.4f; rate·θ, Exp(1), has 1 and 2", temp, m1, se1, m2, se2)
-		}
-		if float64(moved) < c.moved*replicas {
-			t.Errorf("t = %g: W[0, 0] moved in %d of %d replicas", temp, moved, replicas)
 		}
 	}
 }
