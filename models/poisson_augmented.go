@@ -290,14 +290,13 @@ func (a *poissonAugmented) conditionalRates(k int, t float64) {
 }
 
 // transferMaxStep is the spread of transferRow's local proposals of a component's share,
-// transfers the number of moves it makes per row, transferCos the product of cosines that makes
-// two components a pair for it (ridgePairs) and transferPairs·K the most pairs tried per factor
-// and sweep. The test of the move sets transferCos to 0 to try every pair.
+// transferCos the product of cosines that makes two components a pair for it (ridgePairs) and
+// transferPairs·K the most pairs tried per factor and sweep. The test of the move sets
+// transferCos to 0 to try every pair.
 var transferCos = 0.8
 
 const (
 	transferMaxStep = 0.1
-	transfers       = 1
 	transferPairs   = 4
 )
 
@@ -356,9 +355,8 @@ func (a *poissonAugmented) ridgePairs(key uint64, k int) {
 	}
 }
 
-// transferRow makes transfers Metropolis–Hastings moves of row i's mass between two components
-// r and s, a pair of ridgePairs drawn at random, each along the line that keeps the row's part
-// of Σλ, F[i,r]·mass[r] + F[i,s]·mass[s] = M. Where the other factors' columns of r and s are
+// transferRow makes a Metropolis–Hastings move of row i's mass between two components r and s,
+// a pair of ridgePairs drawn at random, along the line that keeps the row's part of Σλ, F[i,r]·mass[r] + F[i,s]·mass[s] = M. Where the other factors' columns of r and s are
 // parallel, every cell of the row sees the same λ anywhere on that line: the posterior is a ridge
 // along it, shaped by the prior alone, which the Gibbs moves cross a count's worth at a time. With
 // large counts that takes thousands of sweeps: at rank 3 of an 8×6×5 CP tensor of 768 558 counts
@@ -369,8 +367,8 @@ func (a *poissonAugmented) ridgePairs(key uint64, k int) {
 // density ∝ exp(−c·u) on (0, 1), so that the ratio is the likelihood's alone, and a flat ridge
 // accepts every proposal) and otherwise as u + N(0, transferMaxStep²) reflected into (0, 1), a
 // symmetric step whose ratio is the whole target's. The line maps u to F linearly with M fixed,
-// so densities in u are densities in F. λ is computed once per row and kept up to date, so a
-// move reads two components' products per cell.
+// so densities in u are densities in F. Zeros are not read: their λ enters only Σλ, which the
+// move keeps. (Three moves per row did no better than one on that tensor: README.)
 func (a *poissonAugmented) transferRow(ch *augmentedChunk, k, i int, t float64, theta []float64) {
 	m := a.m
 	lead := m.lead(k)
@@ -380,81 +378,59 @@ func (a *poissonAugmented) transferRow(ch *augmentedChunk, k, i int, t float64, 
 	g := a.lay.byRow[k]
 	lo, hi := g.Start[i], g.Start[i+1]
 	row := m.valueRow(a.f, k, i)
-	if cap(ch.lam) < hi-lo {
-		ch.up = make([]bool, max(hi-lo, 64))
-		ch.lam = make([]float64, max(hi-lo, 64))
+	pair := a.pairs[ch.st.Uint64()%uint64(len(a.pairs))]
+	r, s := pair[0], pair[1]
+	u0, step, accept := ch.st.Float64(), ch.st.NormFloat64()*transferMaxStep, ch.st.Float64()
+	mr, ms := a.mass[r], a.mass[s]
+	total := row[r]*mr + row[s]*ms
+	if !(total > 0) || !(mr > 0) || !(ms > 0) || math.IsInf(total, 0) {
+		return
 	}
-	lams := ch.lam[:hi-lo]
+	u := row[r] * mr / total
+	// The prior along the line is exp(−rate·(F[i,r] + F[i,s])) = exp(−c·u) up to a constant.
+	c := m.Rates[k] * total * (1/mr - 1/ms)
+	independent := u0 < 0.5
+	if independent {
+		u = truncatedExp(c, 2*u0)
+	} else {
+		u += step
+		for u < 0 || u > 1 {
+			if u < 0 {
+				u = -u
+			} else {
+				u = 2 - u
+			}
+		}
+	}
+	xr, xs := u*total/mr, (1-u)*total/ms
+	if !(xr > 0) || !(xs > 0) || math.IsInf(xr, 0) || math.IsInf(xs, 0) {
+		return
+	}
+	dr, ds := xr-row[r], xs-row[s]
+	logRatio := 0.0
+	if !independent {
+		logRatio = -m.Rates[k] * (dr + ds)
+	}
 	if t > 0 {
+		sum := 0.0
 		for p := lo; p < hi; p++ {
-			if g.Values[p] > 0 { // a zero's λ enters only Σλ, which the moves keep
-				lams[p-lo] = floats.Dot(row, a.others(g, p, ch.other))
+			if x := g.Values[p]; x > 0 {
+				or, os := a.pairOthers(g, p, r, s)
+				lam := floats.Dot(row, a.others(g, p, ch.other))
+				sum += x * logtab.Log((lam+dr*or+ds*os)/lam)
 			}
 		}
+		logRatio += t * sum
 	}
-	for range transfers {
-		pair := a.pairs[ch.st.Uint64()%uint64(len(a.pairs))]
-		r, s := pair[0], pair[1]
-		u0, step, accept := ch.st.Float64(), ch.st.NormFloat64()*transferMaxStep, ch.st.Float64()
-		mr, ms := a.mass[r], a.mass[s]
-		total := row[r]*mr + row[s]*ms
-		if !(total > 0) || !(mr > 0) || !(ms > 0) || math.IsInf(total, 0) {
-			continue
-		}
-		u := row[r] * mr / total
-		// The prior along the line is exp(−rate·(F[i,r] + F[i,s])) = exp(−c·u) up to a constant.
-		c := m.Rates[k] * total * (1/mr - 1/ms)
-		independent := u0 < 0.5
-		if independent {
-			u = truncatedExp(c, 2*u0)
-		} else {
-			u += step
-			for u < 0 || u > 1 {
-				if u < 0 {
-					u = -u
-				} else {
-					u = 2 - u
-				}
-			}
-		}
-		xr, xs := u*total/mr, (1-u)*total/ms
-		if !(xr > 0) || !(xs > 0) || math.IsInf(xr, 0) || math.IsInf(xs, 0) {
-			continue
-		}
-		dr, ds := xr-row[r], xs-row[s]
-		logRatio := 0.0
-		if !independent {
-			logRatio = -m.Rates[k] * (dr + ds)
-		}
-		if t > 0 {
-			sum := 0.0
-			for p := lo; p < hi; p++ {
-				if x := g.Values[p]; x > 0 {
-					or, os := a.pairOthers(g, p, r, s)
-					lam := lams[p-lo]
-					sum += x * logtab.Log((lam+dr*or+ds*os)/lam)
-				}
-			}
-			logRatio += t * sum
-		}
-		if !(logRatio >= 0) && !(accept < math.Exp(logRatio)) {
-			continue
-		}
-		if t > 0 {
-			for p := lo; p < hi; p++ {
-				if g.Values[p] > 0 {
-					or, os := a.pairOthers(g, p, r, s)
-					lams[p-lo] += dr*or + ds*os
-				}
-			}
-		}
-		row[r], row[s] = xr, xs
-		params := m.paramRow(theta, k, i)
-		if m.Param == LogScale {
-			xr, xs = logtab.Log(xr), logtab.Log(xs)
-		}
-		params[r-lead], params[s-lead] = xr, xs
+	if !(logRatio >= 0) && !(accept < math.Exp(logRatio)) {
+		return
 	}
+	row[r], row[s] = xr, xs
+	params := m.paramRow(theta, k, i)
+	if m.Param == LogScale {
+		xr, xs = logtab.Log(xr), logtab.Log(xs)
+	}
+	params[r-lead], params[s-lead] = xr, xs
 }
 
 // columnDot is Σ_i F_k[i, r]·F_k[i, s].
