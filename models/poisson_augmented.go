@@ -415,9 +415,9 @@ func (a *poissonAugmented) transferRow(ch *augmentedChunk, k, i int, t float64, 
 		sum := 0.0
 		for p := lo; p < hi; p++ {
 			if x := g.Values[p]; x > 0 {
-				or, os := a.pairOthers(g, p, r, s)
-				lam := floats.Dot(row, a.others(g, p, ch.other))
-				sum += x * logtab.Log((lam+dr*or+ds*os)/lam)
+				o := a.others(g, p, ch.other)
+				lam := floats.Dot(row, o)
+				sum += x * logtab.Log((lam+dr*o[r]+ds*o[s])/lam)
 			}
 		}
 		logRatio += t * sum
@@ -453,25 +453,6 @@ func truncatedExp(c, v float64) float64 {
 		return 1 - truncatedExp(-c, 1-v)
 	}
 	return -math.Log1p(v*math.Expm1(-c)) / c
-}
-
-// pairOthers is components r's and s's Π_{m≠k} F_m[i_m, ·] at cell p of mode k's rows (others).
-func (a *poissonAugmented) pairOthers(g *tensor.ByRow, p, r, s int) (float64, float64) {
-	m := a.m
-	if len(m.factors) == 2 {
-		o := m.valueRow(a.f, 1-g.Mode, int(g.Other[0][p]))
-		return o[r], o[s]
-	}
-	or, os := 1.0, 1.0
-	j := 0
-	for k := range m.factors {
-		if k != g.Mode {
-			o := m.valueRow(a.f, k, int(g.Other[j][p]))
-			or, os = or*o[r], os*o[s]
-			j++
-		}
-	}
-	return or, os
 }
 
 // Ascend is one sweep of EM for the mode of the power posterior at t in log space (θ = log F,
