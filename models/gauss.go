@@ -37,6 +37,16 @@ func init() {
 			}
 			return m.LogEvidence(), nil
 		},
+		PowerVariance: func(data *tensor.Sparse, R int, s Spec) (func(t float64) float64, error) {
+			m, err := NewGauss(data.Values, R, gaussPriorOf(s.Params))
+			if err != nil {
+				return nil, err
+			}
+			return func(t float64) float64 {
+				_, v := m.PowerPosterior(t)
+				return v
+			}, nil
+		},
 	})
 }
 

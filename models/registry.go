@@ -78,6 +78,9 @@ type Info struct {
 	// on the factors, the model the baselines (Chib's method, AIS) estimate, and returns the rate
 	// of every mode for hyper-parameters p.
 	ExpPoissonRates func(p Params) []float64
+	// PowerVariance, when set, returns the exact v(t) = Var_t[log p(X | θ)] of the model's power
+	// posteriors at rank R, which sti's record allocation reads (sti.Config.Allocate).
+	PowerVariance func(data *tensor.Sparse, R int, s Spec) (func(t float64) float64, error)
 }
 
 // PriorHypers are the hyper-parameters of the model's distribution, without the STI engine's

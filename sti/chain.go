@@ -35,10 +35,13 @@ type Problem struct {
 	modes    sync.Map // rank → *rankMode
 	descents sync.Map // descentKey → *descent
 	models   sync.Map // rank → *rankModel
-	// rank1 is the exact rank-1 curve log Z(t) that allocates each rank's records to its rungs
-	// (Config.Allocate), nil for Steps − Burnin at every rung; records holds them by rank.
-	rank1   func(t float64) (float64, error)
-	records sync.Map // rank → *rankRecords
+	// rank1 is the exact rank-1 curve log Z(t) and powerVariance the model's exact
+	// Var_t[log p(X | θ)] (models.Info.PowerVariance), either of which allocates each rank's
+	// records to its rungs (Config.Allocate, rungVariance); both nil for Steps − Burnin at every
+	// rung. records holds them by rank.
+	rank1         func(t float64) (float64, error)
+	powerVariance func(data *tensor.Sparse, R int, s models.Spec) (func(t float64) float64, error)
+	records       sync.Map // rank → *rankRecords
 	// rankPrices holds what each kind of step costs, by rank (prices), for the progress plan
 	// and the chains' reports.
 	rankPrices sync.Map // rank → *rankPrices
@@ -145,6 +148,9 @@ func NewProblem(data *tensor.Sparse, spec models.Spec, cfg Config) (*Problem, er
 		if cfg.Allocate {
 			p.rank1 = logZ
 		}
+	}
+	if info, _ := models.Lookup(spec.Name); cfg.Allocate && p.rank1 == nil {
+		p.powerVariance = info.PowerVariance
 	}
 	if cfg.Blocks > 1 {
 		if !spec.Factored() {

@@ -98,9 +98,9 @@ type Config struct {
 	Annealing *Annealing `json:"annealing,omitempty"`
 	// Allocate gives each rung of the ladder its share of the chains' records, (Steps − Burnin)
 	// times the number of rungs above t = 0 in all, in proportion to the standard deviation it
-	// adds to the integral on the model's exact rank-1 curve (nmf and cp, the models with
-	// models.Info.ExpPoissonRates; others keep Steps − Burnin at every rung; see
-	// allocateRecords). Every worker computes it from the same data, and Problem.ChainSteps
+	// adds to the integral on the model's exact curve: the rank-1 curve of nmf and cp (the models
+	// with models.Info.ExpPoissonRates) or the model's own (models.Info.PowerVariance: gauss);
+	// others keep Steps − Burnin at every rung (see allocateRecords). Every worker computes it from the same data, and Problem.ChainSteps
 	// counts it.
 	Allocate bool `json:"allocate,omitempty"`
 	// Rank1, when set, replaces at rank 1 the ladder by the power ladder of Rank1.Rungs
@@ -263,6 +263,10 @@ func DefaultSGMCMC(model string) Config {
 		c.WarmBurnin = 20
 		c.Subsample = 250
 		c.Step = 1
+		// Records go where the model's exact curve puts the integral's variance
+		// (Config.Allocate): over ranks 1–10 of four sets and 8 seeds, 320 estimates in all, the
+		// RMS offset from the exact evidence fell from 0.14–0.26 nats to 0.10–0.16 (README).
+		c.Allocate = info.PowerVariance != nil
 		return c
 	}
 	// LM's O(ε²) bias grows with the number of parameters: ε = 0.5 is ~6–10 nats low on 30×20
@@ -367,7 +371,7 @@ func Default(model string) Config {
 func DefaultAnnealed(model string) Config {
 	c := DefaultSGMCMC(model)
 	c.Ladder, c.FitLadder, c.Starts, c.StartSteps, c.StartEM = nil, false, 0, 0, 0
-	c.Chains, c.Steps, c.Burnin = 3, 100, 25
+	c.Chains, c.Steps, c.Burnin, c.Allocate = 3, 100, 25, false
 	a := &Annealing{Particles: 56, CESS: 0.8, Resample: 0.5, Sweeps: 1, Chains: 8, Step: 0.125, MaxStages: 10000, Rungs: 30}
 	if info, _ := models.Lookup(model); !info.Factored {
 		a.Particles, a.Sweeps, a.Chains = 64, 5, 0

@@ -47,21 +47,45 @@ func (p *Problem) Records(R, ti int) int {
 func (p *Problem) recordsAt(R, ti int) (int, error) {
 	cfg := p.RankConfig(R)
 	n := cfg.Steps - cfg.Burnin
-	if p.rank1 == nil {
+	if p.rank1 == nil && p.powerVariance == nil {
 		return n, nil
 	}
 	v, _ := p.records.LoadOrStore(R, &rankRecords{})
 	rr := v.(*rankRecords)
-	rr.once.Do(func() { rr.n, rr.err = allocateRecords(p.rank1, cfg.Ladder, R, n, p.split) })
+	rr.once.Do(func() {
+		variance, err := p.rungVariance(R)
+		if err != nil {
+			rr.err = err
+			return
+		}
+		rr.n, rr.err = allocateRecords(variance, cfg.Ladder, R, n, p.split)
+	})
 	if rr.err != nil {
 		return 0, fmt.Errorf("rank %d: allocating the records to the rungs: %w", R, rr.err)
 	}
 	return rr.n[ti], nil
 }
 
+// rungVariance returns v(t) = Var_t[log p(X | θ)] at rank R as the allocation reads it: the
+// model's own exact curve where it has one (the Gaussian model), and for Poisson NMF and CP the
+// exact rank-1 curve read at t/R (allocateRecords).
+func (p *Problem) rungVariance(R int) (func(t float64) (float64, error), error) {
+	if p.rank1 == nil {
+		v, err := p.powerVariance(p.Data, R, p.Spec)
+		if err != nil {
+			return nil, err
+		}
+		return func(t float64) (float64, error) { return v(t), nil }, nil
+	}
+	return func(t float64) (float64, error) {
+		v1, err := curvature(p.rank1, t/float64(R))
+		return v1 / float64(R), err
+	}, nil
+}
+
 // allocateRecords returns the records each rung of ladder l gets at rank R (Config.Allocate),
-// where a uniform ladder would give each n, from the exact rank-1 curve logZ of data with
-// eventsPerCell counts per stored cell.
+// where a uniform ladder would give each n, from the rungs' variances v(t) of log p(X | θ)
+// (rungVariance) on data with eventsPerCell counts per stored cell.
 //
 // The integral's variance is Σ_i (wf_i² s_i² + 2 wv_i² v_i²)/n_i over the rungs, wf and wv the
 // rule's weights (evidence.Ladder.Rule), s_i² the variance of a rung's mean per record and v_i
@@ -80,18 +104,17 @@ func (p *Problem) recordsAt(R, ti int) (int, error) {
 // t); they cost what a uniform ladder's do, and are no more in all.
 // Records leave the rungs near t = 0, where the prior dominates and the rule's weights are tiny,
 // for those where the likelihood takes over. The rung at t = 0 (prior draws) keeps n.
-func allocateRecords(logZ func(float64) (float64, error), l evidence.Ladder, R, n int, eventsPerCell float64) ([]int, error) {
+func allocateRecords(variance func(t float64) (float64, error), l evidence.Ladder, R, n int, eventsPerCell float64) ([]int, error) {
 	wf, wv := l.Rule()
 	K := len(l) - 1
 	share := make([]float64, len(l)) // √(variance per record / cost per record)
 	cost := make([]float64, len(l))
 	var sumShare, sumCost, sumCostShare float64
 	for i := 1; i < len(l); i++ {
-		v1, err := curvature(logZ, l[i]/float64(R))
+		v, err := variance(l[i])
 		if err != nil {
 			return nil, err
 		}
-		v := v1 / float64(R)
 		cost[i] = sweepCost(l[i], R, eventsPerCell)
 		share[i] = math.Sqrt((wf[i]*wf[i]*v + 2*wv[i]*wv[i]*v*v) / cost[i])
 		sumShare += share[i]

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/stirank/stirank/models"
+	"github.com/stirank/stirank/rng"
+	"github.com/stirank/stirank/tensor"
 )
 
 // Allocated records stay within their bounds, add up to no more than a uniform ladder records,
@@ -78,5 +80,52 @@ func TestAllocationLowersTheStandardError(t *testing.T) {
 	}
 	if diff := math.Abs(mean[1] - mean[0]); diff > 3*math.Sqrt((v[0]+v[1])/seeds) {
 		t.Errorf("the means differ by %.2f, over 3 standard errors", diff)
+	}
+}
+
+// The Gaussian model allocates its records from its own exact curve: at ranks far below the data's
+// (500 values drawn at rank 8), where the integral's variance sits at a few rungs, the chains'
+// standard error falls for no more steps, and both estimates stay within their errors of the
+// exact evidence.
+func TestGaussAllocationLowersTheStandardError(t *testing.T) {
+	x, _ := models.GenerateGauss(rng.New(22, 77), 500, 8, models.ICASSPGauss)
+	d, err := tensor.New([]int{len(x)}, len(x))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range x {
+		d.Append([]int{i}, v)
+	}
+	spec := models.GaussSpec(models.ICASSPGauss)
+	for _, R := range []int{1, 2} {
+		m, err := models.NewGauss(d.Values, R, models.ICASSPGauss)
+		if err != nil {
+			t.Fatal(err)
+		}
+		exact := m.LogEvidence()
+		var v, mean, steps [2]float64
+		const seeds = 3
+		for k, allocate := range []bool{false, true} {
+			for s := uint64(1); s <= seeds; s++ {
+				cfg := Default("gauss")
+				cfg.Allocate, cfg.Seed = allocate, s
+				res := sweep(t, d, spec, cfg, []int{R})[0]
+				v[k] += res.StdErrWithin * res.StdErrWithin / seeds
+				mean[k] += res.LogEvidence / seeds
+				steps[k] += float64(res.Steps) / seeds
+			}
+		}
+		t.Logf("rank %d: within-chain variance %.3f uniform, %.3f allocated; offsets from exact %+.2f and %+.2f; steps %.0f and %.0f", R, v[0], v[1], mean[0]-exact, mean[1]-exact, steps[0], steps[1])
+		if v[0] < 1.4*v[1] {
+			t.Errorf("rank %d: allocated records leave %.2f of the uniform ladder's variance", R, v[1]/v[0])
+		}
+		if steps[1] > 1.01*steps[0] {
+			t.Errorf("rank %d: allocated chains spend %.0f steps, uniform ones %.0f", R, steps[1], steps[0])
+		}
+		for k := range mean {
+			if off := math.Abs(mean[k] - exact); off > 3*math.Sqrt(v[k]/seeds) {
+				t.Errorf("rank %d, allocate %v: the mean is %.2f from exact, over 3 standard errors (%.2f)", R, k == 1, off, math.Sqrt(v[k]/seeds))
+			}
+		}
 	}
 }

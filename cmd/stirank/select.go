@@ -69,6 +69,18 @@ func fittedLadderModels() string {
 	return strings.Join(names, ", ")
 }
 
+// allocatedModels lists the models whose chains' records --allocate shares among the rungs: those
+// with the exact rank-1 curve (fittedLadderModels) and those with their own (Info.PowerVariance).
+func allocatedModels() string {
+	var names []string
+	for _, info := range models.All() {
+		if info.ExpPoissonRates != nil || info.PowerVariance != nil {
+			names = append(names, info.Name)
+		}
+	}
+	return strings.Join(names, ", ")
+}
+
 // embeddedPrefix selects an embedded dataset with --data.
 const embeddedPrefix = "embedded:"
 
@@ -201,7 +213,7 @@ func newSelectFlagSet(name, synopsis, help string, extra func(*flag.FlagSet)) (*
 	fs.IntVar(&f.burnin, "burnin", 0, fmt.Sprintf("burn-in steps per chain (default: %s; at most a fifth of --steps when only --steps is given)", perModelDefault(func(c sti.Config) any { return c.Burnin })))
 	fs.IntVar(&f.descent, "descent", 0, fmt.Sprintf("%s: sweeps per rung of a walk down the ladder from the rank's mode, one per replica, that starts each rung's chain (0: every chain starts at the mode) (default: %s)", gibbsModels(), perModelDefault(func(c sti.Config) any { return c.Descent })))
 	fs.IntVar(&f.relax, "relax", 0, fmt.Sprintf("%s: sweeps at t = 1 that each replica's walk makes from the rank's mode before it walks down the ladder (default: %s, scaled with --steps)", gibbsModels(), perModelDefault(func(c sti.Config) any { return c.Relax })))
-	fs.BoolVar(&f.allocate, "allocate", true, fittedLadderModels()+": each rung's chains record in proportion to the standard deviation the rung adds to the integral, per unit of cost, on the exact rank-1 curve, for no more cost and no more records in all (see README; --allocate=false: --steps minus --burnin at every rung)")
+	fs.BoolVar(&f.allocate, "allocate", true, allocatedModels()+": each rung's chains record in proportion to the standard deviation the rung adds to the integral, per unit of cost, on an exact curve (nmf, cp: rank 1's; gauss: its own), for no more cost and no more records in all (see README; --allocate=false: --steps minus --burnin at every rung)")
 	fs.BoolVar(&f.stein, "stein", true, gibbsModels()+": the Gibbs chains' rung means are controlled by Stein variates about the rank's mode and, at rank 1, by the log-likelihood's conditional expectations given all factors but one, which keep their expectation and remove most of their variance (--stein=false: plain means)")
 	fs.Float64Var(&f.step, "step", 0, fmt.Sprintf("step size after burn-in (default: %s)", perModelDefault(func(c sti.Config) any { return c.Step })))
 	fs.IntVar(&f.subsample, "subsample", 0, fmt.Sprintf("cells per step, drawn at random (default: %s; 0 is all cells)", perModelDefault(func(c sti.Config) any { return c.Subsample })))
@@ -725,8 +737,8 @@ func selectConfig(model string, f *selectFlags, set map[string]bool) (sti.Config
 		if cfg.Annealing != nil {
 			return cfg, "", usagef("--allocate shares the records of a fixed ladder's chains among its rungs: it does not apply with --anneal")
 		}
-		if info, _ := models.Lookup(model); f.allocate && info.ExpPoissonRates == nil {
-			return cfg, "", usagef("--allocate needs the exact rank-1 curve of %s; the %s model has none", fittedLadderModels(), model)
+		if info, _ := models.Lookup(model); f.allocate && info.ExpPoissonRates == nil && info.PowerVariance == nil {
+			return cfg, "", usagef("--allocate needs an exact curve to read the rungs' variances from (%s); the %s model has none", allocatedModels(), model)
 		}
 		cfg.Allocate = f.allocate
 	}
