@@ -5,8 +5,6 @@ import (
 	"testing"
 
 	"github.com/stirank/stirank/models"
-	"github.com/stirank/stirank/rng"
-	"github.com/stirank/stirank/tensor"
 )
 
 // Allocated records stay within their bounds, add up to no more than a uniform ladder records,
@@ -88,14 +86,7 @@ func TestAllocationLowersTheStandardError(t *testing.T) {
 // standard error falls for no more steps, and both estimates stay within their errors of the
 // exact evidence.
 func TestGaussAllocationLowersTheStandardError(t *testing.T) {
-	x, _ := models.GenerateGauss(rng.New(22, 77), 500, 8, models.ICASSPGauss)
-	d, err := tensor.New([]int{len(x)}, len(x))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i, v := range x {
-		d.Append([]int{i}, v)
-	}
+	d := gaussDataN(t, 500, 8, 22)
 	spec := models.GaussSpec(models.ICASSPGauss)
 	for _, R := range []int{1, 2} {
 		m, err := models.NewGauss(d.Values, R, models.ICASSPGauss)

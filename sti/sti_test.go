@@ -19,7 +19,13 @@ import (
 
 func gaussData(t testing.TB, trueR int, seed uint64) *tensor.Sparse {
 	t.Helper()
-	x, _ := models.GenerateGauss(rng.New(seed, 77), 5000, trueR, models.ICASSPGauss)
+	return gaussDataN(t, 5000, trueR, seed)
+}
+
+// gaussDataN is n values drawn from the Gaussian model at rank trueR, in the ICASSP setting.
+func gaussDataN(t testing.TB, n, trueR int, seed uint64) *tensor.Sparse {
+	t.Helper()
+	x, _ := models.GenerateGauss(rng.New(seed, 77), n, trueR, models.ICASSPGauss)
 	d, err := tensor.New([]int{len(x)}, len(x))
 	if err != nil {
 		t.Fatal(err)
