@@ -98,10 +98,10 @@ type Config struct {
 	Annealing *Annealing `json:"annealing,omitempty"`
 	// Allocate gives each rung of the ladder its share of the chains' records, (Steps − Burnin)
 	// times the number of rungs above t = 0 in all, in proportion to the standard deviation it
-	// adds to the integral on the model's exact curve: the rank-1 curve of nmf and cp (the models
-	// with models.Info.ExpPoissonRates) or the model's own (models.Info.PowerVariance: gauss);
-	// others keep Steps − Burnin at every rung (see allocateRecords). Every worker computes it from the same data, and Problem.ChainSteps
-	// counts it.
+	// adds to the integral on an exact curve: the rank-1 curve of the models with
+	// models.Info.ExpPoissonRates, or the model's own (models.Info.PowerVariance); others keep
+	// Steps − Burnin at every rung (see allocateRecords). Every worker computes it from the same
+	// data, and Problem.ChainSteps counts it.
 	Allocate bool `json:"allocate,omitempty"`
 	// Rank1, when set, replaces at rank 1 the ladder by the power ladder of Rank1.Rungs
 	// temperatures (fitted to the data like Ladder under FitLadder) and the chains' lengths by

@@ -66,9 +66,9 @@ func (p *Problem) recordsAt(R, ti int) (int, error) {
 	return rr.n[ti], nil
 }
 
-// rungVariance returns v(t) = Var_t[log p(X | θ)] at rank R as the allocation reads it: the
-// model's own exact curve where it has one (the Gaussian model), and for Poisson NMF and CP the
-// exact rank-1 curve read at t/R (allocateRecords).
+// rungVariance returns v(t) = Var_t[log p(X | θ)] at rank R as the allocation reads it: the exact
+// rank-1 curve read at t/R where the model has one (rank1, allocateRecords), otherwise the
+// model's own exact curve at rank R (powerVariance).
 func (p *Problem) rungVariance(R int) (func(t float64) (float64, error), error) {
 	if p.rank1 == nil {
 		v, err := p.powerVariance(p.Data, R, p.Spec)
