@@ -7,9 +7,10 @@
 // their means agree within their noise at every rung; where f(t) changes phase, the walk up keeps
 // the phase of small t and the walk down that of t = 1 over a range of rungs, and the chains
 // differ there by tens to hundreds of nats. It prints the rungs and the loop's area, the sum over
-// the rungs' intervals of Δt times the mean of the differences at their ends, and its largest term: the trapezoid integrals of
-// the two walks' chain means differ by it, and the evidence lies between them, much nearer the
-// walk down's wherever the phase of t = 1 takes over at small t.
+// the rungs' intervals of Δt times the mean of the differences at their ends, and its largest
+// term. The trapezoid integrals of the two walks' chain means differ by the area; where each
+// walk's chains hold one phase, the evidence lies between them, nearer the walk down's the lower
+// the temperature at which the phase of t = 1 takes over.
 //
 // On large data the chains relax over more sweeps than either walk gives them, and the two also
 // differ where no phase changes (the walk up low, the walk down high): the area is a sign of a
