@@ -40,14 +40,14 @@ func main() {
 	R := flag.Int("rank", 2, "rank")
 	rate := flag.Float64("rate", 1, "rate of the exponential prior of every factor")
 	seed := flag.Uint64("seed", 1, "seed of the walks and chains")
-	rungs := flag.Int("rungs", 30, "rungs of the power ladder t_i = (i/rungs)^6")
+	rungs := flag.Int("rungs", 30, fmt.Sprintf("rungs of the power ladder t_i = (i/rungs)^%g", float64(evidence.DefaultPower)))
 	walk := flag.Int("walk", 20, "sweeps per rung of each walk")
 	steps := flag.Int("steps", 200, "sweeps of each rung's chain")
 	burnin := flag.Int("burnin", 40, "burn-in sweeps of each chain")
 	relax := flag.Int("relax", 1000, "sweeps at t = 1 between the walks")
 	flag.Parse()
-	if *dir == "" || *R < 1 || *burnin >= *steps {
-		log.Fatal("usage: go run ./bench/hysteresis -data DIR -rank R -rate RATE (and -burnin below -steps)")
+	if *dir == "" || *R < 1 || *rungs < 1 || *burnin >= *steps {
+		log.Fatal("usage: go run ./bench/hysteresis -data DIR -rank R -rate RATE (and -rungs at least 1, -burnin below -steps)")
 	}
 	ds, err := tensorio.Read(context.Background(), *dir, tensorio.ReadOptions{Counts: true})
 	if err != nil {
