@@ -43,6 +43,11 @@ type ChainSummary struct {
 	Divergence string
 	// Warm says the chain resumed from a saved state instead of the configured start.
 	Warm bool
+	// Ascent, carried by one chain of a rank, holds the mean log-likelihood of a walk back up the
+	// ladder at each rung from AscentFrom to t = 1 (sti's phase check), which Combine compares
+	// with the rungs' means (PhaseCheck).
+	Ascent     []float64
+	AscentFrom int
 }
 
 // Rung is the combined estimate at one temperature.
@@ -95,6 +100,12 @@ type RankEvidence struct {
 	Replicas                 int
 	TIStdErr, SMC, SMCStdErr float64
 	Disagree                 bool
+	// Hysteresis is the area between the rungs' means and a walk back up the ladder where one
+	// of the rank's chains carries it (ChainSummary.Ascent), and Phase says the two part beyond
+	// their noise: f(t) changes phase and the chains keep the phase of t = 1 below where it
+	// gives way. StdErr then includes PhaseVariance(Hysteresis). See PhaseCheck.
+	Hysteresis float64
+	Phase      bool
 }
 
 // Combine reduces the chain summaries of one rank into its log evidence. Every rung of the ladder
@@ -169,6 +180,14 @@ func Combine(l Ladder, chains []ChainSummary) (RankEvidence, error) {
 			total += math.Max(b, within[i])
 		}
 		re.StdErr = math.Sqrt(total)
+	}
+	for _, c := range chains {
+		if len(c.Ascent) > 0 {
+			re.Hysteresis, re.Phase = PhaseCheck(l, re.Rungs, c.AscentFrom, c.Ascent)
+			if re.Phase {
+				re.StdErr = math.Sqrt(re.StdErr*re.StdErr + PhaseVariance(re.Hysteresis))
+			}
+		}
 	}
 	return re, nil
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+
+	"github.com/stirank/stirank/evidence"
 )
 
 // Thresholds of the diagnostics: loose enough that a healthy default run raises none, tight
@@ -23,7 +25,7 @@ const (
 
 // Issue is one reason to doubt the estimate of a rank.
 type Issue struct {
-	// Kind is a short tag: diverged, disagree, low-ess, spread or decreasing.
+	// Kind is a short tag: diverged, disagree, phase, low-ess, spread or decreasing.
 	Kind string
 	// Detail explains it in one sentence with the numbers that raised it.
 	Detail string
@@ -70,8 +72,13 @@ func (rr RankResult) Diagnose() Diagnostics {
 			d.Issues = append(d.Issues, Issue{"low-ess", fmt.Sprintf("a rung's mean rests on %.1f effective samples (fewer than %d): its chains barely moved; run more steps.", d.ESSMin, minESS)})
 		}
 	}
-	if within := float64(rr.StdErrWithin); within > 0 && float64(rr.StdErr) > maxSpread*within {
-		d.Issues = append(d.Issues, Issue{"spread", fmt.Sprintf("the replicas spread %.1f times more than their within-chain noise explains: one may sit in another mode.", float64(rr.StdErr)/within)})
+	se := float64(rr.StdErr)
+	if rr.Phase {
+		d.Issues = append(d.Issues, Issue{"phase", fmt.Sprintf("a walk back up the ladder from t = 0.01 parts from the chains by %.1f nats of the integral, which the stderr includes: f(t) changes phase, or the chains hold a basin the walk did not reach, and the estimate may be high. Check it with stirank ais (100 000 temperatures or more).", float64(rr.Hysteresis))})
+		se = math.Sqrt(math.Max(0, se*se-evidence.PhaseVariance(float64(rr.Hysteresis))))
+	}
+	if within := float64(rr.StdErrWithin); within > 0 && se > maxSpread*within {
+		d.Issues = append(d.Issues, Issue{"spread", fmt.Sprintf("the replicas spread %.1f times more than their within-chain noise explains: one may sit in another mode.", se/within)})
 	}
 	// f is non-decreasing in t (its derivative is a variance); an annealed run's rungs belong
 	// to several replicas' ladders, whose means are not comparable rung by rung.

@@ -127,6 +127,11 @@ type RankResult struct {
 	SMC       Float `json:"smc,omitempty"`
 	SMCStdErr Float `json:"smc_stderr,omitempty"`
 	Disagree  bool  `json:"disagree,omitempty"`
+	// Hysteresis is the area between the rungs' means and the phase check's walk back up the
+	// ladder (sti.Config.Ascent) from t = 0.01, and phase says f(t) changes phase there: the
+	// estimate is then likely high and stderr includes the area (evidence.PhaseCheck).
+	Hysteresis Float `json:"hysteresis,omitempty"`
+	Phase      bool  `json:"phase,omitempty"`
 	// Ladder lists the rungs, for an annealed run every temperature of every replica's ladder.
 	Ladder []Rung `json:"ladder"`
 }
@@ -216,6 +221,7 @@ func (r *Result) addRanks(want []int, ests []evidence.RankEvidence) error {
 		}
 		rr.Rank, rr.LogEvidence, rr.StdErr, rr.StdErrWithin = rank, Float(re.LogEvidence), Float(re.StdErr), Float(re.StdErrWithin)
 		rr.Steps, rr.CellEvals, rr.Diverged, rr.WarmChains = int64(re.Steps), re.CellEvals, re.Diverged, re.WarmChains
+		rr.Hysteresis, rr.Phase = Float(re.Hysteresis), re.Phase
 		if re.Replicas > 0 {
 			rr.Replicas, rr.TIStdErr, rr.SMC, rr.SMCStdErr, rr.Disagree = re.Replicas, Float(re.TIStdErr), Float(re.SMC), Float(re.SMCStdErr), re.Disagree
 		}

@@ -180,6 +180,7 @@ const (
 	streamSweep
 	streamDescent
 	streamCost
+	streamAscent
 )
 
 // initStream is the stream chain id draws its prior draws from.
@@ -364,6 +365,15 @@ func (p *Problem) Resume(ctx context.Context, id ChainID, from *State) (evidence
 			sum.Warm = true
 		}
 		records, cv, div, sum.Steps = p.walk(ctx, w, from != nil, newRows, records)
+		if div == "" && cfg.phaseCheck(id, from != nil) {
+			ascent, at, passes, cells, err := p.ascend(ctx, id.Rank)
+			if err != nil {
+				div = err.Error()
+			}
+			sum.Ascent, sum.AscentFrom = ascent, at
+			sum.Steps += passes
+			w.cellEvals += cells
+		}
 	}
 	sum.CellEvals = w.cellEvals
 	sum, err = p.summarize(ctx, sum, div, records, cv)
@@ -801,5 +811,21 @@ func (cfg Config) chainPlan(id ChainID, warm bool, order, records int, pr prices
 			w += sweeps(u, cfg.Descent, 0)
 		}
 	}
+	if cfg.phaseCheck(id, false) {
+		// The phase check's ascent: Ascent sweeps at every rung from phaseRung up, the last
+		// half of them reading their log-likelihoods (ascend).
+		read := max(1, cfg.Ascent/2)
+		for _, u := range cfg.Ladder[cfg.phaseRung():] {
+			n += cfg.Ascent * per
+			w += float64(per) * (float64(cfg.Ascent-read)*pr.sweep(u, false) + float64(read)*pr.sweep(u, true))
+		}
+	}
 	return n, w
+}
+
+// phaseCheck says whether chain id, warm or not, runs its rank's phase check (Config.Ascent): the
+// first replica's cold chain at t = 1 of Gibbs chains that start from descents.
+func (cfg Config) phaseCheck(id ChainID, warm bool) bool {
+	return cfg.Gibbs && cfg.Starts > 0 && cfg.Descent > 0 && cfg.Ascent > 0 && !warm &&
+		id.Chain == 0 && id.TIndex == len(cfg.Ladder)-1
 }

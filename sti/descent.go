@@ -22,6 +22,7 @@ import (
 type descent struct {
 	once      sync.Once
 	states    [][]float64 // by ladder index; nil at t = 0 and once taken
+	ascent    []float64   // the first replica's state at phaseRung, for the ascent; nil once taken
 	passes    int
 	cellEvals int64
 	err       error
@@ -41,8 +42,12 @@ func (p *Problem) descentStart(ctx context.Context, id ChainID) ([]float64, int,
 	d := v.(*descent)
 	d.once.Do(func() {
 		d.states = make([][]float64, p.top(id.Rank)+1)
+		from := p.phaseRung(id.Rank)
 		d.passes, d.cellEvals, d.err = p.descend(ctx, id, 0, func(i int, theta []float64) {
 			d.states[i] = append([]float64(nil), theta...)
+			if i == from && id.Chain == 0 {
+				d.ascent = append([]float64(nil), theta...)
+			}
 		})
 	})
 	if d.err != nil {
@@ -125,4 +130,86 @@ func (p *Problem) descend(ctx context.Context, id ChainID, stop int, keep func(i
 		keep(i, theta)
 	}
 	return mv.passes(sweeps), mv.cellEvals(), nil
+}
+
+// phaseFrom is the lowest temperature of the phase check (Config.Ascent). Below it the rungs'
+// variance is large and their weight in the integral small, and the changes of phase measured
+// on sparse data with heavy-tailed rows lay above t = 0.05 (README, Known limits).
+const phaseFrom = 0.01
+
+// phaseRung is the first rung of the rank's ladder at or above phaseFrom, where the ascent
+// starts.
+func (p *Problem) phaseRung(rank int) int { return p.RankConfig(rank).phaseRung() }
+
+func (cfg Config) phaseRung() int {
+	i := 0
+	for i < len(cfg.Ladder)-1 && cfg.Ladder[i] < phaseFrom {
+		i++
+	}
+	return i
+}
+
+// ascend is the phase check of a rank (Config.Ascent): from the first replica's descent at
+// phaseRung it walks back up the ladder, Ascent sweeps per rung, and returns the mean
+// log-likelihood of the last half of each rung's sweeps (evidence.ChainSummary.Ascent), the rung
+// it started at, and the passes over the data and cell reads it made. Where f(t) has one phase
+// the walk follows the rungs' chains, which start from the same descent; where it changes phase
+// the descent has kept the phase of t = 1 below where it gives way, and the walk, started below
+// that, keeps the other phase above it (evidence.PhaseCheck). Like the descent it depends on the
+// seed and the rank only, and a retried chain walks the descent again to get its start.
+func (p *Problem) ascend(ctx context.Context, rank int) ([]float64, int, int, int64, error) {
+	id := ChainID{Rank: rank, TIndex: p.top(rank), Chain: 0}
+	from := p.phaseRung(rank)
+	var theta []float64
+	if v, ok := p.descents.Load(descentKey{rank, 0}); ok {
+		d := v.(*descent)
+		d.mu.Lock()
+		theta, d.ascent = d.ascent, nil
+		d.mu.Unlock()
+	}
+	if theta == nil {
+		if _, _, err := p.descend(ctx, id, from, func(i int, th []float64) {
+			if i == from {
+				theta = append([]float64(nil), th...)
+			}
+		}); err != nil {
+			return nil, 0, 0, 0, err
+		}
+	}
+	model, err := p.model(rank)
+	if err != nil {
+		return nil, 0, 0, 0, err
+	}
+	mv := newGibbsMover(model)
+	r := rng.New(p.Config.Seed, uint64(rank), 0, 0, streamAscent)
+	acc := make([]float64, mv.blocks())
+	cfg := p.RankConfig(rank)
+	pr := p.reportPrices(ctx, rank)
+	per := mv.passes(1)
+	read := max(1, cfg.Ascent/2)
+	means := make([]float64, 0, len(cfg.Ladder)-from)
+	sweeps := 0
+	for i := from; i < len(cfg.Ladder); i++ {
+		t := cfg.Ladder[i]
+		sum := 0.0
+		for s := 1; s <= cfg.Ascent; s++ {
+			if err := ctx.Err(); err != nil {
+				return nil, 0, 0, 0, err
+			}
+			sweeps++
+			if s <= cfg.Ascent-read {
+				mv.moveOn(r, t, theta, acc)
+				progress.AddAt(ctx, per, pr.sweep(t, false))
+				continue
+			}
+			ll := mv.move(r, t, 1, nil, theta, acc)
+			progress.AddAt(ctx, per, pr.sweep(t, true))
+			if math.IsNaN(ll) || math.IsInf(ll, 0) {
+				return nil, 0, 0, 0, fmt.Errorf("rank %d: phase check's ascent at t=%.6g (rung %d), sweep %d: log-likelihood %v", rank, t, i, s, ll)
+			}
+			sum += ll
+		}
+		means = append(means, sum/float64(read))
+	}
+	return means, from, mv.passes(sweeps), mv.cellEvals(), nil
 }

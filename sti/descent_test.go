@@ -79,8 +79,9 @@ func TestDescentStartsAtEquilibrium(t *testing.T) {
 }
 
 // Descents are shared by a replica's chains and handed out once; a chain that asks again walks
-// its descent afresh. Both give the same bits, on any number of workers, and the steps the
-// descents cost, their relaxation at t = 1 included, are counted once per replica, as
+// its descent afresh, and the phase check its first replica's descent to where the check starts.
+// Both give the same bits, on any number of workers, and the steps the descents cost, their
+// relaxation at t = 1 included, are counted once per replica, and the check's once per rank, as
 // Problem.ChainSteps expects.
 func TestDescentDeterminism(t *testing.T) {
 	d, rates := poissonData(t, []int{10, 8}, 2, 0.5, 5)
@@ -116,8 +117,11 @@ func TestDescentDeterminism(t *testing.T) {
 		}
 	}
 	descents := cfg.Chains * (cfg.Relax + cfg.Descent*(len(cfg.Ladder)-1)) * sweepPasses(order)
-	if a[1].Steps != want || a[1].Steps-c[1].Steps != descents {
-		t.Errorf("rank 2: %d steps with descents, %d without, %d expected: descents cost %d", a[1].Steps, c[1].Steps, want, descents)
+	// The phase check walks back up from the first replica's descent (Config.Ascent), which
+	// without a descent it does not.
+	ascent := cfg.Ascent * (len(cfg.Ladder) - cfg.phaseRung()) * sweepPasses(order)
+	if a[1].Steps != want || a[1].Steps-c[1].Steps != descents+ascent || ascent == 0 {
+		t.Errorf("rank 2: %d steps with descents, %d without, %d expected: descents cost %d, the phase check %d", a[1].Steps, c[1].Steps, want, descents, ascent)
 	}
 	if a[1].LogEvidence == c[1].LogEvidence {
 		t.Errorf("the descent did not change the estimate")

@@ -158,7 +158,7 @@ type selectFlags struct {
 	data, model, ranks, out, ladder, sampler               string
 	samplerParams                                          map[string]float64
 	temperatures, chains, steps, burnin, subsample, blocks int
-	descent, relax                                         int
+	descent, relax, ascent                                 int
 	anneal, stein, allocate                                bool
 	particles                                              int
 	workers                                                int
@@ -213,6 +213,7 @@ func newSelectFlagSet(name, synopsis, help string, extra func(*flag.FlagSet)) (*
 	fs.IntVar(&f.burnin, "burnin", 0, fmt.Sprintf("burn-in steps per chain (default: %s; at most a fifth of --steps when only --steps is given)", perModelDefault(func(c sti.Config) any { return c.Burnin })))
 	fs.IntVar(&f.descent, "descent", 0, fmt.Sprintf("%s: sweeps per rung of a walk down the ladder from the rank's mode, one per replica, that starts each rung's chain (0: every chain starts at the mode) (default: %s)", gibbsModels(), perModelDefault(func(c sti.Config) any { return c.Descent })))
 	fs.IntVar(&f.relax, "relax", 0, fmt.Sprintf("%s: sweeps at t = 1 that each replica's walk makes from the rank's mode before it walks down the ladder (default: %s, scaled with --steps)", gibbsModels(), perModelDefault(func(c sti.Config) any { return c.Relax })))
+	fs.IntVar(&f.ascent, "ascent", 0, fmt.Sprintf("%s: sweeps per rung of the phase check, a walk back up the ladder from t = 0.01 that flags a rank where f(t) changes phase and widens its stderr (0: no check) (default: %s)", gibbsModels(), perModelDefault(func(c sti.Config) any { return c.Ascent })))
 	fs.BoolVar(&f.allocate, "allocate", true, allocatedModels()+": each rung's chains record in proportion to the standard deviation the rung adds to the integral, per unit of cost, on an exact curve (the rank-1 curve or the model's own), for no more cost and no more records in all (see README; --allocate=false: --steps minus --burnin at every rung)")
 	fs.BoolVar(&f.stein, "stein", true, gibbsModels()+": the Gibbs chains' rung means are controlled by Stein variates about the rank's mode and, at rank 1, by the log-likelihood's conditional expectations given all factors but one, which keep their expectation and remove most of their variance (--stein=false: plain means)")
 	fs.Float64Var(&f.step, "step", 0, fmt.Sprintf("step size after burn-in (default: %s)", perModelDefault(func(c sti.Config) any { return c.Step })))
@@ -726,6 +727,15 @@ func selectConfig(model string, f *selectFlags, set map[string]bool) (sti.Config
 			return cfg, "", usagef("--relax begins the walks down the ladder that start the Gibbs chains of a fixed ladder (%s without --anneal, an SG-MCMC --sampler or --descent 0)", gibbsModels())
 		}
 		cfg.Relax = f.relax
+	}
+	if set["ascent"] {
+		switch {
+		case f.ascent < 0:
+			return cfg, "", usagef("--ascent %d must not be negative", f.ascent)
+		case !cfg.Gibbs || cfg.Annealing != nil || cfg.Descent == 0:
+			return cfg, "", usagef("--ascent walks back up from the walks down the ladder that start the Gibbs chains of a fixed ladder (%s without --anneal, an SG-MCMC --sampler or --descent 0)", gibbsModels())
+		}
+		cfg.Ascent = f.ascent
 	}
 	if set["stein"] {
 		if !cfg.Gibbs || cfg.Annealing != nil || cfg.Starts == 0 {
