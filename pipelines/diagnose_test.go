@@ -30,6 +30,13 @@ func TestDiagnose(t *testing.T) {
 		}},
 		{"low-ess", func(rr *RankResult) { rr.Ladder[1].ESS = 4 }},
 		{"spread", func(rr *RankResult) { rr.StdErr = 5 }},
+		// The phase check's share of the stderr is not the replicas' spread.
+		{"phase", func(rr *RankResult) {
+			rr.Hysteresis, rr.Phase, rr.StdErr = 40, true, Float(math.Sqrt(1+40*40/12.0))
+		}},
+		{"phase,spread", func(rr *RankResult) {
+			rr.Hysteresis, rr.Phase, rr.StdErr = 40, true, Float(math.Sqrt(25+40*40/12.0))
+		}},
 		{"decreasing", func(rr *RankResult) { rr.Ladder = ladder(-30, -10, -20) }},
 	}
 	for _, tc := range cases {

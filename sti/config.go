@@ -353,7 +353,7 @@ func Default(model string) Config {
 		}
 		// On sparse data with heavy-tailed rows f(t) can change phase: the descent keeps the
 		// phase of t = 1 below where it gives way, and the evidence came out 3–17 nats high
-		// with error bars of 1–2 (README, Known limits). A walk back up from the first
+		// with error bars of 1–4 (README, Known limits). A walk back up from the first
 		// replica's descent at t = 0.01 shows it (evidence.PhaseCheck), and its area goes into
 		// the error bar, for 17 × 20 sweeps (1 360 passes) per NMF rank on the default ladder.
 		// A CP walk lags its rungs' chains at 10 and 20 sweeps per rung and the check fired on
