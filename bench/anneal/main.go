@@ -133,13 +133,16 @@ func main() {
 			}
 			t2 := time.Now()
 			var offsets, stderrs []float64
-			gibbsSteps, within := 0, 0
+			gibbsSteps, within, phases := 0, 0, 0
 			for seed := 1; seed <= max(tune.seeds, 1); seed++ {
 				g := fixedLadder(s, R, true, uint64(seed))
 				offsets, stderrs = append(offsets, g.LogEvidence-ref), append(stderrs, g.StdErr)
 				gibbsSteps = g.Steps
 				if math.Abs(g.LogEvidence-ref) <= 3*g.StdErr {
 					within++
+				}
+				if g.Phase {
+					phases++
 				}
 			}
 			gibbs, spread := evidence.MeanStdErr(offsets)
@@ -157,6 +160,9 @@ func main() {
 			seeds := ""
 			if len(offsets) > 1 {
 				seeds = fmt.Sprintf("  %d seeds: offsets %.2f ± %.2f, sd %.2f, mean reported stderr %.2f, %d within 3 of theirs", len(offsets), gibbs, spread, spread*math.Sqrt(float64(len(offsets))), gibbsErr, within)
+			}
+			if phases > 0 {
+				seeds += fmt.Sprintf(", %d flagged phase", phases)
 			}
 			fmt.Printf("%-52s %4d %12.2f%s %+8.2f ± %5.2f %+8.2f ± %5.2f %+8.2f ± %5.2f %+8.2f ± %5.2f %4d/%d/%d %5.1f/%.1f/%.1f%s%s\n", s.name, R, ref, how,
 				an.LogEvidence-ref, an.StdErr, an.SMC-ref, an.SMCStdErr, fixed.LogEvidence-ref, fixed.StdErr, gibbs, gibbsErr,
