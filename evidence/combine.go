@@ -106,6 +106,10 @@ type RankEvidence struct {
 	// gives way. StdErr then includes PhaseVariance(Hysteresis). See PhaseCheck.
 	Hysteresis float64
 	Phase      bool
+	// Ascent and AscentFrom are the walk's means the phase check compared (ChainSummary.Ascent),
+	// at rungs AscentFrom, …; nil where no chain carried them.
+	Ascent     []float64
+	AscentFrom int
 }
 
 // Combine reduces the chain summaries of one rank into its log evidence. Every rung of the ladder
@@ -183,6 +187,7 @@ func Combine(l Ladder, chains []ChainSummary) (RankEvidence, error) {
 	}
 	for _, c := range chains {
 		if len(c.Ascent) > 0 {
+			re.Ascent, re.AscentFrom = c.Ascent, c.AscentFrom
 			re.Hysteresis, re.Phase = PhaseCheck(l, re.Rungs, c.AscentFrom, c.Ascent)
 			if re.Phase {
 				re.StdErr = math.Sqrt(re.StdErr*re.StdErr + PhaseVariance(re.Hysteresis))

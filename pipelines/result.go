@@ -132,8 +132,16 @@ type RankResult struct {
 	// estimate is then likely high and stderr includes the area (evidence.PhaseCheck).
 	Hysteresis Float `json:"hysteresis,omitempty"`
 	Phase      bool  `json:"phase,omitempty"`
+	// Ascent lists the phase check's walk: its mean log-likelihood at each rung it climbed.
+	Ascent []AscentRung `json:"ascent,omitempty"`
 	// Ladder lists the rungs, for an annealed run every temperature of every replica's ladder.
 	Ladder []Rung `json:"ladder"`
+}
+
+// AscentRung is the phase check's walk at one rung (RankResult.Ascent).
+type AscentRung struct {
+	T          float64 `json:"t"`
+	MeanLogLik Float   `json:"mean_loglik"`
 }
 
 // Rung is the estimate at one temperature of a rank.
@@ -222,6 +230,11 @@ func (r *Result) addRanks(want []int, ests []evidence.RankEvidence) error {
 		rr.Rank, rr.LogEvidence, rr.StdErr, rr.StdErrWithin = rank, Float(re.LogEvidence), Float(re.StdErr), Float(re.StdErrWithin)
 		rr.Steps, rr.CellEvals, rr.Diverged, rr.WarmChains = int64(re.Steps), re.CellEvals, re.Diverged, re.WarmChains
 		rr.Hysteresis, rr.Phase = Float(re.Hysteresis), re.Phase
+		for k, m := range re.Ascent {
+			if i := re.AscentFrom + k; i < len(re.Rungs) {
+				rr.Ascent = append(rr.Ascent, AscentRung{T: re.Rungs[i].T, MeanLogLik: Float(m)})
+			}
+		}
 		if re.Replicas > 0 {
 			rr.Replicas, rr.TIStdErr, rr.SMC, rr.SMCStdErr, rr.Disagree = re.Replicas, Float(re.TIStdErr), Float(re.SMC), Float(re.SMCStdErr), re.Disagree
 		}
