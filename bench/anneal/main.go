@@ -56,6 +56,7 @@ func main() {
 	flag.IntVar(&tune.gibbsBurnin, "gibbs-burnin", -1, "burn-in sweeps of those chains (-1: a fifth of -gibbs-steps)")
 	flag.IntVar(&tune.descent, "descent", -1, "sweeps per rung of the Gibbs ladder's descents (-1: the default)")
 	flag.IntVar(&tune.relax, "relax", -1, "sweeps at t = 1 that relax the Gibbs ladder's mode (-1: the default)")
+	flag.IntVar(&tune.ascent, "ascent", -1, "sweeps per rung of the Gibbs ladder's phase check (-1: the default)")
 	flag.IntVar(&tune.rungs, "rungs", 0, "temperatures above 0 of the Gibbs ladder (0: the default)")
 	flag.IntVar(&tune.seeds, "gibbs-seeds", 1, "run the Gibbs ladder with seeds 1…N and print the mean offset (with N > 1, the spread of the offsets and the mean reported standard error follow the line)")
 	fixedOnly := flag.Bool("fixed-only", false, "run only the reference and the fixed ladders (the annealing's columns print NaN)")
@@ -229,7 +230,7 @@ func skipped(name, skip string) bool {
 // tune overrides sti.DefaultAnnealed where its fields are set, to compare settings at equal cost.
 var tune struct {
 	particles, chains, sweeps, replicas, steps, gibbsSteps, gibbsBurnin, rungs int
-	descent, relax, seeds                                                      int
+	descent, relax, ascent, seeds                                              int
 	cess                                                                       float64
 }
 
@@ -262,9 +263,9 @@ func annealed(s dataset, R int) evidence.RankEvidence {
 }
 
 // fixedLadder runs the fixed ladder in process: sti.Default, whose chains run the model's Gibbs
-// kernel where it has one (with -gibbs-steps, -gibbs-burnin, -descent and -rungs where set, at
-// every rank, and the given seed), or with gibbs false
-// sti.DefaultSGMCMC, whose chains run the SG-MCMC kernel.
+// kernel where it has one (with -gibbs-steps, -gibbs-burnin, -descent, -relax, -ascent and
+// -rungs where set, at every rank, and the given seed), or with gibbs false sti.DefaultSGMCMC,
+// whose chains run the SG-MCMC kernel.
 func fixedLadder(s dataset, R int, gibbs bool, seed uint64) evidence.RankEvidence {
 	if !gibbs {
 		return run(s, R, sti.DefaultSGMCMC(s.spec.Name))
@@ -279,6 +280,9 @@ func fixedLadder(s dataset, R int, gibbs bool, seed uint64) evidence.RankEvidenc
 	}
 	if tune.descent >= 0 {
 		cfg.Descent = tune.descent
+	}
+	if tune.ascent >= 0 {
+		cfg.Ascent = tune.ascent
 	}
 	if tune.gibbsSteps > 0 {
 		cfg.Steps, cfg.Burnin = tune.gibbsSteps, tune.gibbsSteps/5
