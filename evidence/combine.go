@@ -103,7 +103,8 @@ type RankEvidence struct {
 	// Hysteresis is the area between the rungs' means and a walk back up the ladder where one
 	// of the rank's chains carries it (ChainSummary.Ascent), and Phase says the two part beyond
 	// their noise: f(t) changes phase and the chains keep the phase of t = 1 below where it
-	// gives way. StdErr then includes PhaseVariance(Hysteresis). See PhaseCheck.
+	// gives way, or they sit in a basin the walk did not reach. StdErr then includes
+	// PhaseVariance(Hysteresis). See PhaseCheck.
 	Hysteresis float64
 	Phase      bool
 	// Ascent and AscentFrom are the walk's means the phase check compared (ChainSummary.Ascent),

@@ -128,8 +128,9 @@ type RankResult struct {
 	SMCStdErr Float `json:"smc_stderr,omitempty"`
 	Disagree  bool  `json:"disagree,omitempty"`
 	// Hysteresis is the area between the rungs' means and the phase check's walk back up the
-	// ladder (sti.Config.Ascent) from t = 0.01, and phase says f(t) changes phase there: the
-	// estimate is then likely high and stderr includes the area (evidence.PhaseCheck).
+	// ladder (sti.Config.Ascent) from t = 0.01, and phase says the two part beyond their noise
+	// (f(t) changes phase, or the chains sit in a basin the walk did not reach): the estimate
+	// may then be high, and stderr includes the area (evidence.PhaseCheck).
 	Hysteresis Float `json:"hysteresis,omitempty"`
 	Phase      bool  `json:"phase,omitempty"`
 	// Ascent lists the phase check's walk: its mean log-likelihood at each rung it climbed.
