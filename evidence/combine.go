@@ -105,8 +105,11 @@ type RankEvidence struct {
 	// their noise: f(t) changes phase and the chains keep the phase of t = 1 below where it
 	// gives way, or they sit in a basin the walk did not reach. StdErr then includes
 	// PhaseVariance(Hysteresis). See PhaseCheck.
-	Hysteresis float64
-	Phase      bool
+	// PhaseUnchecked says the walk parted from the chains at its first rungs, where it starts
+	// in their state: it cannot keep up with the data, and Phase says nothing.
+	Hysteresis     float64
+	Phase          bool
+	PhaseUnchecked bool
 	// Ascent and AscentFrom are the walk's means the phase check compared (ChainSummary.Ascent),
 	// at rungs AscentFrom, …; nil where no chain carried them.
 	Ascent     []float64
@@ -189,7 +192,7 @@ func Combine(l Ladder, chains []ChainSummary) (RankEvidence, error) {
 	for _, c := range chains {
 		if len(c.Ascent) > 0 {
 			re.Ascent, re.AscentFrom = c.Ascent, c.AscentFrom
-			re.Hysteresis, re.Phase = PhaseCheck(l, re.Rungs, c.AscentFrom, c.Ascent)
+			re.Hysteresis, re.Phase, re.PhaseUnchecked = PhaseCheck(l, re.Rungs, c.AscentFrom, c.Ascent)
 			if re.Phase {
 				re.StdErr = math.Sqrt(re.StdErr*re.StdErr + PhaseVariance(re.Hysteresis))
 			}

@@ -7,8 +7,9 @@ import (
 
 // PhaseCheck integrates the gap between the rungs' means and the walk up by the trapezoid in t
 // from the walk's first rung, and calls a phase change only where two adjacent rungs part by
-// PhaseZ standard deviations in the same direction; Combine then widens the standard error by
-// PhaseVariance of the area, and only then.
+// PhaseZ standard deviations in the same direction and the walk agrees with the chains at its
+// first two rungs; Combine then widens the standard error by PhaseVariance of the area, and only
+// then.
 func TestPhaseCheck(t *testing.T) {
 	l := Power(10, 2) // t = (i/10)²: rungs 1…10 lie at or above 0.01
 	const from = 1
@@ -27,26 +28,28 @@ func TestPhaseCheck(t *testing.T) {
 		return a
 	}
 	cases := []struct {
-		name  string
-		z     map[int]float64
-		phase bool
+		name             string
+		z                map[int]float64
+		phase, unchecked bool
 	}{
-		{"the walk follows the chains", map[int]float64{}, false},
-		{"noise below PhaseZ", map[int]float64{4: 2.9, 5: 2.9, 7: -2.9}, false},
-		{"one rung alone", map[int]float64{5: 8}, false},
-		{"adjacent rungs of opposite signs", map[int]float64{5: 8, 6: -8}, false},
-		{"the chains hold the phase of t = 1 over three rungs", map[int]float64{4: 5, 5: 9, 6: 4}, true},
-		{"the walk above the chains", map[int]float64{8: -3, 9: -3}, true},
+		{"the walk follows the chains", map[int]float64{}, false, false},
+		{"noise below PhaseZ", map[int]float64{1: 2.9, 2: 2.9, 7: -2.9}, false, false},
+		{"one rung alone", map[int]float64{5: 8}, false, false},
+		{"adjacent rungs of opposite signs", map[int]float64{5: 8, 6: -8}, false, false},
+		{"the chains hold the phase of t = 1 over three rungs", map[int]float64{4: 5, 5: 9, 6: 4}, true, false},
+		{"the walk above the chains", map[int]float64{8: -3, 9: -3}, true, false},
+		{"the walk parts at its first rung", map[int]float64{1: 3, 4: 5, 5: 9}, false, true},
+		{"the walk parts at its second rung", map[int]float64{2: -4, 4: 5, 5: 9}, false, true},
 	}
 	for _, c := range cases {
 		ascent := walk(c.z)
-		area, phase := PhaseCheck(l, base.Rungs, from, ascent)
+		area, phase, unchecked := PhaseCheck(l, base.Rungs, from, ascent)
 		want := 0.0
 		for i := from + 1; i < len(l); i++ {
 			want += (l[i] - l[i-1]) * 2 * (c.z[i-1] + c.z[i]) / 2
 		}
-		if phase != c.phase || math.Abs(area-want) > 1e-9 {
-			t.Errorf("%s: area %v, phase %v; want %v, %v", c.name, area, phase, want, c.phase)
+		if phase != c.phase || unchecked != c.unchecked || math.Abs(area-want) > 1e-9 {
+			t.Errorf("%s: area %v, phase %v, unchecked %v; want %v, %v, %v", c.name, area, phase, unchecked, want, c.phase, c.unchecked)
 		}
 		withWalk := append([]ChainSummary(nil), cs...)
 		withWalk[len(withWalk)-2].Ascent, withWalk[len(withWalk)-2].AscentFrom = ascent, from
@@ -58,12 +61,12 @@ func TestPhaseCheck(t *testing.T) {
 		if c.phase {
 			se = math.Sqrt(se*se + PhaseVariance(want))
 		}
-		if re.Phase != c.phase || re.Hysteresis != area || math.Abs(re.StdErr-se) > 1e-12 || re.LogEvidence != base.LogEvidence {
+		if re.Phase != c.phase || re.PhaseUnchecked != c.unchecked || re.Hysteresis != area || math.Abs(re.StdErr-se) > 1e-12 || re.LogEvidence != base.LogEvidence {
 			t.Errorf("%s: Combine gave %v ± %v (hysteresis %v, phase %v); want %v ± %v", c.name, re.LogEvidence, re.StdErr, re.Hysteresis, re.Phase, base.LogEvidence, se)
 		}
 	}
 	// A walk that does not end at t = 1 is not compared.
-	if _, phase := PhaseCheck(l, base.Rungs, from, walk(nil)[1:]); phase {
+	if _, phase, unchecked := PhaseCheck(l, base.Rungs, from, walk(nil)[1:]); phase || !unchecked {
 		t.Errorf("a walk short of the ladder's top was compared")
 	}
 }

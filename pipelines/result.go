@@ -131,8 +131,11 @@ type RankResult struct {
 	// ladder (sti.Config.Ascent) from t = 0.01, and phase says the two part beyond their noise
 	// (f(t) changes phase, or the chains sit in a basin the walk did not reach): the estimate
 	// may then be high, and stderr includes the area (evidence.PhaseCheck).
-	Hysteresis Float `json:"hysteresis,omitempty"`
-	Phase      bool  `json:"phase,omitempty"`
+	// phase_unchecked says the walk parted from the chains at its first rungs, where it starts in
+	// their state: it cannot keep up with the data, and the check says nothing.
+	Hysteresis     Float `json:"hysteresis,omitempty"`
+	Phase          bool  `json:"phase,omitempty"`
+	PhaseUnchecked bool  `json:"phase_unchecked,omitempty"`
 	// Ascent lists the phase check's walk: its mean log-likelihood at each rung it climbed.
 	Ascent []AscentRung `json:"ascent,omitempty"`
 	// Ladder lists the rungs, for an annealed run every temperature of every replica's ladder.
@@ -230,7 +233,7 @@ func (r *Result) addRanks(want []int, ests []evidence.RankEvidence) error {
 		}
 		rr.Rank, rr.LogEvidence, rr.StdErr, rr.StdErrWithin = rank, Float(re.LogEvidence), Float(re.StdErr), Float(re.StdErrWithin)
 		rr.Steps, rr.CellEvals, rr.Diverged, rr.WarmChains = int64(re.Steps), re.CellEvals, re.Diverged, re.WarmChains
-		rr.Hysteresis, rr.Phase = Float(re.Hysteresis), re.Phase
+		rr.Hysteresis, rr.Phase, rr.PhaseUnchecked = Float(re.Hysteresis), re.Phase, re.PhaseUnchecked
 		for k, m := range re.Ascent {
 			if i := re.AscentFrom + k; i < len(re.Rungs) {
 				rr.Ascent = append(rr.Ascent, AscentRung{T: re.Rungs[i].T, MeanLogLik: Float(m)})
