@@ -8,8 +8,8 @@ import "math"
 // of README's Measured accuracy and bench/anneal, and ranks 2–3 of a 257×275 spectrogram and a
 // 250×250 matrix, the smaller of the two rungs' gaps of the most parted pair was at most 1.8
 // standard deviations; on sparse matrices with heavy-tailed rows, whose f(t) changes phase, it was
-// 4.1 to 22 (README, the method table). At 2.5 a well-behaved 30×20 matrix was flagged (2.8 and 2.6 at one seed in
-// five), as was a heavy-tailed one that 3 misses (2.5 and 2.8).
+// 4.1 to 22 (README, the method table). 2.5 would catch the one heavy-tailed run 3 misses (2.5
+// and 2.8), but it flagged a well-behaved 30×20 matrix (2.8 and 2.6, at one seed in five).
 const PhaseZ = 3
 
 // PhaseCheck compares the rungs' means of f(t) with a walk's means ascent[i − from] at rungs
