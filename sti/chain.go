@@ -814,7 +814,7 @@ func (cfg Config) chainPlan(id ChainID, warm bool, order, records int, pr prices
 	if cfg.phaseCheck(id, false) {
 		// The phase check's ascent: Ascent sweeps at every rung from phaseRung up, the last
 		// half of them reading their log-likelihoods (ascend).
-		read := max(1, cfg.Ascent/2)
+		read := cfg.ascentReads()
 		for _, u := range cfg.Ladder[cfg.phaseRung():] {
 			n += cfg.Ascent * per
 			w += float64(per) * (float64(cfg.Ascent-read)*pr.sweep(u, false) + float64(read)*pr.sweep(u, true))

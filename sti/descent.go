@@ -41,11 +41,16 @@ func (p *Problem) descentStart(ctx context.Context, id ChainID) ([]float64, int,
 	v, _ := p.descents.LoadOrStore(descentKey{id.Rank, id.Chain}, &descent{})
 	d := v.(*descent)
 	d.once.Do(func() {
-		d.states = make([][]float64, p.top(id.Rank)+1)
-		from := p.phaseRung(id.Rank)
+		top := p.top(id.Rank)
+		d.states = make([][]float64, top+1)
+		// The check's start is kept only where the rank runs the check (and dropped unused
+		// where its chain runs in another worker process).
+		cfg := p.RankConfig(id.Rank)
+		check := id.Chain == 0 && cfg.phaseCheck(ChainID{Rank: id.Rank, TIndex: top}, false)
+		from := cfg.phaseRung()
 		d.passes, d.cellEvals, d.err = p.descend(ctx, id, 0, func(i int, theta []float64) {
 			d.states[i] = append([]float64(nil), theta...)
-			if i == from && id.Chain == 0 {
+			if check && i == from {
 				d.ascent = append([]float64(nil), theta...)
 			}
 		})
@@ -139,10 +144,7 @@ func (p *Problem) descend(ctx context.Context, id ChainID, stop int, keep func(i
 // below the change, in the phase of small t.
 const phaseFrom = 0.01
 
-// phaseRung is the first rung of the rank's ladder at or above phaseFrom, where the ascent
-// starts.
-func (p *Problem) phaseRung(rank int) int { return p.RankConfig(rank).phaseRung() }
-
+// phaseRung is the first rung of the ladder at or above phaseFrom, where the ascent starts.
 func (cfg Config) phaseRung() int {
 	i := 0
 	for i < len(cfg.Ladder)-1 && cfg.Ladder[i] < phaseFrom {
@@ -150,6 +152,10 @@ func (cfg Config) phaseRung() int {
 	}
 	return i
 }
+
+// ascentReads is how many of the ascent's Ascent sweeps per rung read their log-likelihood: the
+// last half.
+func (cfg Config) ascentReads() int { return max(1, cfg.Ascent/2) }
 
 // ascend is the phase check of a rank (Config.Ascent): from the first replica's descent at
 // phaseRung it walks back up the ladder, Ascent sweeps per rung, and returns the mean
@@ -161,7 +167,8 @@ func (cfg Config) phaseRung() int {
 // seed and the rank only, and a retried chain walks the descent again to get its start.
 func (p *Problem) ascend(ctx context.Context, rank int) ([]float64, int, int, int64, error) {
 	id := ChainID{Rank: rank, TIndex: p.top(rank), Chain: 0}
-	from := p.phaseRung(rank)
+	cfg := p.RankConfig(rank)
+	from := cfg.phaseRung()
 	var theta []float64
 	if v, ok := p.descents.Load(descentKey{rank, 0}); ok {
 		d := v.(*descent)
@@ -185,10 +192,9 @@ func (p *Problem) ascend(ctx context.Context, rank int) ([]float64, int, int, in
 	mv := newGibbsMover(model)
 	r := rng.New(p.Config.Seed, uint64(rank), 0, 0, streamAscent)
 	acc := make([]float64, mv.blocks())
-	cfg := p.RankConfig(rank)
 	pr := p.reportPrices(ctx, rank)
 	per := mv.passes(1)
-	read := max(1, cfg.Ascent/2)
+	read := cfg.ascentReads()
 	means := make([]float64, 0, len(cfg.Ladder)-from)
 	sweeps := 0
 	for i := from; i < len(cfg.Ladder); i++ {
