@@ -298,7 +298,7 @@ func DefaultSGMCMC(model string) Config {
 
 // Default returns DefaultSGMCMC(model), except that the chains of models with a Gibbs kernel
 // (models.Info.Gibbs: Poisson NMF and CP) run that kernel (Config.Gibbs), 200 sweeps of which 40
-// burn-in, 40 for a resumed chain (140, 28 and 28 on 3-way tensors), each started from its
+// burn-in, 40 for a resumed chain (132, 28 and 28 on 3-way tensors), each started from its
 // replica's descent of 20 sweeps per rung (Config.Descent) from the rank's mode carried 1 000
 // sweeps at t = 1 (500 on 3-way tensors; Config.Relax), their records controlled by the Stein
 // variates (Config.Stein) and shared among the rungs where they reduce the integral's variance
@@ -355,13 +355,9 @@ func Default(model string) Config {
 		// phase of t = 1 below where it gives way, and the evidence came out 3–17 nats high
 		// with error bars of 1–4 (README, Known limits). A walk back up from the first
 		// replica's descent at t = 0.01 shows it (evidence.PhaseCheck), and its area goes into
-		// the error bar, for 17 × 20 sweeps (1 360 passes) per NMF rank on the default ladder.
-		// A CP walk lags its rungs' chains at 10 and 20 sweeps per rung and the check fired on
-		// a well-behaved set; at 40 it did not, but that is 4 080 passes, beyond the budget, so
-		// CP runs it only when asked (--ascent).
-		if info.Order == 2 {
-			c.Ascent = 20
-		}
+		// the error bar, for 17 × 20 sweeps (1 360 passes) per rank of a matrix on the default
+		// ladder (CP: below).
+		c.Ascent = 20
 		if info.ExpPoissonRates != nil {
 			// Rank 1 draws every row from its exact conditional (models.Poisson.rank1), so its
 			// chains need little burn-in, and what is left of its integral's error is mostly
@@ -374,6 +370,17 @@ func Default(model string) Config {
 			// where at every rank it moved them further (README). Its posterior is log-concave
 			// in log θ, one phase at every t, so it runs no phase check.
 			c.Rank1 = &RankBudget{Rungs: 2 * (len(c.Ladder) - 1), Steps: c.Steps / 2, Burnin: c.Burnin / 2, WarmBurnin: c.WarmBurnin / 2, Descent: c.Descent / 2}
+		}
+		if info.Order == 3 {
+			// A CP walk lags its rungs' chains at 10 and 20 sweeps per rung, and the check then
+			// fires on well-behaved tensors (3 of 10 and 1 of 6 rank-runs of the CP set of go
+			// run ./bench/anneal at ranks 3–4); at 40 it fired on 1 of 60 at ranks 2–4 of both
+			// CP sets there, and on every run of a tensor with heavy-tailed rows (README). The
+			// 4 080 passes come from 8 records less per chain (104 of 132 sweeps; rank 1, which
+			// runs no check, keeps its 70): with them the sets' offsets stayed within their
+			// noise (12 seeds), where taking them from the burn-in or the relaxation did not.
+			c.Ascent = 40
+			c.Steps -= 8
 		}
 	}
 	return c
