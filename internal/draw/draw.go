@@ -95,18 +95,18 @@ func Categorical(r *rand.Rand, cum []float64) int {
 }
 
 // firstAbove returns the first k with u < cum[k] for non-decreasing cum, by bisection; the last
-// index where none is (u at or beyond the total by rounding).
+// index where none is (u at or beyond the total by rounding). Each halving moves the base or not
+// by a conditional move, not a branch, whose outcome a draw makes unpredictable.
 func firstAbove(u float64, cum []float64) int {
-	lo, hi := 0, len(cum)-1
-	for lo < hi {
-		mid := int(uint(lo+hi) >> 1)
-		if u < cum[mid] {
-			hi = mid
-		} else {
-			lo = mid + 1
+	base, n := 0, len(cum)
+	for n > 1 {
+		half := n >> 1
+		if cum[base+half-1] <= u {
+			base += half
 		}
+		n -= half
 	}
-	return lo
+	return base
 }
 
 // Binomial draws from Binomial(n, p). Where n·min(p, 1−p) ≤ 30 it inverts the distribution
@@ -173,7 +173,8 @@ func SplitScratch(k int) []float64 { return make([]float64, k+(k+splitBlock-1)/s
 // of them, which are independent sums where Multinomial's running sums of the components are one
 // chain of dependent additions, the cost of a Poisson cell's split at large rank: an event finds
 // its block by bisection on the blocks' running sums and its component by a scan within the
-// block. It draws what Multinomial draws, in the same order, and the parts differ from
+// block (a count of the block's running sums at or below the draw, which does not branch on
+// each). It draws what Multinomial draws, in the same order, and the parts differ from
 // Multinomial's only where a draw falls within rounding of a boundary between two components.
 func SplitProducts(r *rand.Rand, x int, w, o []float64, out []int, scratch []float64) float64 {
 	R := len(w)
@@ -216,15 +217,21 @@ func SplitProducts(r *rand.Rand, x int, w, o []float64, out []int, scratch []flo
 
 // pickProduct returns the first component whose running sum exceeds u, given the components'
 // weights p and the running sums cb of their blocks: the block by bisection, the component by a
-// scan of the block (its last component takes what rounding leaves).
+// count within the block (its last component takes what rounding leaves).
 func pickProduct(u float64, p, cb []float64) int {
 	lo := firstAbove(u, cb)
 	c, acc := lo*splitBlock, 0.0
 	if lo > 0 {
 		acc = cb[lo-1]
 	}
-	for end := min(c+splitBlock, len(p)) - 1; c < end && acc+p[c] <= u; c++ {
-		acc += p[c]
+	// The block's running sums do not decrease, so the component is the count of those at or
+	// below u, counted without a branch on each.
+	n := 0
+	for _, v := range p[c : min(c+splitBlock, len(p))-1] {
+		acc += v
+		if acc <= u {
+			n++
+		}
 	}
-	return c
+	return c + n
 }

@@ -124,3 +124,31 @@ func TestMultinomialSplitsByWeight(t *testing.T) {
 		}
 	}
 }
+
+// firstAbove's bisection must return what a scan returns, the first k with u < cum[k] (the last
+// index where none is), on running sums with runs of equal values (components of no weight) and
+// draws that fall on them.
+func TestFirstAboveIsTheFirstSumAboveTheDraw(t *testing.T) {
+	r := rng.New(13)
+	for range 100000 {
+		cum := make([]float64, 1+r.IntN(70))
+		s := 0.0
+		for k := range cum {
+			if r.IntN(4) > 0 {
+				s += float64(r.IntN(5))
+			}
+			cum[k] = s
+		}
+		u := float64(r.IntN(int(s)+3)-1) + 0.5*float64(r.IntN(2))
+		want := len(cum) - 1
+		for k, v := range cum {
+			if u < v {
+				want = k
+				break
+			}
+		}
+		if got := firstAbove(u, cum); got != want {
+			t.Fatalf("firstAbove(%v, %v) = %d, want %d", u, cum, got, want)
+		}
+	}
+}
