@@ -95,18 +95,18 @@ func Categorical(r *rand.Rand, cum []float64) int {
 }
 
 // firstAbove returns the first k with u < cum[k] for non-decreasing cum, by bisection; the last
-// index where none is (u at or beyond the total by rounding). Each halving moves the base or not
-// by a conditional move, not a branch, whose outcome a draw makes unpredictable.
+// index where none is (u at or beyond the total by rounding).
 func firstAbove(u float64, cum []float64) int {
-	base, n := 0, len(cum)
-	for n > 1 {
-		half := n >> 1
-		if cum[base+half-1] <= u {
-			base += half
+	lo, hi := 0, len(cum)-1
+	for lo < hi {
+		mid := int(uint(lo+hi) >> 1)
+		if u < cum[mid] {
+			hi = mid
+		} else {
+			lo = mid + 1
 		}
-		n -= half
 	}
-	return base
+	return lo
 }
 
 // Binomial draws from Binomial(n, p). Where n·min(p, 1−p) ≤ 30 it inverts the distribution
