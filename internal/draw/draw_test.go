@@ -1,6 +1,7 @@
 package draw
 
 import (
+	"fmt"
 	"math"
 	"slices"
 	"testing"
@@ -149,6 +150,26 @@ func TestFirstAboveIsTheFirstSumAboveTheDraw(t *testing.T) {
 		}
 		if got := firstAbove(u, cum); got != want {
 			t.Fatalf("firstAbove(%v, %v) = %d, want %d", u, cum, got, want)
+		}
+	}
+}
+
+// BenchmarkSplitProducts splits counts of 1, 4 and 20 events over 8, 64 and 512 components, the
+// ranks of the ICASSP sweep, the speech-size benchmark and the top of the speech experiment.
+func BenchmarkSplitProducts(b *testing.B) {
+	for _, R := range []int{8, 64, 512} {
+		for _, x := range []int{1, 4, 20} {
+			b.Run(fmt.Sprintf("R=%d/x=%d", R, x), func(b *testing.B) {
+				r := rng.New(14, uint64(R), uint64(x))
+				w, o := make([]float64, R), make([]float64, R)
+				for k := range w {
+					w[k], o[k] = r.ExpFloat64(), r.ExpFloat64()
+				}
+				out, scratch := make([]int, R), SplitScratch(R)
+				for b.Loop() {
+					SplitProducts(r, x, w, o, out, scratch)
+				}
+			})
 		}
 	}
 }
