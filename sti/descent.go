@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"sync"
 
 	"github.com/stirank/stirank/internal/progress"
+	"github.com/stirank/stirank/models"
 	"github.com/stirank/stirank/rng"
 )
 
@@ -95,46 +97,62 @@ func (p *Problem) descend(ctx context.Context, id ChainID, stop int, keep func(i
 	if err != nil {
 		return 0, 0, err
 	}
-	mv := newGibbsMover(model)
-	theta := append([]float64(nil), m.theta...)
-	r := rng.New(p.Config.Seed, uint64(id.Rank), 0, uint64(id.Chain), streamDescent)
-	acc := make([]float64, mv.blocks())
-	sweeps, per := 0, mv.passes(1)
-	// run makes n sweeps at t; where names the stage in a divergence. Only the last reads its
-	// log-likelihood, where a divergence in any of them shows.
-	pr := p.reportPrices(ctx, id.Rank)
-	run := func(t float64, n int, where string) error {
-		for s := 1; s <= n; s++ {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			sweeps++
-			read := s == n
-			ll := math.NaN()
-			if read {
-				ll = mv.move(r, t, 1, nil, theta, acc)
-			} else {
-				mv.moveOn(r, t, theta, acc)
-			}
-			progress.AddAt(ctx, per, pr.sweep(t, read))
-			if read && (math.IsNaN(ll) || math.IsInf(ll, 0)) {
-				return fmt.Errorf("rank %d, replica %d: %s, sweep %d: log-likelihood %v", id.Rank, id.Chain, where, s, ll)
-			}
-		}
-		return nil
-	}
+	w := newRungWalk(ctx, p, id.Rank, model, append([]float64(nil), m.theta...), rng.New(p.Config.Seed, uint64(id.Rank), 0, uint64(id.Chain), streamDescent))
 	cfg := p.RankConfig(id.Rank)
-	if err := run(1, cfg.Relax, "relaxation at t=1"); err != nil {
+	where := fmt.Sprintf("rank %d, replica %d: ", id.Rank, id.Chain)
+	if _, err := w.rung(ctx, 1, cfg.Relax, 1, where+"relaxation at t=1"); err != nil {
 		return 0, 0, err
 	}
 	for i := len(cfg.Ladder) - 1; i >= max(stop, 1); i-- {
 		t := cfg.Ladder[i]
-		if err := run(t, cfg.Descent, fmt.Sprintf("descent at t=%.6g (rung %d)", t, i)); err != nil {
+		if _, err := w.rung(ctx, t, cfg.Descent, 1, where+fmt.Sprintf("descent at t=%.6g (rung %d)", t, i)); err != nil {
 			return 0, 0, err
 		}
-		keep(i, theta)
+		keep(i, w.theta)
 	}
-	return mv.passes(sweeps), mv.cellEvals(), nil
+	return w.mv.passes(w.sweeps), w.mv.cellEvals(), nil
+}
+
+// rungWalk is a walk's state as it sweeps the ladder's rungs one after another (the descent and
+// the phase check's ascent): its parameters, the Gibbs kernel's mover, its stream and the sweeps
+// it has made, each reported to the progress line at its rank's prices.
+type rungWalk struct {
+	mv          *gibbsMover
+	r           *rand.Rand
+	theta, acc  []float64
+	pr          prices
+	per, sweeps int
+}
+
+// newRungWalk starts a walk of rank at theta on the stream r.
+func newRungWalk(ctx context.Context, p *Problem, rank int, model models.Model, theta []float64, r *rand.Rand) *rungWalk {
+	mv := newGibbsMover(model)
+	return &rungWalk{mv: mv, r: r, theta: theta, acc: make([]float64, mv.blocks()), pr: p.reportPrices(ctx, rank), per: mv.passes(1)}
+}
+
+// rung makes n sweeps at t and returns the sum of the log-likelihoods of the last read of them,
+// the only ones it reads; where names the walk and the rung in an error, where one of them is not
+// finite.
+func (w *rungWalk) rung(ctx context.Context, t float64, n, read int, where string) (float64, error) {
+	sum := 0.0
+	for s := 1; s <= n; s++ {
+		if err := ctx.Err(); err != nil {
+			return 0, err
+		}
+		w.sweeps++
+		if s <= n-read {
+			w.mv.moveOn(w.r, t, w.theta, w.acc)
+			progress.AddAt(ctx, w.per, w.pr.sweep(t, false))
+			continue
+		}
+		ll := w.mv.move(w.r, t, 1, nil, w.theta, w.acc)
+		progress.AddAt(ctx, w.per, w.pr.sweep(t, true))
+		if math.IsNaN(ll) || math.IsInf(ll, 0) {
+			return 0, fmt.Errorf("%s, sweep %d: log-likelihood %v", where, s, ll)
+		}
+		sum += ll
+	}
+	return sum, nil
 }
 
 // phaseFrom is the lowest temperature of the phase check (Config.Ascent). Below it the rungs'
@@ -189,35 +207,16 @@ func (p *Problem) ascend(ctx context.Context, rank int) ([]float64, int, int, in
 	if err != nil {
 		return nil, 0, 0, 0, err
 	}
-	mv := newGibbsMover(model)
-	r := rng.New(p.Config.Seed, uint64(rank), 0, 0, streamAscent)
-	acc := make([]float64, mv.blocks())
-	pr := p.reportPrices(ctx, rank)
-	per := mv.passes(1)
+	w := newRungWalk(ctx, p, rank, model, theta, rng.New(p.Config.Seed, uint64(rank), 0, 0, streamAscent))
 	read := cfg.ascentReads()
 	means := make([]float64, 0, len(cfg.Ladder)-from)
-	sweeps := 0
 	for i := from; i < len(cfg.Ladder); i++ {
 		t := cfg.Ladder[i]
-		sum := 0.0
-		for s := 1; s <= cfg.Ascent; s++ {
-			if err := ctx.Err(); err != nil {
-				return nil, 0, 0, 0, err
-			}
-			sweeps++
-			if s <= cfg.Ascent-read {
-				mv.moveOn(r, t, theta, acc)
-				progress.AddAt(ctx, per, pr.sweep(t, false))
-				continue
-			}
-			ll := mv.move(r, t, 1, nil, theta, acc)
-			progress.AddAt(ctx, per, pr.sweep(t, true))
-			if math.IsNaN(ll) || math.IsInf(ll, 0) {
-				return nil, 0, 0, 0, fmt.Errorf("rank %d: phase check's ascent at t=%.6g (rung %d), sweep %d: log-likelihood %v", rank, t, i, s, ll)
-			}
-			sum += ll
+		sum, err := w.rung(ctx, t, cfg.Ascent, read, fmt.Sprintf("rank %d: phase check's ascent at t=%.6g (rung %d)", rank, t, i))
+		if err != nil {
+			return nil, 0, 0, 0, err
 		}
 		means = append(means, sum/float64(read))
 	}
-	return means, from, mv.passes(sweeps), mv.cellEvals(), nil
+	return means, from, w.mv.passes(w.sweeps), w.mv.cellEvals(), nil
 }

@@ -16,10 +16,10 @@
 // differ where no phase changes (the walk up low, the walk down high): the area is a sign of a
 // phase change on data whose chains relax within their burn-in, not on all data.
 //
-// stirank select runs a cheaper form of this on every NMF rank above 1 (evidence.PhaseCheck): one
-// walk back up from its own walk down's state at t = 0.01, against the rungs' chains. This
-// command, with its walk up from a prior draw and a chain from each walk at every rung, shows the
-// whole loop.
+// stirank select runs a cheaper form of this on every NMF and CP rank above 1
+// (evidence.PhaseCheck): one walk back up from its own walk down's state at t = 0.01, against the
+// rungs' chains. This command, with its walk up from a prior draw and a chain from each walk at
+// every rung, shows the whole loop.
 //
 //	stirank generate --model nmf --shape 40x30 --rank 4 --rate 1 --row-shape 0.3 --seed 7 --out C
 //	go run ./bench/hysteresis -data C -rank 2 -rate 1
