@@ -258,9 +258,9 @@ func (p *Problem) summarize(ctx context.Context, sum evidence.ChainSummary, div 
 // sweep runs the mover's data-augmentation kernel on θ, in place, at t for n sweeps, recording
 // log p(X | θ) after every sweep past the first burn, and returns the records, a divergence and
 // the sweeps made. With Config.Truncate the records before the end of the start's transient
-// (evidence.Truncation) are dropped and the chain sweeps on to replace them, at most n − burn
-// sweeps more in all. The burn-in reads its log-likelihood at its last sweep only, where a
-// divergence in it shows.
+// (evidence.Truncation) are dropped; no sweeps replace them, so that a chain makes the sweeps
+// ChainSteps counts and a rank's steps never pass its plan. The burn-in reads its log-likelihood
+// at its last sweep only, where a divergence in it shows.
 func (p *Problem) sweep(ctx context.Context, mv *gibbsMover, cv *controls, id ChainID, t float64, theta []float64, burn, n int, records []float64) ([]float64, string, int) {
 	r := rng.New(p.Config.Seed, uint64(id.Rank), uint64(id.TIndex), uint64(id.Chain), streamSweep)
 	acc := make([]float64, mv.blocks())
@@ -304,19 +304,13 @@ func (p *Problem) sweep(ctx context.Context, mv *gibbsMover, cv *controls, id Ch
 	if div := run(n-burn, true); div != "" || ctx.Err() != nil {
 		return records, div, made
 	}
-	for extra := 0; p.Config.Truncate && extra < n-burn; {
-		d := min(evidence.Truncation(records[base:]), n-burn-extra)
-		if d == 0 {
-			break
+	if p.Config.Truncate {
+		if d := evidence.Truncation(records[base:]); d > 0 {
+			records = append(records[:base], records[base+d:]...)
+			if cv != nil {
+				cv.drop(d)
+			}
 		}
-		records = append(records[:base], records[base+d:]...)
-		if cv != nil {
-			cv.drop(d)
-		}
-		if div := run(d, true); div != "" || ctx.Err() != nil {
-			return records, div, made
-		}
-		extra += d
 	}
 	return records, "", made
 }
@@ -717,9 +711,8 @@ func (cfg Config) basinPlan(order int, pr prices) (int, float64) {
 // rows (which it spends only when the data gained rows) and, for the one that accounts for its
 // rank's mode search, that search and the basin check (Resumption.warmBasin). A Gibbs sweep
 // counts as the passes over the data it makes, the unit of a full-data step, so that progress
-// estimates weigh sweeps and steps alike. With Config.Truncate a Gibbs chain may sweep up to
-// Steps − Burnin more than this, as many as its start's transient asks for; the summary's Steps
-// counts them.
+// estimates weigh sweeps and steps alike. A chain makes exactly these steps: Config.Truncate
+// drops records and sweeps none to replace them.
 func (cfg Config) ChainSteps(id ChainID, warm bool, order int) int {
 	cfg = cfg.AtRank(id.Rank)
 	n, _ := cfg.chainPlan(id, warm, order, cfg.Steps-cfg.Burnin, unitPrices)

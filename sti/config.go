@@ -47,8 +47,9 @@ type Config struct {
 	// cell at every sweep (no Blocks or Subsample).
 	Gibbs bool `json:"gibbs,omitempty"`
 	// Truncate lets a Gibbs chain (Config.Gibbs) find the end of its start's transient in its own
-	// records (evidence.Truncation, MSER-5), discard the records before it, and sweep on until it
-	// again has Steps − Burnin records, spending at most that many sweeps more.
+	// records (evidence.Truncation, MSER-5) and discard the records before it, at most half of
+	// them. It sweeps none to replace them, so a rank's steps are those planned (ChainSteps) and
+	// stay within twice the SG-MCMC defaults' whatever the transients.
 	Truncate bool `json:"truncate,omitempty"`
 	// Stein makes a Gibbs chain's records carry control variates of mean zero that share their
 	// fluctuations (see controls: Stein variates about the rank's mode and, where the kernel has

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/stirank/stirank/evidence"
+	"github.com/stirank/stirank/models"
 )
 
 // Rank 1 of a configuration with Config.Rank1 runs its own ladder and chain lengths, every other
@@ -45,5 +46,42 @@ func TestRank1Budget(t *testing.T) {
 	}
 	if err := cfg.Validate(); err != nil {
 		t.Error(err)
+	}
+}
+
+// The Gibbs defaults of nmf and cp spend at most twice the steps per rank of the SG-MCMC defaults
+// they replaced, 30 rungs × 2 chains × 600 steps, 2 × 400 prior draws at t = 0 and 16 × 100
+// mode-search steps, on any data: every stage counted as the chains report it (their summaries'
+// Steps are what ChainSteps plans, TestDescentDeterminism and
+// TestTruncationDropsTheTransientAndSweepsNoMore), rank 1's ladder and chains, the records
+// allocated to rungs by the data's exact rank-1 curve and the phase check above rank 1.
+func TestDefaultsSpendAtMostTwiceTheSGMCMCSteps(t *testing.T) {
+	const sgmcmc = 30*2*600 + 2*400 + 16*100
+	for _, c := range []struct {
+		model string
+		shape []int
+		rate  float64
+	}{
+		{"nmf", []int{30, 20}, 0.5},
+		{"nmf", []int{100, 75}, 0.05},
+		{"cp", []int{6, 5, 4}, 0.3},
+		{"cp", []int{15, 12, 10}, 0.5},
+	} {
+		d, rates := poissonData(t, c.shape, 3, c.rate, 11)
+		p, err := NewProblem(d, models.PoissonSpec(c.model, rates, models.LogScale), Default(c.model))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for R := 1; R <= 5; R++ {
+			rc, n := p.RankConfig(R), 0
+			for ti := range rc.Ladder {
+				for ch := range rc.Chains {
+					n += p.ChainSteps(ChainID{Rank: R, TIndex: ti, Chain: ch}, false)
+				}
+			}
+			if n > 2*sgmcmc {
+				t.Errorf("%s %v rank %d: %d steps, more than twice the SG-MCMC defaults' %d", c.model, c.shape, R, n, sgmcmc)
+			}
+		}
 	}
 }

@@ -88,7 +88,6 @@ func TestDescentDeterminism(t *testing.T) {
 	cfg := Default("nmf")
 	cfg.Ladder = evidence.Power(6, 4)
 	cfg.Steps, cfg.Burnin, cfg.Descent = 30, 10, 5
-	cfg.Truncate = false // every chain then makes the sweeps ChainSteps counts
 	cfg.Starts, cfg.StartSteps, cfg.StartEM = 2, 10, 20
 	spec := models.PoissonSpec("nmf", rates, models.LogScale)
 	p, err := NewProblem(d, spec, cfg)
@@ -141,7 +140,6 @@ func TestChainsReportTheirSteps(t *testing.T) {
 		cfg.Steps, cfg.Burnin, cfg.Starts, cfg.Chains = 30, 10, starts, 2
 		// Rank 1 runs a ladder and chains of its own (Config.Rank1).
 		cfg.Rank1 = &RankBudget{Rungs: 7, Steps: 16, Burnin: 4, Descent: 5}
-		cfg.Truncate = false // every chain then makes the sweeps ChainSteps and ChainWork count
 		p, err := NewProblem(d, models.PoissonSpec("nmf", rates, models.LogScale), cfg)
 		if err != nil {
 			t.Fatal(err)
@@ -207,7 +205,6 @@ func TestWarmChainsReportTheirSteps(t *testing.T) {
 		}
 		cfg.Ladder = evidence.Power(4, 4)
 		cfg.Steps, cfg.Burnin, cfg.WarmBurnin, cfg.SettleSteps, cfg.Starts, cfg.StartSteps, cfg.StartEM = 20, 10, 4, 3, 2, 5, 6
-		cfg.Truncate = false
 		_, pf, states := grownCP(t, cfg)
 		top := len(cfg.Ladder) - 1
 		if c.refused {

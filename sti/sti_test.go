@@ -554,3 +554,41 @@ func chainsDoNotDependOnCores(t *testing.T, d *tensor.Sparse, spec models.Spec) 
 		}
 	}
 }
+
+// A Gibbs chain from far below its rung's typical set drops the records of that transient
+// (Config.Truncate) and sweeps no more than it was planned to: its steps stay what ChainSteps
+// counts, and the records it keeps lie above those of the same chain that keeps them all.
+func TestTruncationDropsTheTransientAndSweepsNoMore(t *testing.T) {
+	d, rates := poissonData(t, []int{20, 15}, 2, 0.5, 9)
+	spec := models.PoissonSpec("nmf", rates, models.LogScale)
+	cfg := Default("nmf")
+	cfg.Steps, cfg.Burnin = 4*120, 0
+	id := ChainID{Rank: 2, TIndex: 1, Chain: 0}
+	start := make([]float64, 2*(20+15))
+	for i := range start {
+		start[i] = -4 // factors of e⁻⁴: every λ about 3·10⁻⁴ of the data's
+	}
+	run := func(truncate bool) evidence.ChainSummary {
+		c := cfg
+		c.Truncate = truncate
+		p, err := NewProblem(d, spec, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := p.RunFrom(context.Background(), id, 1, start)
+		if err != nil || s.Divergence != "" {
+			t.Fatalf("truncate %v: %v %s", truncate, err, s.Divergence)
+		}
+		return s
+	}
+	cut, all := run(true), run(false)
+	if all.Count != 120 || cut.Count >= all.Count || cut.Count < all.Count/2 {
+		t.Errorf("%d records kept of %d (without the cut %d): the cut keeps at least half and drops the transient", cut.Count, 120, all.Count)
+	}
+	if cut.Steps != all.Steps || cut.Steps != cfg.Steps {
+		t.Errorf("%d steps with the cut, %d without, %d planned", cut.Steps, all.Steps, cfg.Steps)
+	}
+	if !(cut.Mean > all.Mean) {
+		t.Errorf("kept records' mean %.2f not above all records' %.2f", cut.Mean, all.Mean)
+	}
+}

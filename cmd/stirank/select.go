@@ -114,7 +114,7 @@ func selectHelp() string {
 		if g.cfg.Gibbs {
 			truncate := ""
 			if g.cfg.Truncate {
-				truncate = fmt.Sprintf(",\n          records of a start's transient (MSER-5) replaced by up to %d more sweeps", g.cfg.Steps-g.cfg.Burnin)
+				truncate = ",\n          records of a start's transient (MSER-5, at most half) dropped"
 			}
 			descent := ""
 			if g.cfg.Descent > 0 {
