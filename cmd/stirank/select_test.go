@@ -236,7 +236,37 @@ func workerEnvironment(t *testing.T) (bootCommand, workerBinary string) {
 	if err := os.WriteFile(wrapper, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
+	// The boot loader copies the worker binary into a directory of its own under /tmp (its
+	// staging directory may be mounted noexec) and never removes it: every run of this test
+	// left 140 MB there, and a machine that runs the suite often filled its disk.
+	start := time.Now().Add(-time.Second)
+	t.Cleanup(func() { removeWorkerCopies(t, worker, start) })
 	return wrapper, worker
+}
+
+// removeWorkerCopies removes the directories /tmp/bin* made since start that hold a copy of the
+// worker binary, the boot loader's copies of it.
+func removeWorkerCopies(t *testing.T, worker string, start time.Time) {
+	want, err := os.ReadFile(worker)
+	if err != nil {
+		t.Error(err)
+		return
+	}
+	dirs, _ := filepath.Glob("/tmp/bin*")
+	for _, d := range dirs {
+		if fi, err := os.Stat(d); err != nil || !fi.IsDir() || fi.ModTime().Before(start) {
+			continue
+		}
+		copied := filepath.Join(d, "worker")
+		if fi, err := os.Stat(copied); err != nil || fi.Size() != int64(len(want)) {
+			continue
+		}
+		if got, err := os.ReadFile(copied); err == nil && bytes.Equal(got, want) {
+			if err := os.RemoveAll(d); err != nil {
+				t.Error(err)
+			}
+		}
+	}
 }
 
 // TestSelectRunners runs the same selection on in-process prism; on a standalone prism job
