@@ -51,8 +51,8 @@ func TestRank1Budget(t *testing.T) {
 
 // The Gibbs defaults of nmf and cp spend at most twice the steps per rank of the SG-MCMC defaults
 // they replaced, 30 rungs × 2 chains × 600 steps, 2 × 400 prior draws at t = 0 and 16 × 100
-// mode-search steps, on any data: every stage counted as the chains report it (their summaries'
-// Steps are what ChainSteps plans, TestDescentDeterminism and
+// mode-search steps, on matrices and tensors of several sizes: every stage counted as the chains
+// report it (their summaries' Steps are what ChainSteps plans, TestDescentDeterminism and
 // TestTruncationDropsTheTransientAndSweepsNoMore), rank 1's ladder and chains, the records
 // allocated to rungs by the data's exact rank-1 curve and the phase check above rank 1.
 func TestDefaultsSpendAtMostTwiceTheSGMCMCSteps(t *testing.T) {

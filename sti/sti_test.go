@@ -566,7 +566,7 @@ func TestTruncationDropsTheTransientAndSweepsNoMore(t *testing.T) {
 	id := ChainID{Rank: 2, TIndex: 1, Chain: 0}
 	start := make([]float64, 2*(20+15))
 	for i := range start {
-		start[i] = -4 // factors of e⁻⁴: every λ about 3·10⁻⁴ of the data's
+		start[i] = -4 // factors of e⁻⁴, whose λ are far below the counts
 	}
 	run := func(truncate bool) evidence.ChainSummary {
 		c := cfg
