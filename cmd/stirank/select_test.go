@@ -225,14 +225,23 @@ func startPrism(t *testing.T) string {
 // worker process: Beam's Go boot loader (which fetches the worker binary from the job server
 // and starts it with --worker), a stirank binary to be that worker, and a wrapper for the boot
 // loader that strips the quotes prism 2.77 puts around --id (prism passes --id='ID' to the
-// command without a shell, so the boot loader would see the quotes as part of the ID).
+// command without a shell, so the boot loader would see the quotes as part of the ID), and that
+// gives it a directory of the test's own to stage the binary in (its default, /tmp/staged, is
+// shared by every run on the machine and never emptied).
 func workerEnvironment(t *testing.T) (bootCommand, workerBinary string) {
 	t.Helper()
 	dir := t.TempDir()
 	boot := goBuild(t, dir, "boot", "github.com/apache/beam/sdks/v2/go/container")
 	worker := goBuild(t, dir, "stirank", "github.com/stirank/stirank/cmd/stirank")
+	// A worker may still be ending when the test ends, so the staging directory is removed
+	// without failing the test (t.TempDir would).
+	persist, err := os.MkdirTemp("", "stirank-boot-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(persist) })
 	wrapper := filepath.Join(dir, "boot.sh")
-	script := "#!/bin/sh\nfor a in \"$@\"; do\n  shift\n  set -- \"$@\" \"$(printf '%s' \"$a\" | sed \"s/^--id='\\(.*\\)'$/--id=\\1/\")\"\ndone\nexec " + boot + " \"$@\"\n"
+	script := "#!/bin/sh\nfor a in \"$@\"; do\n  shift\n  set -- \"$@\" \"$(printf '%s' \"$a\" | sed \"s/^--id='\\(.*\\)'$/--id=\\1/\")\"\ndone\nexec " + boot + " \"$@\" --semi_persist_dir=" + persist + "\n"
 	if err := os.WriteFile(wrapper, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
