@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
+	"github.com/stirank/stirank/estimators"
 	"github.com/stirank/stirank/evidence"
 )
 
@@ -74,7 +76,7 @@ func (rr RankResult) Diagnose() Diagnostics {
 	}
 	se := float64(rr.StdErr)
 	if rr.Phase {
-		d.Issues = append(d.Issues, Issue{"phase", fmt.Sprintf("a walk back up the ladder from t = 0.01 parts from the chains by %.1f nats of the integral, which the stderr includes: f(t) changes phase, or the chains hold a basin the walk did not reach, and the estimate may be high. Check nmf or cp with stirank chib, which reads only t = 1 (seconds on small data), or stirank ais (100 000 temperatures or more).", float64(rr.Hysteresis))})
+		d.Issues = append(d.Issues, Issue{"phase", fmt.Sprintf("a walk back up the ladder from t = 0.01 parts from the chains by %.1f nats of the integral, which the stderr includes: f(t) changes phase, or the chains hold a basin the walk did not reach, and the estimate may be high. Check %s with stirank chib, which reads only t = 1 (seconds on small data), or stirank ais (100 000 temperatures or more).", float64(rr.Hysteresis), baselineModels())})
 		se = math.Sqrt(math.Max(0, se*se-evidence.PhaseVariance(float64(rr.Hysteresis))))
 	}
 	if within := float64(rr.StdErrWithin); within > 0 && se > maxSpread*within {
@@ -132,4 +134,13 @@ func decreasing(ladder []Rung) (lo, hi, nats float64, ok bool) {
 		}
 	}
 	return 0, 0, 0, false
+}
+
+// baselineModels names the models stirank chib and ais estimate, "nmf or cp".
+func baselineModels() string {
+	var names []string
+	for _, info := range estimators.BaselineModels() {
+		names = append(names, info.Name)
+	}
+	return strings.Join(names, " or ")
 }
