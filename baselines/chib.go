@@ -210,6 +210,34 @@ func (p *Problem) chibBlocks(R int, cfg ChibConfig) ([]chibBlock, []int) {
 // embedded cp10x15x20r3 data). CombineRank's standard error takes the replicas' spread into
 // account; run more replicas where they disagree, and compare with AIS.
 func (p *Problem) Chib(ctx context.Context, R, replica int, cfg ChibConfig) (ChibResult, error) {
+	return p.chib(ctx, R, replica, cfg, nil)
+}
+
+// ChibFrom is Chib with its burn-in started at from instead of at the best of cfg.Starts short
+// runs from prior draws. A replica estimates the evidence of the basin its run stays in (Chib,
+// Limits), so started where another sampler's chains are (stirank select's at t = 1:
+// bench/chibstart) it shows whether they hold a basin Chib's own start misses: the estimate is
+// then higher.
+func (p *Problem) ChibFrom(ctx context.Context, R, replica int, cfg ChibConfig, from Factors) (ChibResult, error) {
+	if from.R != R || len(from.F) != p.order {
+		return ChibResult{}, fmt.Errorf("chib: a start of rank %d with %d factors for rank %d with %d", from.R, len(from.F), R, p.order)
+	}
+	for m, f := range from.F {
+		if len(f) != p.shape[m]*R {
+			return ChibResult{}, fmt.Errorf("chib: the start's factor %d has %d entries, not %d×%d", m, len(f), p.shape[m], R)
+		}
+		for i, v := range f {
+			if !(v > 0) || math.IsInf(v, 0) {
+				return ChibResult{}, fmt.Errorf("chib: the start's factor %d, row %d, component %d is %v, not positive and finite", m, i/R, i%R, v)
+			}
+		}
+	}
+	from = from.Clone()
+	return p.chib(ctx, R, replica, cfg, &from)
+}
+
+// chib is Chib and ChibFrom: from the best of cfg.Starts prior runs, or from from where it is set.
+func (p *Problem) chib(ctx context.Context, R, replica int, cfg ChibConfig, from *Factors) (ChibResult, error) {
 	if err := cfg.Validate(); err != nil {
 		return ChibResult{}, err
 	}
@@ -225,11 +253,15 @@ func (p *Problem) Chib(ctx context.Context, R, replica int, cfg ChibConfig) (Chi
 		return nil
 	}
 
-	// Start: the best of Starts short runs from prior draws.
+	// Start: from, or the best of Starts short runs from prior draws.
 	start := p.NewFactors(R)
-	p.SamplePrior(r, start)
+	if from != nil {
+		start = *from
+	} else {
+		p.SamplePrior(r, start)
+	}
 	g := NewGibbs(p, start)
-	if cfg.Starts > 1 {
+	if cfg.Starts > 1 && from == nil {
 		best, bestLJ := start.Clone(), math.Inf(-1)
 		for s := range cfg.Starts {
 			if s > 0 {

@@ -173,3 +173,60 @@ func TestCombineRank(t *testing.T) {
 		t.Errorf("divergence: %+v, %v", rd, err)
 	}
 }
+
+// ChibFrom started far from the posterior (every entry 20 times the prior mean) still burns in to
+// it and gives the exact evidence of a tiny NMF, and it refuses a start that is not a point of the
+// rank's factors.
+func TestChibFromAStart(t *testing.T) {
+	rates := []float64{1, 2}
+	d := tiny(t, 11, []int{4, 3}, 2, 1)
+	p, err := NewProblem(d, rates)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const R = 2
+	exact, err := ExactLogEvidence(d, R, rates, 1e6)
+	if err != nil {
+		t.Fatal(err)
+	}
+	from := p.NewFactors(R)
+	for m, f := range from.F {
+		for i := range f {
+			f[i] = 20 / rates[m]
+		}
+	}
+	sums := make([]Summary, 8)
+	for k := range sums {
+		res, err := p.ChibFrom(context.Background(), R, k, DefaultChib(), from)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sums[k] = res.Summary()
+	}
+	re, err := CombineRank(MethodChib, sums)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("exact %.4f | chib from the start %.4f ± %.4f", exact, re.LogEvidence, re.StdErr)
+	if math.Abs(re.LogEvidence-exact) > 3.5*re.StdErr+0.01 {
+		t.Errorf("chib from the start %.4f ± %.4f, exact %.4f", re.LogEvidence, re.StdErr, exact)
+	}
+	if from.F[0][0] != 20 {
+		t.Errorf("ChibFrom changed its start: %v", from.F[0][0])
+	}
+	own, err := p.Chib(context.Background(), R, 0, DefaultChib())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if own.LogEvidence == sums[0].LogEvidence {
+		t.Errorf("ChibFrom's replica 0 is Chib's (%.6f): the start was not used", own.LogEvidence)
+	}
+	bad := from.Clone()
+	bad.F[1][4] = 0
+	if _, err := p.ChibFrom(context.Background(), R, 0, DefaultChib(), bad); err == nil {
+		t.Error("a start with a zero entry was accepted")
+	}
+	if _, err := p.ChibFrom(context.Background(), R+1, 0, DefaultChib(), from); err == nil {
+		t.Error("a start of rank 2 was accepted at rank 3")
+	}
+}

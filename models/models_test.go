@@ -290,3 +290,71 @@ func TestGeneratePoissonRowActivity(t *testing.T) {
 		}
 	}
 }
+
+// FactorValues lays out θ as factor entries: the Poisson log-likelihood computed from them cell by
+// cell, Σ x log λ − Σ_all λ − Σ log x!, is the model's own, in both parameterisations and with a
+// fixed dictionary's columns first.
+func TestFactorValuesGiveTheModelsLogLikelihood(t *testing.T) {
+	r := rng.New(13)
+	nmf, _, _ := GeneratePoisson(r, []int{7, 5}, 2, []float64{0.8, 0.6})
+	cp, _, _ := GeneratePoisson(r, []int{4, 5, 3}, 2, []float64{0.7, 0.9, 0.5})
+	dict := make([]float64, 7*2)
+	for i := range dict {
+		dict[i] = 0.5 + r.Float64()
+	}
+	type model struct {
+		name string
+		data *tensor.Sparse
+		m    *Poisson
+	}
+	var ms []model
+	for _, p := range []Param{LogScale, Direct} {
+		a, _ := NewPoisson("nmf", nmf, 3, []float64{0.8, 0.6}, p)
+		b, _ := NewPoisson("cp", cp, 2, []float64{0.7, 0.9, 0.5}, p)
+		c, err := NewPoissonFixed("nmf", nmf, 1, []float64{0.8, 0.6}, p, dict, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ms = append(ms, model{"nmf/" + p.String(), nmf, a}, model{"cp/" + p.String(), cp, b}, model{"nmf+dictionary/" + p.String(), nmf, c})
+	}
+	for _, tc := range ms {
+		theta := make([]float64, tc.m.Dim())
+		tc.m.SamplePrior(r, theta)
+		f := tc.m.FactorValues(theta)
+		K := len(f[0]) / tc.data.Shape[0]
+		// λ of every cell of the shape, from the entries alone.
+		want, idx := 0.0, make([]int, tc.data.Order())
+		cells := 1
+		for _, n := range tc.data.Shape {
+			cells *= n
+		}
+		lambda := func(at []int) float64 {
+			s := 0.0
+			for c := range K {
+				p := 1.0
+				for k, i := range at {
+					p *= f[k][i*K+c]
+				}
+				s += p
+			}
+			return s
+		}
+		for n := range cells {
+			rest := n
+			for k := len(idx) - 1; k >= 0; k-- {
+				idx[k] = rest % tc.data.Shape[k]
+				rest /= tc.data.Shape[k]
+			}
+			want -= lambda(idx)
+		}
+		for n, x := range tc.data.Values {
+			lg, _ := math.Lgamma(x + 1)
+			want += x*math.Log(lambda(tc.data.Index(n, idx))) - lg
+		}
+		e := tc.m.NewEval()
+		e.Prepare(theta)
+		if got := LogLik(e, tc.m); !(math.Abs(got-want) <= 1e-9*math.Abs(got)) {
+			t.Errorf("%s: log-likelihood from FactorValues %.10g, the model's %.10g", tc.name, want, got)
+		}
+	}
+}

@@ -261,6 +261,21 @@ func (m *Poisson) newValues() []float64 {
 	return f
 }
 
+// FactorValues returns the factors at θ: for each mode, its rows × K entries row-major, the
+// fixed entries of a row (ssnmf's dictionary) first. It is θ in the factors' own units, for
+// methods that work on them (baselines.Factors).
+func (m *Poisson) FactorValues(theta []float64) [][]float64 {
+	f := m.newValues()
+	colsum := make([]float64, m.K)
+	out := make([][]float64, len(m.factors))
+	for k, fac := range m.factors {
+		rows := fac.Rows
+		m.loadRows(theta, f, k, 0, rows, colsum)
+		out[k] = f[m.values[k] : m.values[k]+rows*m.K]
+	}
+	return out
+}
+
 // loadRows sets the values of rows [lo, hi) of factor k in f from the parameters θ and adds
 // their columns, row by row, to colsum (K entries).
 func (m *Poisson) loadRows(theta, f []float64, k, lo, hi int, colsum []float64) {

@@ -71,12 +71,30 @@ func (p *Problem) descentStart(ctx context.Context, id ChainID) ([]float64, int,
 	if theta != nil {
 		return theta, passes, cells, nil
 	}
+	theta, err := p.DescentState(ctx, id)
+	return theta, passes, cells, err
+}
+
+// DescentState returns the state a cold chain id starts from where its rank's chains start from
+// walks down the ladder (Gibbs chains with a mode search and Config.Descent, Default's): its
+// replica's walk from the rank's mode, after the relaxation at t = 1, at id's rung. It is for
+// checks run from the chains' own points, such as Chib's method from the state at t = 1
+// (bench/chibstart); it walks the descent afresh and costs what the descent costs.
+func (p *Problem) DescentState(ctx context.Context, id ChainID) ([]float64, error) {
+	cfg := p.RankConfig(id.Rank)
+	if !cfg.Gibbs || cfg.Starts == 0 || cfg.Descent == 0 {
+		return nil, fmt.Errorf("rank %d: chains start from walks down the ladder only with the Gibbs kernel, a mode search and a descent", id.Rank)
+	}
+	if id.TIndex < 1 || id.TIndex > p.top(id.Rank) {
+		return nil, fmt.Errorf("rank %d: rung %d is not one of the walk's rungs 1–%d", id.Rank, id.TIndex, p.top(id.Rank))
+	}
+	var theta []float64
 	_, _, err := p.descend(ctx, id, id.TIndex, func(i int, th []float64) {
 		if i == id.TIndex {
 			theta = append([]float64(nil), th...)
 		}
 	})
-	return theta, passes, cells, err
+	return theta, err
 }
 
 // descend walks replica id.Chain of rank id.Rank down the ladder from the rank's mode to rung

@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"reflect"
+	"slices"
 	"sync"
 	"testing"
 
@@ -124,6 +125,54 @@ func TestDescentDeterminism(t *testing.T) {
 	}
 	if a[1].LogEvidence == c[1].LogEvidence {
 		t.Errorf("the descent did not change the estimate")
+	}
+}
+
+// DescentState hands out the state a chain starts from: what the chain's own descent keeps at its
+// rung, for every rung and replica, and a different state at each rung; it refuses chains that do
+// not start from walks down the ladder, and the prior's rung.
+func TestDescentStateIsTheChainsStart(t *testing.T) {
+	d, rates := poissonData(t, []int{10, 8}, 2, 0.5, 5)
+	cfg := Default("nmf")
+	cfg.Ladder = evidence.Power(6, 4)
+	cfg.Steps, cfg.Burnin, cfg.Descent, cfg.Relax = 30, 10, 5, 20
+	cfg.Starts, cfg.StartSteps, cfg.StartEM = 2, 10, 20
+	spec := models.PoissonSpec("nmf", rates, models.LogScale)
+	p, err := NewProblem(d, spec, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for ch := range cfg.Chains {
+		var prev []float64
+		for ti := len(cfg.Ladder) - 1; ti >= 1; ti-- {
+			id := ChainID{Rank: 2, TIndex: ti, Chain: ch}
+			want, _, _, err := p.descentStart(ctx, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := p.DescentState(ctx, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(got, want) {
+				t.Errorf("replica %d, rung %d: DescentState is not the chain's start", ch, ti)
+			}
+			if slices.Equal(got, prev) {
+				t.Errorf("replica %d, rung %d: the same state as the rung above", ch, ti)
+			}
+			prev = got
+		}
+	}
+	if _, err := p.DescentState(ctx, ChainID{Rank: 2, TIndex: 0}); err == nil {
+		t.Error("the prior's rung had a walk's state")
+	}
+	sg, err := NewProblem(d, spec, DefaultSGMCMC("nmf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sg.DescentState(ctx, ChainID{Rank: 2, TIndex: 1}); err == nil {
+		t.Error("SG-MCMC chains, which start from no descent, had a descent's state")
 	}
 }
 
