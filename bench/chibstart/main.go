@@ -20,11 +20,8 @@ import (
 	"log"
 	"sync"
 
-	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/local"
-
 	"github.com/stirank/stirank/baselines"
-	"github.com/stirank/stirank/io/tensorio"
-	"github.com/stirank/stirank/models"
+	"github.com/stirank/stirank/bench/internal/countdata"
 	"github.com/stirank/stirank/sti"
 )
 
@@ -49,36 +46,26 @@ func main() {
 		log.Fatal(err)
 	}
 	ctx := context.Background()
-	ds, err := tensorio.Read(ctx, *dir, tensorio.ReadOptions{Counts: true})
+	set, err := countdata.Read(ctx, *dir, *rate)
 	if err != nil {
 		log.Fatal(err)
 	}
-	info, err := models.ForOrder(ds.Tensor.Order())
+	sp, err := set.Select(*seed)
 	if err != nil {
 		log.Fatal(err)
 	}
-	rates := make([]float64, ds.Tensor.Order())
-	for m := range rates {
-		rates[m] = *rate
-	}
-	scfg := sti.Default(info.Name)
-	scfg.Seed = *seed
-	sp, err := sti.NewProblem(ds.Tensor, models.PoissonSpec(info.Name, rates, models.LogScale), scfg)
+	m, err := set.Poisson(*R)
 	if err != nil {
 		log.Fatal(err)
 	}
-	m, err := models.NewPoisson(info.Name, ds.Tensor, *R, rates, models.LogScale)
-	if err != nil {
-		log.Fatal(err)
-	}
-	bp, err := baselines.NewProblem(ds.Tensor, rates)
+	bp, err := baselines.NewProblem(set.Data, set.Rates)
 	if err != nil {
 		log.Fatal(err)
 	}
 	top := len(sp.RankConfig(*R).Ladder) - 1
 
 	// Run 0 is Chib's own start; run 1 + c starts from select's replica c.
-	runs := 1 + scfg.Chains
+	runs := 1 + sp.Config.Chains
 	names := make([]string, runs)
 	results := make([]baselines.ChibResult, runs)
 	errs := make([]error, runs)

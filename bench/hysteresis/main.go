@@ -32,11 +32,8 @@ import (
 	"log"
 	"math"
 
-	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/local"
-
+	"github.com/stirank/stirank/bench/internal/countdata"
 	"github.com/stirank/stirank/evidence"
-	"github.com/stirank/stirank/io/tensorio"
-	"github.com/stirank/stirank/models"
 	"github.com/stirank/stirank/rng"
 )
 
@@ -54,25 +51,17 @@ func main() {
 	if *dir == "" || *R < 1 || *rungs < 1 || *burnin >= *steps {
 		log.Fatal("usage: go run ./bench/hysteresis -data DIR -rank R -rate RATE (and -rungs at least 1, -burnin below -steps)")
 	}
-	ds, err := tensorio.Read(context.Background(), *dir, tensorio.ReadOptions{Counts: true})
+	set, err := countdata.Read(context.Background(), *dir, *rate)
 	if err != nil {
 		log.Fatal(err)
 	}
-	info, err := models.ForOrder(ds.Tensor.Order())
-	if err != nil {
-		log.Fatal(err)
-	}
-	rates := make([]float64, ds.Tensor.Order())
-	for m := range rates {
-		rates[m] = *rate
-	}
-	m, err := models.NewPoisson(info.Name, ds.Tensor, *R, rates, models.LogScale)
+	m, err := set.Poisson(*R)
 	if err != nil {
 		log.Fatal(err)
 	}
 	ts := evidence.Power(*rungs, evidence.DefaultPower)
 	a := m.NewAugmented()
-	acc := make([]float64, ds.Tensor.Order())
+	acc := make([]float64, set.Data.Order())
 	r := rng.New(*seed, uint64(*R))
 	// chain returns the mean log-likelihood of a chain at t from a copy of theta.
 	chain := func(theta []float64, t float64) float64 {

@@ -14,14 +14,12 @@ import (
 	"flag"
 	"fmt"
 	"log"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
 
-	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/local"
-
-	"github.com/stirank/stirank/io/tensorio"
-	"github.com/stirank/stirank/models"
+	"github.com/stirank/stirank/bench/internal/countdata"
 	"github.com/stirank/stirank/rng"
 	"github.com/stirank/stirank/sti"
 )
@@ -47,21 +45,11 @@ func main() {
 		rungs = append(rungs, i)
 	}
 	ctx := context.Background()
-	ds, err := tensorio.Read(ctx, *dir, tensorio.ReadOptions{Counts: true})
+	set, err := countdata.Read(ctx, *dir, *rate)
 	if err != nil {
 		log.Fatal(err)
 	}
-	info, err := models.ForOrder(ds.Tensor.Order())
-	if err != nil {
-		log.Fatal(err)
-	}
-	rates := make([]float64, ds.Tensor.Order())
-	for m := range rates {
-		rates[m] = *rate
-	}
-	cfg := sti.Default(info.Name)
-	cfg.Seed = *seed
-	sp, err := sti.NewProblem(ds.Tensor, models.PoissonSpec(info.Name, rates, models.LogScale), cfg)
+	sp, err := set.Select(*seed)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -74,14 +62,14 @@ func main() {
 	type chain struct{ rung, replica int }
 	var chains []chain
 	for _, i := range rungs {
-		for c := range cfg.Chains {
+		for c := range sp.Config.Chains {
 			chains = append(chains, chain{i, c})
 		}
 	}
 	means := make([][]float64, len(chains))
 	errs := make([]error, len(chains))
 	var wg sync.WaitGroup
-	sem := make(chan struct{}, 2)
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
 	for k, ch := range chains {
 		wg.Add(1)
 		go func() {
@@ -93,13 +81,13 @@ func main() {
 				errs[k] = err
 				return
 			}
-			m, err := models.NewPoisson(info.Name, ds.Tensor, *R, rates, models.LogScale)
+			m, err := set.Poisson(*R)
 			if err != nil {
 				errs[k] = err
 				return
 			}
 			a := m.NewAugmented()
-			acc := make([]float64, ds.Tensor.Order())
+			acc := make([]float64, set.Data.Order())
 			r := rng.New(*seed, uint64(*R), uint64(ch.rung), uint64(ch.replica))
 			sum := 0.0
 			for s := 1; s <= *sweeps; s++ {
