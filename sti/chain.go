@@ -60,13 +60,13 @@ func (p *Problem) gibbsSweeps() bool {
 // top is the index of t = 1 on rank's ladder.
 func (p *Problem) top(rank int) int { return len(p.RankConfig(rank).Ladder) - 1 }
 
-// RankConfig returns the configuration the chains of that rank run with: Config, or at rank 1
-// Config.AtRank(1) with its ladder fitted to the data under Config.FitLadder.
+// RankConfig returns the configuration the chains of that rank run with, Config.AtRank(rank), at
+// rank 1 with its ladder fitted to the data under Config.FitLadder.
 func (p *Problem) RankConfig(rank int) Config {
 	if rank == 1 && p.atRank1 != nil {
 		return *p.atRank1
 	}
-	return p.Config
+	return p.Config.AtRank(rank)
 }
 
 // rankModel is the model of one rank, built once per problem: models are immutable and shared

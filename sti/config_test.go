@@ -85,3 +85,37 @@ func TestDefaultsSpendAtMostTwiceTheSGMCMCSteps(t *testing.T) {
 		}
 	}
 }
+
+// A matrix's default chains carry control variates at its lowest rank only (nmf's rank 1, ssnmf's
+// rank 0), a 3-way tensor's at every rank; a rank without them spends no pass on them, and a
+// negative SteinBelow is refused.
+func TestSteinBelow(t *testing.T) {
+	for _, c := range []struct {
+		model string
+		with  []int
+		plain []int
+	}{{"nmf", []int{1}, []int{2, 5}}, {"ssnmf", []int{0}, []int{1, 3}}, {"cp", []int{1, 2, 6}, nil}} {
+		cfg := Default(c.model)
+		for _, R := range c.with {
+			if !cfg.AtRank(R).Stein {
+				t.Errorf("%s rank %d: no control variates", c.model, R)
+			}
+		}
+		for _, R := range c.plain {
+			if cfg.AtRank(R).Stein {
+				t.Errorf("%s rank %d: control variates", c.model, R)
+			}
+		}
+	}
+	cfg := Default("nmf")
+	every := cfg
+	every.SteinBelow = 0
+	id := ChainID{Rank: 2, TIndex: 10, Chain: 1}
+	if got, want := every.ChainSteps(id, false, 2)-cfg.ChainSteps(id, false, 2), cfg.Steps-cfg.Burnin; got != want {
+		t.Errorf("rank 2 without the variates spends %d steps fewer, not a pass per record (%d)", got, want)
+	}
+	cfg.SteinBelow = -1
+	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "control variates") {
+		t.Errorf("SteinBelow −1: %v", err)
+	}
+}
