@@ -160,7 +160,8 @@ type Augmented interface {
 	// Sweep moves every factor of θ once, and then the scales of the components where the
 	// likelihood does not change when a component's column of one factor is multiplied by c and
 	// that of another divided by c (directions left to the prior, along which a kernel that moves
-	// one factor at a time crawls), in place, with r, leaving the power posterior at t invariant,
+	// one factor at a time crawls; a Shearing kernel moves a matrix's components along the lines
+	// that mix them too), in place, with r, leaving the power posterior at t invariant,
 	// writes each factor's mean acceptance probability (over its rows) into acc and returns
 	// log p(X | θ) at the new θ, which the sweep knows without another pass.
 	//
@@ -183,4 +184,12 @@ type Augmented interface {
 	// Ascend moves θ, in place, one EM sweep towards a mode of the power posterior at t in log
 	// space, deterministically; no sweep lowers t·log p(X | θ) + log p(log F).
 	Ascend(t float64, theta []float64)
+}
+
+// Shearing is an Augmented kernel of a matrix model whose sweeps also move the components along
+// the lines that mix them (Poisson.shear), where the likelihood does not change either.
+type Shearing interface {
+	Augmented
+	// SetShear turns the shear moves on (a new kernel's setting) or off.
+	SetShear(on bool)
 }

@@ -805,6 +805,75 @@ func (m *Poisson) rescale(r *rand.Rand, theta, f []float64, colsum [][]float64) 
 	}
 }
 
+// shear moves each free component r of a matrix, with another one s drawn at random, along the
+// line F_0[:, r] += ε·F_0[:, s], F_1[:, s] −= ε·F_1[:, r], on which no cell's λ changes: the
+// directions that mix the components of a matrix factorisation, which the Gibbs kernel crosses a
+// count's worth at a time. The map is linear with unit determinant, so ε's conditional is the
+// prior along the line, exp(−ε·(λ_0·Σ_i F_0[i, s] − λ_1·Σ_j F_1[j, r])), on the interval where
+// every entry stays positive, and ε is drawn from it exactly, in θ, the values f and their column
+// sums colsum. It leaves every tempered posterior invariant; tensors of higher order have no such
+// lines.
+func (m *Poisson) shear(r *rand.Rand, theta, f []float64, colsum [][]float64) {
+	if len(m.factors) != 2 || m.K-m.kFixed < 2 {
+		return
+	}
+	a, b := m.factors[0], m.factors[1]
+	free := m.K - m.kFixed
+	for cr := m.kFixed; cr < m.K; cr++ {
+		cs := m.kFixed + (cr-m.kFixed+1+r.IntN(free-1))%free
+		lo, hi := math.Inf(-1), math.Inf(1)
+		for i := range a.Rows {
+			if row := m.valueRow(f, 0, i); row[cs] > 0 {
+				lo = max(lo, -row[cr]/row[cs])
+			}
+		}
+		for j := range b.Rows {
+			if row := m.valueRow(f, 1, j); row[cr] > 0 {
+				hi = min(hi, row[cs]/row[cr])
+			}
+		}
+		u := r.Float64()
+		if !(hi > lo) || math.IsInf(lo, 0) || math.IsInf(hi, 0) {
+			continue
+		}
+		k := m.Rates[0]*colsum[0][cs] - m.Rates[1]*colsum[1][cr]
+		eps := lo + (hi-lo)*truncatedExp(k*(hi-lo), u)
+		ok := true
+		for i := range a.Rows {
+			row := m.valueRow(f, 0, i)
+			ok = ok && row[cr]+eps*row[cs] > 0
+		}
+		for j := range b.Rows {
+			row := m.valueRow(f, 1, j)
+			ok = ok && row[cs]-eps*row[cr] > 0
+		}
+		if !ok {
+			// Rounding at the interval's ends: the density is zero there.
+			continue
+		}
+		for i := range a.Rows {
+			row := m.valueRow(f, 0, i)
+			row[cr] += eps * row[cs]
+			m.setParam(theta, 0, i, cr, row[cr])
+		}
+		for j := range b.Rows {
+			row := m.valueRow(f, 1, j)
+			row[cs] -= eps * row[cr]
+			m.setParam(theta, 1, j, cs, row[cs])
+		}
+		colsum[0][cr] += eps * colsum[0][cs]
+		colsum[1][cs] -= eps * colsum[1][cr]
+	}
+}
+
+// setParam sets the parameter of component c of row i of factor k to the value v.
+func (m *Poisson) setParam(theta []float64, k, i, c int, v float64) {
+	if m.Param == LogScale {
+		v = logtab.Log(v)
+	}
+	m.paramRow(theta, k, i)[c-m.lead(k)] = v
+}
+
 // scale multiplies the factor entry at θ[i] by e^d.
 func (m *Poisson) scale(theta []float64, i int, d float64) {
 	if m.Param == LogScale {

@@ -165,7 +165,12 @@ type poissonAugmented struct {
 	theta   []float64
 	current bool
 	rank1   bool // rows drawn by drawRank1Row
+	noShear bool // no shear moves (SetShear)
 }
+
+var _ Shearing = (*poissonAugmented)(nil)
+
+func (a *poissonAugmented) SetShear(on bool) { a.noShear = !on }
 
 // augmentedChunk is one chunk's stream, scratch and results.
 type augmentedChunk struct {
@@ -187,8 +192,9 @@ type augmentedChunk struct {
 	_            [64]byte // chunks write their results at every row: keep them off each other's cache lines
 }
 
-// Sweep moves every factor's rows and then the components' scales (Poisson.rescale, from the
-// column sums the moves leave), with r.
+// Sweep moves every factor's rows, then a matrix's components along the lines that mix them
+// (Poisson.shear) and the components' scales (Poisson.rescale), from the column sums the moves
+// leave, with r.
 func (a *poissonAugmented) Sweep(r *rand.Rand, t float64, theta, acc []float64) float64 {
 	return a.sweep(r, t, theta, acc, true)
 }
@@ -245,6 +251,9 @@ func (a *poissonAugmented) sweep(r *rand.Rand, t float64, theta, acc []float64, 
 			p *= cs[c]
 		}
 		ll -= p
+	}
+	if !a.rank1 && !a.noShear {
+		m.shear(r, theta, a.f, a.colsum)
 	}
 	m.rescale(r, theta, a.f, a.colsum)
 	a.theta = append(a.theta[:0], theta...)

@@ -607,3 +607,85 @@ func TestMoveMakesTheSweepsMoves(t *testing.T) {
 		}
 	}
 }
+
+// The shear moves leave the posterior invariant: with θ drawn from the prior and X from
+// p(X | θ), θ after the moves is still a prior draw, the first two moments of each factor's
+// entries those of Exp(λ) (1 and 2 in units of 1/λ). Without the prior's term in ε's
+// conditional, or with its sign turned, the entries drift from them.
+func TestShearKeepsThePosterior(t *testing.T) {
+	const R, replicas, batches, moves = 3, 40000, 40, 4
+	shape := []int{3, 2}
+	rates := []float64{0.3, 0.3}
+	r := rng.New(5, 7)
+	var first, second [2][]float64
+	for k := range 2 {
+		first[k], second[k] = make([]float64, batches), make([]float64, batches)
+	}
+	moved := 0
+	for rep := range replicas {
+		theta := make([]float64, (shape[0]+shape[1])*R)
+		for i := range theta {
+			theta[i] = r.ExpFloat64() / rates[0]
+		}
+		data, err := tensor.New(shape, shape[0]*shape[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range shape[0] {
+			for j := range shape[1] {
+				lam := 0.0
+				for c := range R {
+					lam += theta[i*R+c] * theta[shape[0]*R+j*R+c]
+				}
+				if x := (distuv.Poisson{Lambda: lam, Src: r}).Rand(); x > 0 {
+					data.Append([]int{i, j}, x)
+				}
+			}
+		}
+		if data.NNZ() == 0 {
+			// The model refuses data without a count; such draws have the prior as posterior.
+			for k, n := range shape {
+				for _, v := range theta[k*shape[0]*R : k*shape[0]*R+n*R] {
+					v *= rates[k]
+					first[k][rep*batches/replicas] += v / float64(n*R) * batches / replicas
+					second[k][rep*batches/replicas] += v * v / float64(n*R) * batches / replicas
+				}
+			}
+			continue
+		}
+		m, err := NewPoisson("nmf", data, R, rates, Direct)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := m.newValues()
+		colsum := [][]float64{make([]float64, R), make([]float64, R)}
+		for k, fac := range m.factors {
+			m.loadRows(theta, f, k, 0, fac.Rows, colsum[k])
+		}
+		before := theta[0]
+		for range moves {
+			m.shear(r, theta, f, colsum)
+		}
+		if theta[0] != before {
+			moved++
+		}
+		for k, fac := range m.factors {
+			for _, v := range theta[fac.Offset : fac.Offset+fac.Rows*fac.Cols] {
+				v *= rates[k]
+				first[k][rep*batches/replicas] += v / float64(fac.Rows*fac.Cols) * batches / replicas
+				second[k][rep*batches/replicas] += v * v / float64(fac.Rows*fac.Cols) * batches / replicas
+			}
+		}
+	}
+	for k := range 2 {
+		m1, se1 := batchMean(first[k])
+		m2, se2 := batchMean(second[k])
+		t.Logf("factor %d: mean %.4f ± %.4f (1), mean square %.4f ± %.4f (2); θ[0] moved in %d of %d replicas", k, m1, se1, m2, se2, moved, replicas)
+		if math.Abs(m1-1) > 4*se1 || math.Abs(m2-2) > 4*se2 {
+			t.Errorf("factor %d: the moves changed the prior's moments: mean %.4f ± %.4f, mean square %.4f ± %.4f", k, m1, se1, m2, se2)
+		}
+	}
+	if moved < replicas/4 {
+		t.Errorf("θ[0] moved in %d of %d replicas", moved, replicas)
+	}
+}

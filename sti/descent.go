@@ -226,6 +226,12 @@ func (p *Problem) ascend(ctx context.Context, rank int) ([]float64, int, int, in
 		return nil, 0, 0, 0, err
 	}
 	w := newRungWalk(ctx, p, rank, model, theta, rng.New(p.Config.Seed, uint64(rank), 0, 0, streamAscent))
+	if k, ok := w.mv.k.(models.Shearing); ok {
+		// The walk must keep the phase it starts in where the chains' has given way, and shear
+		// moves let it cross: with them the check missed rank 2 of the heavy-tailed 40×30
+		// matrix of TestPhaseCheckWidensTheErrorOfAPhaseChange (README, the shear row).
+		k.SetShear(false)
+	}
 	read := cfg.ascentReads()
 	means := make([]float64, 0, len(cfg.Ladder)-from)
 	for i := from; i < len(cfg.Ladder); i++ {
