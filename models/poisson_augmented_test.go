@@ -114,21 +114,7 @@ func TestAugmentedKernelGeweke(t *testing.T) {
 	}
 	means := make([]float64, batches)
 	for it := range iters {
-		data, err := tensor.New(shape, shape[0]*shape[1])
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i := range shape[0] {
-			for j := range shape[1] {
-				lam := 0.0
-				for c := range R {
-					lam += theta[i*R+c] * theta[(shape[0]+j)*R+c]
-				}
-				if x := (distuv.Poisson{Lambda: lam, Src: r}).Rand(); x > 0 {
-					data.Append([]int{i, j}, x)
-				}
-			}
-		}
+		data := matrixCounts(t, r, shape, R, theta)
 		m, err := NewPoisson("nmf", data, R, rates, Direct)
 		if err != nil {
 			t.Fatal(err)
@@ -627,21 +613,7 @@ func TestShearKeepsThePosterior(t *testing.T) {
 		for i := range theta {
 			theta[i] = r.ExpFloat64() / rates[0]
 		}
-		data, err := tensor.New(shape, shape[0]*shape[1])
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i := range shape[0] {
-			for j := range shape[1] {
-				lam := 0.0
-				for c := range R {
-					lam += theta[i*R+c] * theta[shape[0]*R+j*R+c]
-				}
-				if x := (distuv.Poisson{Lambda: lam, Src: r}).Rand(); x > 0 {
-					data.Append([]int{i, j}, x)
-				}
-			}
-		}
+		data := matrixCounts(t, r, shape, R, theta)
 		if data.NNZ() == 0 {
 			// The model refuses data without a count; such draws have the prior as posterior.
 			for k, n := range shape {
@@ -688,4 +660,26 @@ func TestShearKeepsThePosterior(t *testing.T) {
 	if moved < replicas/4 {
 		t.Errorf("θ[0] moved in %d of %d replicas", moved, replicas)
 	}
+}
+
+// matrixCounts draws a count matrix of that shape from p(X | θ) with r, θ holding the two factors
+// of rank R row-major one after the other, and keeps its non-zero cells.
+func matrixCounts(t *testing.T, r *rand.Rand, shape []int, R int, theta []float64) *tensor.Sparse {
+	t.Helper()
+	data, err := tensor.New(shape, shape[0]*shape[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range shape[0] {
+		for j := range shape[1] {
+			lam := 0.0
+			for c := range R {
+				lam += theta[i*R+c] * theta[(shape[0]+j)*R+c]
+			}
+			if x := (distuv.Poisson{Lambda: lam, Src: r}).Rand(); x > 0 {
+				data.Append([]int{i, j}, x)
+			}
+		}
+	}
+	return data
 }
