@@ -77,7 +77,8 @@ func TestAgreementWithSTI(t *testing.T) {
 // agrees with 20 000-temperature AIS (eight runs) within 2 nats. The Gibbs kernel's row moves
 // cross the directions that mix the two components (W·A, A⁻¹·H), flat in the likelihood, a
 // count's worth at a time; Stein variates about the mode weigh where the chains sit along them,
-// and with them above rank 1 and no shear moves the estimate was 3–5 nats low. About 10 s on two cores; skipped with -short.
+// and with them above rank 1 and no shear moves the estimate was 3–5 nats low. About 16 s on two
+// cores; skipped with -short.
 func TestSTIAgreesWithAISOnLargeCounts(t *testing.T) {
 	if testing.Short() {
 		t.Skip("STI and AIS on a matrix with counts up to 10⁵")

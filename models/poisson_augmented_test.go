@@ -613,39 +613,32 @@ func TestShearKeepsThePosterior(t *testing.T) {
 		for i := range theta {
 			theta[i] = r.ExpFloat64() / rates[0]
 		}
-		data := matrixCounts(t, r, shape, R, theta)
-		if data.NNZ() == 0 {
-			// The model refuses data without a count; such draws have the prior as posterior.
-			for k, n := range shape {
-				for _, v := range theta[k*shape[0]*R : k*shape[0]*R+n*R] {
-					v *= rates[k]
-					first[k][rep*batches/replicas] += v / float64(n*R) * batches / replicas
-					second[k][rep*batches/replicas] += v * v / float64(n*R) * batches / replicas
-				}
+		// The model refuses data without a count; such draws have the prior as posterior and
+		// stay.
+		if data := matrixCounts(t, r, shape, R, theta); data.NNZ() > 0 {
+			m, err := NewPoisson("nmf", data, R, rates, Direct)
+			if err != nil {
+				t.Fatal(err)
 			}
-			continue
+			f := m.newValues()
+			colsum := [][]float64{make([]float64, R), make([]float64, R)}
+			for k, fac := range m.factors {
+				m.loadRows(theta, f, k, 0, fac.Rows, colsum[k])
+			}
+			before := theta[0]
+			for range moves {
+				m.shear(r, theta, f, colsum)
+			}
+			if theta[0] != before {
+				moved++
+			}
 		}
-		m, err := NewPoisson("nmf", data, R, rates, Direct)
-		if err != nil {
-			t.Fatal(err)
-		}
-		f := m.newValues()
-		colsum := [][]float64{make([]float64, R), make([]float64, R)}
-		for k, fac := range m.factors {
-			m.loadRows(theta, f, k, 0, fac.Rows, colsum[k])
-		}
-		before := theta[0]
-		for range moves {
-			m.shear(r, theta, f, colsum)
-		}
-		if theta[0] != before {
-			moved++
-		}
-		for k, fac := range m.factors {
-			for _, v := range theta[fac.Offset : fac.Offset+fac.Rows*fac.Cols] {
+		// θ holds the factors row-major one after the other (matrixCounts).
+		for k, n := range shape {
+			for _, v := range theta[k*shape[0]*R : k*shape[0]*R+n*R] {
 				v *= rates[k]
-				first[k][rep*batches/replicas] += v / float64(fac.Rows*fac.Cols) * batches / replicas
-				second[k][rep*batches/replicas] += v * v / float64(fac.Rows*fac.Cols) * batches / replicas
+				first[k][rep*batches/replicas] += v / float64(n*R) * batches / replicas
+				second[k][rep*batches/replicas] += v * v / float64(n*R) * batches / replicas
 			}
 		}
 	}
