@@ -348,8 +348,9 @@ func Default(model string) Config {
 			// per record, and where counts are large they bias the means (Config.SteinBelow).
 			// On a 12×10 matrix with counts up to 1.4·10⁵ (generate --model nmf --shape 12x10
 			// --rank 2 --rate 0.01 --seed 5) rank 2 came out 3.7 nats below 100 000-temperature
-			// AIS with them and within 0.01 without (six seeds). The shear moves (models.Poisson.shear) since take the bias away, but
-			// with them the variates narrowed nothing measured. A CP tensor's kept the spread of
+			// AIS with them and within 0.01 without (six seeds). The shear moves
+			// (models.Poisson.shear) have since taken the bias away, but with them the variates
+			// narrowed nothing measured. A CP tensor's kept the spread of
 			// rank 2 of the 8×6×5 tensor of go run ./bench/anneal at 0.46 nat, against 1.19
 			// without (eight seeds; README).
 			c.SteinBelow = 2

@@ -121,12 +121,7 @@ func selectHelp() string {
 				descent = fmt.Sprintf(",\n          carried by its replica's walk, %d sweeps at t = 1 (--relax) then %d per rung down the ladder, to its own rung (--descent)", g.cfg.Relax, g.cfg.Descent)
 			}
 			if g.cfg.Stein {
-				at := ""
-				if r := g.cfg.SteinBelow; r > 0 {
-					// The defaults keep them to a model's lowest rank.
-					at = fmt.Sprintf(" at rank %d", r-1)
-				}
-				descent += ",\n          each record" + at + " with Stein control variates about the mode (--stein)"
+				descent += ",\n          each record at " + steinRanks(g.cfg) + " with Stein control variates about the mode (--stein)"
 				if g.cfg.Rank1 != nil {
 					descent += " and, at rank 1, the conditional\n          expectations of the log-likelihood given all factors but one"
 				}
@@ -182,12 +177,9 @@ type selectFlags struct {
 	dict string
 }
 
-// newSelectFlagSet returns the flags of select, for command name (select, or a command that
-// runs a selection, such as reanalyze) with its synopsis and help text; extra adds the command's
-// own flags.
 // steinRanks spells out the ranks whose chains a configuration controls (Config.Stein,
 // Config.SteinBelow).
-func steinRanks(c sti.Config) any {
+func steinRanks(c sti.Config) string {
 	switch {
 	case !c.Stein:
 		return "none"
@@ -197,6 +189,9 @@ func steinRanks(c sti.Config) any {
 	return "every rank"
 }
 
+// newSelectFlagSet returns the flags of select, for command name (select, or a command that
+// runs a selection, such as reanalyze) with its synopsis and help text; extra adds the command's
+// own flags.
 func newSelectFlagSet(name, synopsis, help string, extra func(*flag.FlagSet)) (*flag.FlagSet, *selectFlags, func(io.Writer)) {
 	f := &selectFlags{}
 	fs := newFlagSet(name, synopsis)
@@ -232,7 +227,7 @@ func newSelectFlagSet(name, synopsis, help string, extra func(*flag.FlagSet)) (*
 	fs.IntVar(&f.relax, "relax", 0, fmt.Sprintf("%s: sweeps at t = 1 that each replica's walk makes from the rank's mode before it walks down the ladder (default: %s, scaled with --steps)", gibbsModels(), perModelDefault(func(c sti.Config) any { return c.Relax })))
 	fs.IntVar(&f.ascent, "ascent", 0, fmt.Sprintf("%s: sweeps per rung of the phase check, a walk back up the ladder from t = 0.01 that flags a rank where f(t) changes phase and widens its stderr (0: no check) (default: %s)", gibbsModels(), perModelDefault(func(c sti.Config) any { return c.Ascent })))
 	fs.BoolVar(&f.allocate, "allocate", true, allocatedModels()+": each rung's chains record in proportion to the standard deviation the rung adds to the integral, per unit of cost, on an exact curve (the rank-1 curve or the model's own), for no more cost and no more records in all (see README; --allocate=false: --steps minus --burnin at every rung)")
-	fs.BoolVar(&f.stein, "stein", true, gibbsModels()+": the Gibbs chains' rung means are controlled by Stein variates about the rank's mode and, at rank 1, by the log-likelihood's conditional expectations given all factors but one, which keep their expectation and remove most of their variance (default: "+perModelDefault(steinRanks)+"; above a matrix's lowest rank the variates bias the means where counts are large, see README). --stein: at every rank; --stein=false: plain means at every rank")
+	fs.BoolVar(&f.stein, "stein", true, gibbsModels()+": the Gibbs chains' rung means are controlled by Stein variates about the rank's mode and, at rank 1, by the log-likelihood's conditional expectations given all factors but one, which keep their expectation and remove most of their variance (default: "+perModelDefault(func(c sti.Config) any { return steinRanks(c) })+"; above a matrix's lowest rank the variates bias the means where counts are large, see README). --stein: at every rank; --stein=false: plain means at every rank")
 	fs.Float64Var(&f.step, "step", 0, fmt.Sprintf("step size after burn-in (default: %s)", perModelDefault(func(c sti.Config) any { return c.Step })))
 	fs.IntVar(&f.subsample, "subsample", 0, fmt.Sprintf("cells per step, drawn at random (default: %s; 0 is all cells)", perModelDefault(func(c sti.Config) any { return c.Subsample })))
 	fs.IntVar(&f.blocks, "blocks", 0, strings.Join(factoredNames(), ", ")+": cut every mode into B ranges and step over B^(order−1) parts (B for a matrix, B² for a 3-way tensor) (default 1: all cells)")
