@@ -24,9 +24,20 @@ type AISConfig struct {
 	Sweeps int `json:"sweeps"`
 	// Width is the slice sampler's initial interval, in log-factor units (e-folds).
 	Width float64 `json:"width"`
+	// ReferenceSweeps, when positive, anneals from a reference fitted to the posterior instead of
+	// from the prior (see AIS): a Gibbs run at t = 1 from the best of 4 prior runs of 50 sweeps,
+	// ReferenceBurnin sweeps of burn-in, then ReferenceSweeps sweeps whose draws fit it.
+	ReferenceBurnin int `json:"reference_burnin,omitempty"`
+	ReferenceSweeps int `json:"reference_sweeps,omitempty"`
 	// Seed roots the random streams.
 	Seed uint64 `json:"seed"`
 }
+
+// Reference runs' Gibbs start tournament, as Chib's default.
+const (
+	referenceStarts      = 4
+	referenceStartSweeps = 50
+)
 
 // DefaultAIS is 1000 temperatures on the power-4 schedule, one sweep each.
 func DefaultAIS() AISConfig {
@@ -48,6 +59,10 @@ func (c AISConfig) Validate() error {
 		return fmt.Errorf("ais: sweeps %d must be at least 1", c.Sweeps)
 	case !(c.Width > 0):
 		return fmt.Errorf("ais: slice width %v must be positive", c.Width)
+	case c.ReferenceSweeps < 0 || c.ReferenceSweeps == 1 || c.ReferenceBurnin < 0:
+		return fmt.Errorf("ais: reference burn-in %d and sweeps %d: want sweeps 0 (from the prior) or at least 2, burn-in not negative", c.ReferenceBurnin, c.ReferenceSweeps)
+	case c.ReferenceSweeps == 0 && c.ReferenceBurnin > 0:
+		return fmt.Errorf("ais: reference burn-in %d without reference sweeps", c.ReferenceBurnin)
 	}
 	return nil
 }
@@ -74,13 +89,15 @@ func (c AISConfig) Ladder() []float64 {
 }
 
 // AISRun is the result of one annealing run: its log importance weight
-// log w = Σ_k (t_k − t_{k−1}) log p(X | θ_{k−1}), whose exponential is an unbiased estimate of
-// p(X | R).
+// log w = Σ_k (t_k − t_{k−1}) log p(X | θ_{k−1}) (from the prior; from a reference q the summand is
+// log p(X | θ_{k−1}) + log p(θ_{k−1}) − log q(θ_{k−1})), whose exponential is an unbiased estimate
+// of p(X | R).
 type AISRun struct {
 	Rank, Run int
 	LogWeight float64
-	// Sweeps is the number of slice-sampling sweeps; CellEvals the per-cell likelihood terms
-	// the slice sampler evaluated.
+	// Sweeps is the number of slice-sampling sweeps and of the reference's Gibbs sweeps;
+	// CellEvals the per-cell likelihood terms the slice sampler evaluated and the Gibbs sweeps'
+	// cell allocations.
 	Sweeps    int
 	CellEvals int64
 	// Divergence describes a non-finite weight; LogWeight is then NaN.
@@ -101,7 +118,21 @@ type AISRun struct {
 // and O_r = Π_{m'≠m} colsum_m'[r]. Each update leaves π_t invariant, so the sweep does. An entry
 // whose row has no positive count has the conjugate conditional Gamma(1, λ_m + t·O_r) in F and is
 // drawn exactly.
+//
+// From a reference (cfg.ReferenceSweeps > 0) the path is π_t ∝ q(θ)^(1−t) [p(θ) p(X | θ)]^t from
+// a density q fitted to the posterior at t = 1 (see reference): the generalised stepping-stone
+// path of Fan et al. (2011). From the prior, f(t) = E_t[log p(X | θ)] changes phase on large
+// informative data (README, Known limits) and AIS needs ever more temperatures to follow it; from
+// q, whose mass already lies where the posterior's does, it need not. The estimate is of the mass
+// of the basin q was fitted in (and its relabelings): a basin that the Gibbs run did not visit is
+// missed, as by Chib's method. The conditional gains (1−t)·log q(θ) as a function of the entry,
+// and the prior's term becomes t·λ_m e^φ; every entry is slice-sampled.
 func (p *Problem) AIS(ctx context.Context, R, run int, cfg AISConfig) (AISRun, error) {
+	return p.ais(ctx, R, run, cfg, maxSymRank)
+}
+
+// ais is AIS with a reference symmetrised over the relabelings up to rank symRank.
+func (p *Problem) ais(ctx context.Context, R, run int, cfg AISConfig, symRank int) (AISRun, error) {
 	if err := cfg.Validate(); err != nil {
 		return AISRun{}, err
 	}
@@ -111,7 +142,17 @@ func (p *Problem) AIS(ctx context.Context, R, run int, cfg AISConfig) (AISRun, e
 	res := AISRun{Rank: R, Run: run}
 	r := rng.New(cfg.Seed, streamAIS, uint64(R), uint64(run))
 	s := newSliceState(p, R, cfg.Width)
-	p.SamplePrior(r, s.f)
+	var gibbsCells int64
+	if cfg.ReferenceSweeps > 0 {
+		q, sweeps, cells, err := p.fitReference(ctx, r, R, referenceStarts, referenceStartSweeps, cfg.ReferenceBurnin, cfg.ReferenceSweeps, R <= symRank)
+		if err != nil {
+			return res, err
+		}
+		res.Sweeps, gibbsCells, s.ref = sweeps, cells, q
+		q.sample(r, s.f)
+	} else {
+		p.SamplePrior(r, s.f)
+	}
 	ladder := cfg.Ladder()
 	logw := 0.0
 	for k := 1; k < len(ladder); k++ {
@@ -121,7 +162,14 @@ func (p *Problem) AIS(ctx context.Context, R, run int, cfg AISConfig) (AISRun, e
 			}
 		}
 		s.refresh()
-		logw += (ladder[k] - ladder[k-1]) * s.logLik()
+		f := s.logLik()
+		if s.ref != nil {
+			if k%64 == 0 {
+				s.ref.refresh(s.f)
+			}
+			f += p.LogPrior(s.f) - s.ref.logDensity()
+		}
+		logw += (ladder[k] - ladder[k-1]) * f
 		if k == len(ladder)-1 {
 			break
 		}
@@ -130,7 +178,7 @@ func (p *Problem) AIS(ctx context.Context, R, run int, cfg AISConfig) (AISRun, e
 		}
 		res.Sweeps += cfg.Sweeps
 	}
-	res.CellEvals = s.cellEvals
+	res.CellEvals = s.cellEvals + gibbsCells
 	res.LogWeight = logw
 	if math.IsNaN(logw) || math.IsInf(logw, 0) {
 		res.Divergence = fmt.Sprintf("rank %d, run %d: non-finite AIS weight", R, run)
@@ -144,9 +192,11 @@ type sliceState struct {
 	p     *Problem
 	R     int
 	width float64
-	f     Factors
-	cs    [][]float64
-	lam   []float64 // λ_n of the positive cells
+	// ref, when set, is the reference the path starts from.
+	ref *reference
+	f   Factors
+	cs  [][]float64
+	lam []float64 // λ_n of the positive cells
 	// per-row scratch
 	g, c, x   []float64
 	cellEvals int64
@@ -209,10 +259,17 @@ func (s *sliceState) sweep(r *rand.Rand, t float64) {
 				}
 				old := fm[i*R+k]
 				var nu float64
-				if len(cells) == 0 {
+				switch {
+				case s.ref != nil:
+					s.ref.prepare(m, i*R+k, k, old)
+					nu = s.sliceEntry(r, t, m, i*R+k, k, old, cells, t*lm, o)
+					if nu != old {
+						s.ref.update(m, i*R+k, k, old, nu)
+					}
+				case len(cells) == 0:
 					nu = r.ExpFloat64() / (lm + t*o)
-				} else {
-					nu = s.sliceEntry(r, t, m, k, old, cells, lm, o)
+				default:
+					nu = s.sliceEntry(r, t, m, i*R+k, k, old, cells, lm, o)
 				}
 				if nu == old {
 					continue
@@ -231,9 +288,10 @@ func (s *sliceState) sweep(r *rand.Rand, t float64) {
 	}
 }
 
-// sliceEntry draws a new value of entry F = old of component k in a row whose positive cells are
-// cells, by univariate slice sampling in φ = log F. It leaves g filled with the cells' g_n.
-func (s *sliceState) sliceEntry(r *rand.Rand, t float64, m, k int, old float64, cells []int32, lm, o float64) float64 {
+// sliceEntry draws a new value of entry `entry` = old (component k) of mode m in a row whose positive
+// cells are cells, by univariate slice sampling in φ = log F; lm is the prior's rate on the path at
+// t. It leaves g filled with the cells' g_n.
+func (s *sliceState) sliceEntry(r *rand.Rand, t float64, m, entry, k int, old float64, cells []int32, lm, o float64) float64 {
 	p, R := s.p, s.R
 	nc := len(cells)
 	g, c, x := s.g[:nc], s.c[:nc], s.x[:nc]
@@ -256,6 +314,9 @@ func (s *sliceState) sliceEntry(r *rand.Rand, t float64, m, k int, old float64, 
 			v += x[j] * math.Log(c[j]+e*g[j])
 		}
 		s.cellEvals += int64(len(g))
+		if s.ref != nil {
+			return t*v - a*e + phi + (1-t)*s.ref.entryLog(m, entry, phi)
+		}
 		return t*v - a*e + phi
 	}
 	phi0 := math.Log(old)

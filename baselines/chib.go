@@ -254,33 +254,18 @@ func (p *Problem) chib(ctx context.Context, R, replica int, cfg ChibConfig, from
 	}
 
 	// Start: from, or the best of Starts short runs from prior draws.
-	start := p.NewFactors(R)
+	var g *Gibbs
 	if from != nil {
-		start = *from
+		g = NewGibbs(p, *from)
 	} else {
-		p.SamplePrior(r, start)
-	}
-	g := NewGibbs(p, start)
-	if cfg.Starts > 1 && from == nil {
-		best, bestLJ := start.Clone(), math.Inf(-1)
-		for s := range cfg.Starts {
-			if s > 0 {
-				p.SamplePrior(r, start)
-				g.SetState(start)
-			}
-			for k := range cfg.StartSweeps {
-				g.Sweep(r)
-				if err := check(k); err != nil {
-					return res, err
-				}
-			}
-			res.Sweeps += cfg.StartSweeps
-			if lj := g.LogJoint(); lj > bestLJ || s == 0 {
-				best.CopyFrom(g.State)
-				bestLJ = lj
-			}
+		var err error
+		g, err = p.bestStart(ctx, r, R, cfg.Starts, cfg.StartSweeps)
+		if err != nil {
+			return res, err
 		}
-		g.SetState(best)
+		if cfg.Starts > 1 {
+			res.Sweeps += cfg.Starts * cfg.StartSweeps
+		}
 	}
 
 	// Burn-in; θ* is the point of highest log joint among the sweeps of its second half, moved

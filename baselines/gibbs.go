@@ -1,6 +1,7 @@
 package baselines
 
 import (
+	"context"
 	"math"
 	"math/rand/v2"
 
@@ -286,4 +287,37 @@ func (g *Gibbs) scaleMoves(r *rand.Rand) {
 // LogJoint returns log p(X | θ) + log p(θ) at the current point.
 func (g *Gibbs) LogJoint() float64 {
 	return g.P.LogLik(g.State) + g.P.LogPrior(g.State)
+}
+
+// bestStart returns a Gibbs sampler of rank R at the best of starts prior draws, each run
+// startSweeps sweeps, by log joint p(X | θ) p(θ): a guard against a poor local mode. With one start
+// it is at its prior draw, unrun.
+func (p *Problem) bestStart(ctx context.Context, r *rand.Rand, R, starts, startSweeps int) (*Gibbs, error) {
+	start := p.NewFactors(R)
+	p.SamplePrior(r, start)
+	g := NewGibbs(p, start)
+	if starts <= 1 {
+		return g, nil
+	}
+	best, bestLJ := start.Clone(), math.Inf(-1)
+	for s := range starts {
+		if s > 0 {
+			p.SamplePrior(r, start)
+			g.SetState(start)
+		}
+		for k := range startSweeps {
+			g.Sweep(r)
+			if k%64 == 0 {
+				if err := ctx.Err(); err != nil {
+					return nil, err
+				}
+			}
+		}
+		if lj := g.LogJoint(); lj > bestLJ || s == 0 {
+			best.CopyFrom(g.State)
+			bestLJ = lj
+		}
+	}
+	g.SetState(best)
+	return g, nil
 }

@@ -106,6 +106,27 @@ func (ps *permScratch) logPerm(L []float64) float64 {
 	return offset + lp[full]
 }
 
+// permutations calls f with every permutation of 0…n−1.
+func permutations(n int, f func([]int)) {
+	p := make([]int, n)
+	for i := range p {
+		p[i] = i
+	}
+	var rec func(k int)
+	rec = func(k int) {
+		if k == n {
+			f(p)
+			return
+		}
+		for i := k; i < n; i++ {
+			p[k], p[i] = p[i], p[k]
+			rec(k + 1)
+			p[k], p[i] = p[i], p[k]
+		}
+	}
+	rec(0)
+}
+
 // logFactorial returns log n!.
 func logFactorial(n int) float64 {
 	v, _ := math.Lgamma(float64(n) + 1)

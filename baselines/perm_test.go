@@ -8,27 +8,6 @@ import (
 	"github.com/stirank/stirank/rng"
 )
 
-// permutations calls f with every permutation of 0…n−1.
-func permutations(n int, f func([]int)) {
-	p := make([]int, n)
-	for i := range p {
-		p[i] = i
-	}
-	var rec func(k int)
-	rec = func(k int) {
-		if k == n {
-			f(p)
-			return
-		}
-		for i := k; i < n; i++ {
-			p[k], p[i] = p[i], p[k]
-			rec(k + 1)
-			p[k], p[i] = p[i], p[k]
-		}
-	}
-	rec(0)
-}
-
 func bruteLogPerm(L []float64, n int) float64 {
 	acc := math.Inf(-1)
 	permutations(n, func(p []int) {

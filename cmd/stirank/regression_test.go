@@ -36,6 +36,7 @@ var regressionCases = []struct {
 	{"select-sgnht-em", append([]string{"select", "--ranks", "3", "--sampler", "sgnht-em", "--step", "0.0005"}, cheap...)},
 	{"chib-nmf", append([]string{"chib", "--data", "embedded:nmf30x20r3", "--ranks", "2-3"}, cheapChib...)},
 	{"ais-cp", append([]string{"ais", "--data", "embedded:cp10x15x20r3", "--rate", "0.5", "--ranks", "2", "--replicas", "2"}, cheapAIS...)},
+	{"ais-reference", append([]string{"ais", "--data", "embedded:nmf30x20r3", "--ranks", "3", "--replicas", "2", "--reference-burnin", "100", "--reference-sweeps", "100"}, cheapAIS...)},
 	{"select-anneal", []string{"select", "--anneal", "--ranks", "2", "--particles", "16", "--steps", "40"}},
 }
 

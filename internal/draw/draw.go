@@ -9,12 +9,16 @@ import (
 	"gonum.org/v1/gonum/stat/distuv"
 )
 
-// Gamma draws from Gamma(shape, rate) for shape ≥ 1 (Marsaglia and Tsang 2000); shape 1 is an
-// exponential draw. The full conditionals of the augmented Poisson factor models have shape
-// 1 + (an integer count).
+// Gamma draws from Gamma(shape, rate) (Marsaglia and Tsang 2000); shape 1 is an exponential draw,
+// and a shape below 1 is boosted: Gamma(shape + 1)·U^(1/shape). The full conditionals of the
+// augmented Poisson factor models have shape 1 + (an integer count); fitted references (the
+// baselines' AIS) can have any positive shape.
 func Gamma(r *rand.Rand, shape, rate float64) float64 {
 	if shape == 1 {
 		return r.ExpFloat64() / rate
+	}
+	if shape < 1 {
+		return Gamma(r, shape+1, rate) * math.Pow(r.Float64(), 1/shape)
 	}
 	d := shape - 1.0/3
 	c := 1 / math.Sqrt(9*d)

@@ -1,0 +1,170 @@
+package baselines
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"github.com/stirank/stirank/internal/draw"
+	"github.com/stirank/stirank/internal/quad"
+)
+
+// maxSymRank is the largest rank whose reference is averaged over all R! relabelings (the
+// bookkeeping costs R! per factor entry and sweep); above it the reference keeps one labelling.
+const maxSymRank = 6
+
+// reference is the start of AIS from a fitted reference: q(θ) = (1/R!) Σ_σ q₀(θ∘σ), with q₀ a
+// product of Gamma densities, one per factor entry, moment-matched to Gibbs draws at t = 1, and σ
+// the relabelings of the components: q₀(θ∘σ) = Π_{m,i,k} Gamma(F_m[i, k]; α_m[i, σ(k)], β_m[i, σ(k)]).
+//
+// The symmetrisation makes q, like the posterior, invariant under relabeling, so the estimate needs
+// no assumption on how the posterior's R! copies overlap (on tiny data they do). Above maxSymRank
+// only σ = identity is kept and q is q₀/R!: exact when the copies do not overlap, as in Chib's
+// identity term with + log R!.
+type reference struct {
+	R                 int
+	alpha, beta, norm [][]float64 // per mode, rows×R: α, β and α log β − log Γ(α)
+	perms             [][]int
+	logFact           float64 // log R!
+	S                 []float64
+	maxLog, delta     []float64 // per-entry scratch, R each
+}
+
+// fitReference runs a Gibbs sampler at t = 1 from the best of starts prior runs of startSweeps,
+// burnin sweeps and then sweeps more whose draws give each entry's Gamma by its mean and variance.
+// The reference is symmetrised over all relabelings if sym, else it keeps the identity.
+func (p *Problem) fitReference(ctx context.Context, r *rand.Rand, R, starts, startSweeps, burnin, sweeps int, sym bool) (*reference, int, int64, error) {
+	g, err := p.bestStart(ctx, r, R, starts, startSweeps)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	done := 0
+	if starts > 1 {
+		done = starts * startSweeps
+	}
+	mean, m2 := p.NewFactors(R), p.NewFactors(R)
+	for k := range burnin + sweeps {
+		g.Sweep(r)
+		if k%64 == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, 0, 0, err
+			}
+		}
+		if n := float64(k - burnin + 1); n >= 1 {
+			for m, f := range g.State.F {
+				for i, v := range f {
+					d := v - mean.F[m][i]
+					mean.F[m][i] += d / n
+					m2.F[m][i] += d * (v - mean.F[m][i])
+				}
+			}
+		}
+	}
+	done += burnin + sweeps
+	q := &reference{R: R, logFact: logFactorial(R), maxLog: make([]float64, R), delta: make([]float64, R)}
+	for m := range p.order {
+		n := len(mean.F[m])
+		a, b, c := make([]float64, n), make([]float64, n), make([]float64, n)
+		for i, mu := range mean.F[m] {
+			v := m2.F[m][i] / float64(sweeps-1)
+			if !(mu > 0 && v > 0) || math.IsInf(mu, 0) || math.IsInf(v, 0) {
+				return nil, 0, 0, fmt.Errorf("ais: the reference's factor %d, row %d, component %d has mean %v and variance %v over %d Gibbs sweeps", m, i/R, i%R, mu, v, sweeps)
+			}
+			a[i], b[i] = mu*mu/v, mu/v
+			lg, _ := math.Lgamma(a[i])
+			c[i] = a[i]*math.Log(b[i]) - lg
+		}
+		q.alpha, q.beta, q.norm = append(q.alpha, a), append(q.beta, b), append(q.norm, c)
+	}
+	if sym {
+		permutations(R, func(s []int) { q.perms = append(q.perms, append([]int(nil), s...)) })
+	} else {
+		id := make([]int, R)
+		for k := range id {
+			id[k] = k
+		}
+		q.perms = [][]int{id}
+	}
+	q.S = make([]float64, len(q.perms))
+	return q, done, g.CellEvals(), nil
+}
+
+// logq returns log Gamma(F; α, β) of entry i of mode m's factor under label j of q₀.
+func (q *reference) logq(m, i, j int, F float64) float64 {
+	e := i - i%q.R + j
+	return q.norm[m][e] + (q.alpha[m][e]-1)*math.Log(F) - q.beta[m][e]*F
+}
+
+// sample draws f from q: a relabeling uniformly, then every entry from its Gamma.
+func (q *reference) sample(r *rand.Rand, f Factors) {
+	s := q.perms[r.IntN(len(q.perms))]
+	for m, fm := range f.F {
+		for i := range fm {
+			e := i - i%q.R + s[i%q.R]
+			fm[i] = draw.Gamma(r, q.alpha[m][e], q.beta[m][e])
+		}
+	}
+	q.refresh(f)
+}
+
+// refresh recomputes S[σ] = log q₀(θ∘σ) for every kept relabeling.
+func (q *reference) refresh(f Factors) {
+	for si, s := range q.perms {
+		v := 0.0
+		for m, fm := range f.F {
+			for i, F := range fm {
+				v += q.logq(m, i, s[i%q.R], F)
+			}
+		}
+		q.S[si] = v
+	}
+}
+
+// logDensity is log q(θ) at the point of the last refresh and updates.
+func (q *reference) logDensity() float64 {
+	v := math.Inf(-1)
+	for _, s := range q.S {
+		v = quad.LogAddExp(v, s)
+	}
+	return v - q.logFact
+}
+
+// prepare readies the conditional of entry i of mode m (component k) at its value old: maxLog[j]
+// becomes log Σ_{σ: σ(k) = j} exp(S[σ] − log q₀'s term of the entry under label j).
+func (q *reference) prepare(m, i, k int, old float64) {
+	for j := range q.R {
+		q.maxLog[j] = math.Inf(-1)
+	}
+	for si, s := range q.perms {
+		q.maxLog[s[k]] = quad.LogAddExp(q.maxLog[s[k]], q.S[si])
+	}
+	for j := range q.R {
+		if !math.IsInf(q.maxLog[j], -1) {
+			q.maxLog[j] -= q.logq(m, i, j, old)
+		}
+	}
+}
+
+// entryLog is log q(θ) as a function of φ = log F of the prepared entry, up to a constant.
+func (q *reference) entryLog(m, i int, phi float64) float64 {
+	e, row := math.Exp(phi), i-i%q.R
+	v := math.Inf(-1)
+	for j, c := range q.maxLog {
+		if math.IsInf(c, -1) {
+			continue
+		}
+		v = quad.LogAddExp(v, c+q.norm[m][row+j]+(q.alpha[m][row+j]-1)*phi-q.beta[m][row+j]*e)
+	}
+	return v
+}
+
+// update moves the prepared entry from old to nu in S.
+func (q *reference) update(m, i, k int, old, nu float64) {
+	for j := range q.R {
+		q.delta[j] = q.logq(m, i, j, nu) - q.logq(m, i, j, old)
+	}
+	for si, s := range q.perms {
+		q.S[si] += q.delta[s[k]]
+	}
+}
