@@ -126,7 +126,8 @@ type AISRun struct {
 // q, whose mass already lies where the posterior's does, it need not. The estimate is of the mass
 // of the basin q was fitted in (and its relabelings): a basin that the Gibbs run did not visit is
 // missed, as by Chib's method. The conditional gains (1−t)·log q(θ) as a function of the entry,
-// and the prior's term becomes t·λ_m e^φ; every entry is slice-sampled.
+// and the prior's term becomes t·λ_m e^φ; every entry is slice-sampled, and every sweep ends with
+// scale moves (sliceState.scaleMoves).
 func (p *Problem) AIS(ctx context.Context, R, run int, cfg AISConfig) (AISRun, error) {
 	return p.ais(ctx, R, run, cfg, maxSymRank)
 }
@@ -175,6 +176,9 @@ func (p *Problem) ais(ctx context.Context, R, run int, cfg AISConfig, symRank in
 		}
 		for range cfg.Sweeps {
 			s.sweep(r, ladder[k])
+			if s.ref != nil {
+				s.scaleMoves(r, ladder[k])
+			}
 		}
 		res.Sweeps += cfg.Sweeps
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/stirank/stirank/internal/draw"
 	"github.com/stirank/stirank/internal/quad"
+	"github.com/stirank/stirank/internal/slice"
 )
 
 // maxSymRank is the largest rank whose reference is averaged over all R! relabelings (the
@@ -166,5 +167,81 @@ func (q *reference) update(m, i, k int, old, nu float64) {
 	}
 	for si, s := range q.perms {
 		q.S[si] += q.delta[s[k]]
+	}
+}
+
+// scaleMoves rescales every component between every pair of modes, F_m1[·, k]·c and F_m2[·, k]/c,
+// with u = log c drawn by three slice updates from its conditional on the path from the reference,
+//
+//	log π_t(u) = (n1 − n2)·u − t·(λ_m1·S1·(e^u − 1) + λ_m2·S2·(e^(−u) − 1)) + (1 − t)·log q(θ(u)),
+//
+// which the likelihood does not enter (S = the columns' sums, n = rows; the Jacobian as in
+// slice.LogScale). Under q each labelling j of the component contributes
+// a_j·u − b_j·(e^u − 1) − c_j·(e^(−u) − 1) to log q₀, with a_j = Σ_i (α_m1[i, j] − 1) −
+// Σ_i (α_m2[i, j] − 1), b_j = Σ_i β_m1[i, j]·F_m1[i, k] and c_j likewise in m2. The slice
+// sweeps cross the ridge these moves follow only by small steps where the prior binds it weakly
+// (a small matrix with large counts), and AIS then needs many more temperatures.
+func (s *sliceState) scaleMoves(r *rand.Rand, t float64) {
+	p, R, q := s.p, s.R, s.ref
+	a, b, c := make([]float64, R), make([]float64, R), make([]float64, R)
+	for m1 := range p.order {
+		for m2 := m1 + 1; m2 < p.order; m2++ {
+			n1, n2 := float64(p.shape[m1]), float64(p.shape[m2])
+			l1, l2 := p.Rates[m1], p.Rates[m2]
+			f1, f2 := s.f.F[m1], s.f.F[m2]
+			for k := range R {
+				for j := range R {
+					a[j], b[j], c[j] = 0, 0, 0
+					for i := k; i < len(f1); i += R {
+						e := i - k + j
+						a[j] += q.alpha[m1][e] - 1
+						b[j] += q.beta[m1][e] * f1[i]
+					}
+					for i := k; i < len(f2); i += R {
+						e := i - k + j
+						a[j] -= q.alpha[m2][e] - 1
+						c[j] += q.beta[m2][e] * f2[i]
+					}
+				}
+				for j := range R {
+					q.maxLog[j] = math.Inf(-1)
+				}
+				for si, sg := range q.perms {
+					q.maxLog[sg[k]] = quad.LogAddExp(q.maxLog[sg[k]], q.S[si])
+				}
+				s1, s2 := s.cs[m1][k], s.cs[m2][k]
+				h := func(u float64) float64 {
+					eu, emu := math.Expm1(u), math.Expm1(-u)
+					v := math.Inf(-1)
+					for j, mj := range q.maxLog {
+						if !math.IsInf(mj, -1) {
+							v = quad.LogAddExp(v, mj+a[j]*u-b[j]*eu-c[j]*emu)
+						}
+					}
+					return (n1-n2)*u - t*(l1*s1*eu+l2*s2*emu) + (1-t)*v
+				}
+				u := 0.0
+				for range 3 {
+					u = slice.Step(r, h, u, 1)
+				}
+				if u == 0 {
+					continue
+				}
+				eu, emu := math.Expm1(u), math.Expm1(-u)
+				for si, sg := range q.perms {
+					j := sg[k]
+					q.S[si] += a[j]*u - b[j]*eu - c[j]*emu
+				}
+				cu := math.Exp(u)
+				for i := k; i < len(f1); i += R {
+					f1[i] *= cu
+				}
+				for i := k; i < len(f2); i += R {
+					f2[i] /= cu
+				}
+				s.cs[m1][k] *= cu
+				s.cs[m2][k] /= cu
+			}
+		}
 	}
 }

@@ -5,7 +5,10 @@ import (
 	"math"
 	"testing"
 
+	"gonum.org/v1/gonum/stat"
+
 	"github.com/stirank/stirank/models"
+	"github.com/stirank/stirank/rng"
 	"github.com/stirank/stirank/tensor"
 )
 
@@ -85,6 +88,64 @@ func TestReferenceAISRank1Oracle(t *testing.T) {
 		t.Logf("%v: exact %.3f | reference AIS %.3f ± %.3f", tc.shape, want, got, se)
 		if math.Abs(got-want) > 3.5*se+0.05 {
 			t.Errorf("%v: reference AIS %.3f ± %.3f, exact %.3f", tc.shape, got, se, want)
+		}
+	}
+}
+
+// At t = 0 the path's distribution is the reference itself, which AIS draws exactly: a sweep and
+// the scale moves from such a draw must leave it distributed as before. The statistics, symmetric
+// in the labels, are each mode's Σ_k log(column sum) and Σ log F, whose mean change over a move
+// must be zero; on a 12×3 matrix the scale moves' Jacobian (n1 − n2)·u is large, and the test fails
+// without it.
+func TestReferenceMovesKeepTheReference(t *testing.T) {
+	const R, n = 2, 4000
+	d := tiny(t, 21, []int{12, 3}, R, 0.5)
+	p, err := NewProblem(d, []float64{0.5, 0.5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rng.New(5)
+	q, _, _, err := p.fitReference(context.Background(), r, R, 1, 0, 200, 400, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newSliceState(p, R, 1)
+	s.ref = q
+	stats := func() []float64 {
+		var v []float64
+		for m := range p.order {
+			cs := make([]float64, R)
+			models.ColSums(s.f.F[m], R, cs)
+			a, b := 0.0, 0.0
+			for _, c := range cs {
+				a += math.Log(c)
+			}
+			for _, f := range s.f.F[m] {
+				b += math.Log(f)
+			}
+			v = append(v, a, b)
+		}
+		return v
+	}
+	var before, after [][]float64
+	for range n {
+		q.sample(r, s.f)
+		s.refresh()
+		before = append(before, stats())
+		s.sweep(r, 0)
+		s.scaleMoves(r, 0)
+		after = append(after, stats())
+	}
+	for j := range before[0] {
+		var x, diff []float64
+		for i := range n {
+			x, diff = append(x, before[i][j]), append(diff, after[i][j]-before[i][j])
+		}
+		md, vd := stat.MeanVariance(diff, nil)
+		z := md / math.Sqrt(vd/n)
+		t.Logf("statistic %d: %.4f before, moved by %.4f on average (z = %.2f)", j, stat.Mean(x, nil), md, z)
+		if math.Abs(z) > 4 {
+			t.Errorf("statistic %d moved by %.4f on average (z = %.2f)", j, md, z)
 		}
 	}
 }
