@@ -129,11 +129,6 @@ type AISRun struct {
 // and the prior's term becomes t·λ_m e^φ; every entry is slice-sampled, and every sweep ends with
 // scale moves (sliceState.scaleMoves).
 func (p *Problem) AIS(ctx context.Context, R, run int, cfg AISConfig) (AISRun, error) {
-	return p.ais(ctx, R, run, cfg, maxSymRank)
-}
-
-// ais is AIS with a reference symmetrised over the relabelings up to rank symRank.
-func (p *Problem) ais(ctx context.Context, R, run int, cfg AISConfig, symRank int) (AISRun, error) {
 	if err := cfg.Validate(); err != nil {
 		return AISRun{}, err
 	}
@@ -145,7 +140,7 @@ func (p *Problem) ais(ctx context.Context, R, run int, cfg AISConfig, symRank in
 	s := newSliceState(p, R, cfg.Width)
 	var gibbsCells int64
 	if cfg.ReferenceSweeps > 0 {
-		q, sweeps, cells, err := p.fitReference(ctx, r, R, referenceStarts, referenceStartSweeps, cfg.ReferenceBurnin, cfg.ReferenceSweeps, R <= symRank)
+		q, sweeps, cells, err := p.fitReference(ctx, r, R, referenceStarts, referenceStartSweeps, cfg.ReferenceBurnin, cfg.ReferenceSweeps)
 		if err != nil {
 			return res, err
 		}
@@ -246,48 +241,72 @@ func (s *sliceState) logLik() float64 {
 	return ll
 }
 
-// sweep updates every factor entry once at temperature t.
+// sweep updates every factor entry once at temperature t: row by row from the prior, component by
+// component (a column of the factor at a time) from a reference, whose conditionals share the
+// column's permanent minors (see reference).
 func (s *sliceState) sweep(r *rand.Rand, t float64) {
 	p, R := s.p, s.R
 	for m := range p.order {
-		lm := p.Rates[m]
-		fm := s.f.F[m]
-		for i := range p.shape[m] {
-			cells := p.rowCells[m][p.rowPtr[m][i]:p.rowPtr[m][i+1]]
-			for k := range R {
-				o := 1.0
-				for m2 := range p.order {
-					if m2 != m {
-						o *= s.cs[m2][k]
-					}
-				}
-				old := fm[i*R+k]
-				var nu float64
-				switch {
-				case s.ref != nil:
-					s.ref.prepare(m, i*R+k, k, old)
-					nu = s.sliceEntry(r, t, m, i*R+k, k, old, cells, t*lm, o)
-					if nu != old {
-						s.ref.update(m, i*R+k, k, old, nu)
-					}
-				case len(cells) == 0:
-					nu = r.ExpFloat64() / (lm + t*o)
-				default:
-					nu = s.sliceEntry(r, t, m, i*R+k, k, old, cells, lm, o)
-				}
-				if nu == old {
-					continue
-				}
-				fm[i*R+k] = nu
-				d := nu - old
-				s.cs[m][k] += d
-				for j, n := range cells {
-					s.lam[n] += d * s.g[j]
-					if s.lam[n] < 0 {
-						s.lam[n] = 0
-					}
+		if s.ref == nil {
+			for i := range p.shape[m] {
+				for k := range R {
+					s.updateEntry(r, t, m, i, k, s.others(m, k))
 				}
 			}
+			continue
+		}
+		for k := range R {
+			o := s.others(m, k)
+			s.ref.beginColumn(k)
+			for i := range p.shape[m] {
+				s.updateEntry(r, t, m, i, k, o)
+			}
+		}
+	}
+}
+
+// others is O_k = Π_{m'≠m} colsum_m'[k].
+func (s *sliceState) others(m, k int) float64 {
+	o := 1.0
+	for m2 := range s.p.order {
+		if m2 != m {
+			o *= s.cs[m2][k]
+		}
+	}
+	return o
+}
+
+// updateEntry draws entry (i, k) of mode m's factor from its conditional at t and updates the
+// caches.
+func (s *sliceState) updateEntry(r *rand.Rand, t float64, m, i, k int, o float64) {
+	p, R := s.p, s.R
+	lm := p.Rates[m]
+	fm := s.f.F[m]
+	cells := p.rowCells[m][p.rowPtr[m][i]:p.rowPtr[m][i+1]]
+	old := fm[i*R+k]
+	var nu float64
+	switch {
+	case s.ref != nil:
+		s.ref.prepare(m, i*R+k, k, old)
+		nu = s.sliceEntry(r, t, m, i*R+k, k, old, cells, t*lm, o)
+		if nu != old {
+			s.ref.update(m, i*R+k, k, old, nu)
+		}
+	case len(cells) == 0:
+		nu = r.ExpFloat64() / (lm + t*o)
+	default:
+		nu = s.sliceEntry(r, t, m, i*R+k, k, old, cells, lm, o)
+	}
+	if nu == old {
+		return
+	}
+	fm[i*R+k] = nu
+	d := nu - old
+	s.cs[m][k] += d
+	for j, n := range cells {
+		s.lam[n] += d * s.g[j]
+		if s.lam[n] < 0 {
+			s.lam[n] = 0
 		}
 	}
 }

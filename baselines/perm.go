@@ -106,27 +106,6 @@ func (ps *permScratch) logPerm(L []float64) float64 {
 	return offset + lp[full]
 }
 
-// permutations calls f with every permutation of 0…n−1.
-func permutations(n int, f func([]int)) {
-	p := make([]int, n)
-	for i := range p {
-		p[i] = i
-	}
-	var rec func(k int)
-	rec = func(k int) {
-		if k == n {
-			f(p)
-			return
-		}
-		for i := k; i < n; i++ {
-			p[k], p[i] = p[i], p[k]
-			rec(k + 1)
-			p[k], p[i] = p[i], p[k]
-		}
-	}
-	rec(0)
-}
-
 // logFactorial returns log n!.
 func logFactorial(n int) float64 {
 	v, _ := math.Lgamma(float64(n) + 1)
@@ -228,5 +207,37 @@ func (ps *permScratch) samplePermLog(r interface{ Float64() float64 }, L []float
 		}
 		tau[s] = pick
 		S |= 1 << pick
+	}
+}
+
+// logMinors sets out[j] to the log permanent of exp(L) (n×n, row-major) without row k and column
+// j, for every j, by one log-space subset recursion over the other rows; lp is a scratch of 2^n.
+func logMinors(L []float64, n, k int, out, lp []float64) {
+	for i := range lp {
+		lp[i] = math.Inf(-1)
+	}
+	lp[0] = 0
+	full := 1<<n - 1
+	for S := 0; S < full; S++ {
+		v := lp[S]
+		if math.IsInf(v, -1) {
+			continue
+		}
+		r := bits.OnesCount(uint(S))
+		if r == n-1 {
+			continue
+		}
+		if r >= k {
+			r++ // row k is left out
+		}
+		row := L[r*n : r*n+n]
+		for j := range n {
+			if S&(1<<j) == 0 {
+				lp[S|1<<j] = quad.LogAddExp(lp[S|1<<j], v+row[j])
+			}
+		}
+	}
+	for j := range n {
+		out[j] = lp[full&^(1<<j)]
 	}
 }

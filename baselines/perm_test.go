@@ -8,6 +8,27 @@ import (
 	"github.com/stirank/stirank/rng"
 )
 
+// permutations calls f with every permutation of 0…n−1.
+func permutations(n int, f func([]int)) {
+	p := make([]int, n)
+	for i := range p {
+		p[i] = i
+	}
+	var rec func(k int)
+	rec = func(k int) {
+		if k == n {
+			f(p)
+			return
+		}
+		for i := k; i < n; i++ {
+			p[k], p[i] = p[i], p[k]
+			rec(k + 1)
+			p[k], p[i] = p[i], p[k]
+		}
+	}
+	rec(0)
+}
+
 func bruteLogPerm(L []float64, n int) float64 {
 	acc := math.Inf(-1)
 	permutations(n, func(p []int) {
@@ -48,6 +69,34 @@ func TestLogPermMatchesBruteForce(t *testing.T) {
 	ps := newPermScratch(n)
 	if got, want := ps.logPerm(L), bruteLogPerm(L, n); math.Abs(got-want) > 1e-9*math.Abs(want) {
 		t.Errorf("degenerate matrix: %v, brute force %v", got, want)
+	}
+}
+
+// Every minor's log permanent from logMinors matches the brute-force sum over permutations.
+func TestLogMinorsMatchBruteForce(t *testing.T) {
+	r := rng.New(2)
+	for n := 2; n <= 6; n++ {
+		L := make([]float64, n*n)
+		for i := range L {
+			L[i] = 30*r.NormFloat64() - 500
+		}
+		out, lp := make([]float64, n), make([]float64, 1<<n)
+		for k := range n {
+			logMinors(L, n, k, out, lp)
+			for j := range n {
+				var minor []float64
+				for a := range n {
+					for b := range n {
+						if a != k && b != j {
+							minor = append(minor, L[a*n+b])
+						}
+					}
+				}
+				if want := bruteLogPerm(minor, n-1); math.Abs(out[j]-want) > 1e-9*math.Max(1, math.Abs(want)) {
+					t.Errorf("n=%d minor (%d, %d): %v, want %v", n, k, j, out[j], want)
+				}
+			}
+		}
 	}
 }
 

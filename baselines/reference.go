@@ -11,31 +11,39 @@ import (
 	"github.com/stirank/stirank/internal/slice"
 )
 
-// maxSymRank is the largest rank whose reference is averaged over all R! relabelings (the
-// bookkeeping costs R! per factor entry and sweep); above it the reference keeps one labelling.
-const maxSymRank = 6
+// MaxReferenceRank is the largest rank AIS from a reference runs at: its density is a permanent,
+// and every column of a sweep costs one subset recursion over the components (O(2^R·R)).
+const MaxReferenceRank = 12
 
 // reference is the start of AIS from a fitted reference: q(θ) = (1/R!) Σ_σ q₀(θ∘σ), with q₀ a
 // product of Gamma densities, one per factor entry, moment-matched to Gibbs draws at t = 1, and σ
 // the relabelings of the components: q₀(θ∘σ) = Π_{m,i,k} Gamma(F_m[i, k]; α_m[i, σ(k)], β_m[i, σ(k)]).
 //
 // The symmetrisation makes q, like the posterior, invariant under relabeling, so the estimate needs
-// no assumption on how the posterior's R! copies overlap (on tiny data they do). Above maxSymRank
-// only σ = identity is kept and q is q₀/R!: exact when the copies do not overlap, as in Chib's
-// identity term with + log R!.
+// no assumption on how the posterior's R! copies overlap: on tiny data, and at over-fitted ranks
+// whose spare components are alike, they do, and q₀ alone with + log R! would be off by up to
+// log R!. The sum is a permanent: with L[k, j] = Σ_{m,i} log Gamma(F_m[i, k]; α_m[i, j], β_m[i, j]),
+// q(θ) = perm(exp L)/R!. An entry of component k enters row k of L alone, so as a function of that
+// entry log q is log Σ_j exp(M_kj + L[k, j]) + const, M_kj the log permanent of L without row k and
+// column j, which is fixed while a sweep updates column k of a factor.
 type reference struct {
 	R                 int
 	alpha, beta, norm [][]float64 // per mode, rows×R: α, β and α log β − log Γ(α)
-	perms             [][]int
-	logFact           float64 // log R!
-	S                 []float64
-	maxLog, delta     []float64 // per-entry scratch, R each
+	logFact           float64     // log R!
+	L                 []float64   // R×R, row-major
+	minor             []float64   // M_kj of the column being swept
+	cond              []float64   // M_kj + L[k, j] − the prepared entry's own term, per j
+	delta             []float64
+	perm              *permScratch
+	lp                []float64
 }
 
 // fitReference runs a Gibbs sampler at t = 1 from the best of starts prior runs of startSweeps,
 // burnin sweeps and then sweeps more whose draws give each entry's Gamma by its mean and variance.
-// The reference is symmetrised over all relabelings if sym, else it keeps the identity.
-func (p *Problem) fitReference(ctx context.Context, r *rand.Rand, R, starts, startSweeps, burnin, sweeps int, sym bool) (*reference, int, int64, error) {
+func (p *Problem) fitReference(ctx context.Context, r *rand.Rand, R, starts, startSweeps, burnin, sweeps int) (*reference, int, int64, error) {
+	if R > MaxReferenceRank {
+		return nil, 0, 0, fmt.Errorf("ais: rank %d: AIS from a reference runs up to rank %d", R, MaxReferenceRank)
+	}
 	g, err := p.bestStart(ctx, r, R, starts, startSweeps)
 	if err != nil {
 		return nil, 0, 0, err
@@ -63,7 +71,8 @@ func (p *Problem) fitReference(ctx context.Context, r *rand.Rand, R, starts, sta
 		}
 	}
 	done += burnin + sweeps
-	q := &reference{R: R, logFact: logFactorial(R), maxLog: make([]float64, R), delta: make([]float64, R)}
+	q := &reference{R: R, logFact: logFactorial(R), L: make([]float64, R*R), minor: make([]float64, R),
+		cond: make([]float64, R), delta: make([]float64, R), perm: newPermScratch(R), lp: make([]float64, 1<<R)}
 	for m := range p.order {
 		n := len(mean.F[m])
 		a, b, c := make([]float64, n), make([]float64, n), make([]float64, n)
@@ -78,16 +87,6 @@ func (p *Problem) fitReference(ctx context.Context, r *rand.Rand, R, starts, sta
 		}
 		q.alpha, q.beta, q.norm = append(q.alpha, a), append(q.beta, b), append(q.norm, c)
 	}
-	if sym {
-		permutations(R, func(s []int) { q.perms = append(q.perms, append([]int(nil), s...)) })
-	} else {
-		id := make([]int, R)
-		for k := range id {
-			id[k] = k
-		}
-		q.perms = [][]int{id}
-	}
-	q.S = make([]float64, len(q.perms))
 	return q, done, g.CellEvals(), nil
 }
 
@@ -99,7 +98,7 @@ func (q *reference) logq(m, i, j int, F float64) float64 {
 
 // sample draws f from q: a relabeling uniformly, then every entry from its Gamma.
 func (q *reference) sample(r *rand.Rand, f Factors) {
-	s := q.perms[r.IntN(len(q.perms))]
+	s := r.Perm(q.R)
 	for m, fm := range f.F {
 		for i := range fm {
 			e := i - i%q.R + s[i%q.R]
@@ -109,64 +108,51 @@ func (q *reference) sample(r *rand.Rand, f Factors) {
 	q.refresh(f)
 }
 
-// refresh recomputes S[σ] = log q₀(θ∘σ) for every kept relabeling.
+// refresh recomputes L from the factors.
 func (q *reference) refresh(f Factors) {
-	for si, s := range q.perms {
-		v := 0.0
-		for m, fm := range f.F {
-			for i, F := range fm {
-				v += q.logq(m, i, s[i%q.R], F)
+	R := q.R
+	clear(q.L)
+	for m, fm := range f.F {
+		for i, F := range fm {
+			k := i % R
+			for j := range R {
+				q.L[k*R+j] += q.logq(m, i, j, F)
 			}
 		}
-		q.S[si] = v
 	}
 }
 
 // logDensity is log q(θ) at the point of the last refresh and updates.
 func (q *reference) logDensity() float64 {
-	v := math.Inf(-1)
-	for _, s := range q.S {
-		v = quad.LogAddExp(v, s)
-	}
-	return v - q.logFact
+	return q.perm.logPerm(q.L) - q.logFact
 }
 
-// prepare readies the conditional of entry i of mode m (component k) at its value old: maxLog[j]
-// becomes log Σ_{σ: σ(k) = j} exp(S[σ] − log q₀'s term of the entry under label j).
-func (q *reference) prepare(m, i, k int, old float64) {
+// beginColumn computes the minors M_kj of row k, for the updates of component k's entries.
+func (q *reference) beginColumn(k int) {
+	logMinors(q.L, q.R, k, q.minor, q.lp)
+}
+
+// prepare readies the conditional of entry e of mode m (component k) at its value old.
+func (q *reference) prepare(m, e, k int, old float64) {
 	for j := range q.R {
-		q.maxLog[j] = math.Inf(-1)
-	}
-	for si, s := range q.perms {
-		q.maxLog[s[k]] = quad.LogAddExp(q.maxLog[s[k]], q.S[si])
-	}
-	for j := range q.R {
-		if !math.IsInf(q.maxLog[j], -1) {
-			q.maxLog[j] -= q.logq(m, i, j, old)
-		}
+		q.cond[j] = q.minor[j] + q.L[k*q.R+j] - q.logq(m, e, j, old)
 	}
 }
 
 // entryLog is log q(θ) as a function of φ = log F of the prepared entry, up to a constant.
-func (q *reference) entryLog(m, i int, phi float64) float64 {
-	e, row := math.Exp(phi), i-i%q.R
+func (q *reference) entryLog(m, e int, phi float64) float64 {
+	x, row := math.Exp(phi), e-e%q.R
 	v := math.Inf(-1)
-	for j, c := range q.maxLog {
-		if math.IsInf(c, -1) {
-			continue
-		}
-		v = quad.LogAddExp(v, c+q.norm[m][row+j]+(q.alpha[m][row+j]-1)*phi-q.beta[m][row+j]*e)
+	for j, c := range q.cond {
+		v = quad.LogAddExp(v, c+q.norm[m][row+j]+(q.alpha[m][row+j]-1)*phi-q.beta[m][row+j]*x)
 	}
 	return v
 }
 
-// update moves the prepared entry from old to nu in S.
-func (q *reference) update(m, i, k int, old, nu float64) {
+// update moves the prepared entry (component k) from old to nu in L.
+func (q *reference) update(m, e, k int, old, nu float64) {
 	for j := range q.R {
-		q.delta[j] = q.logq(m, i, j, nu) - q.logq(m, i, j, old)
-	}
-	for si, s := range q.perms {
-		q.S[si] += q.delta[s[k]]
+		q.L[k*q.R+j] += q.logq(m, e, j, nu) - q.logq(m, e, j, old)
 	}
 }
 
@@ -203,20 +189,16 @@ func (s *sliceState) scaleMoves(r *rand.Rand, t float64) {
 						c[j] += q.beta[m2][e] * f2[i]
 					}
 				}
+				q.beginColumn(k)
 				for j := range R {
-					q.maxLog[j] = math.Inf(-1)
-				}
-				for si, sg := range q.perms {
-					q.maxLog[sg[k]] = quad.LogAddExp(q.maxLog[sg[k]], q.S[si])
+					q.cond[j] = q.minor[j] + q.L[k*R+j]
 				}
 				s1, s2 := s.cs[m1][k], s.cs[m2][k]
 				h := func(u float64) float64 {
 					eu, emu := math.Expm1(u), math.Expm1(-u)
 					v := math.Inf(-1)
-					for j, mj := range q.maxLog {
-						if !math.IsInf(mj, -1) {
-							v = quad.LogAddExp(v, mj+a[j]*u-b[j]*eu-c[j]*emu)
-						}
+					for j, cj := range q.cond {
+						v = quad.LogAddExp(v, cj+a[j]*u-b[j]*eu-c[j]*emu)
 					}
 					return (n1-n2)*u - t*(l1*s1*eu+l2*s2*emu) + (1-t)*v
 				}
@@ -228,9 +210,8 @@ func (s *sliceState) scaleMoves(r *rand.Rand, t float64) {
 					continue
 				}
 				eu, emu := math.Expm1(u), math.Expm1(-u)
-				for si, sg := range q.perms {
-					j := sg[k]
-					q.S[si] += a[j]*u - b[j]*eu - c[j]*emu
+				for j := range R {
+					q.L[k*R+j] += a[j]*u - b[j]*eu - c[j]*emu
 				}
 				cu := math.Exp(u)
 				for i := k; i < len(f1); i += R {

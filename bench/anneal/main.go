@@ -4,9 +4,12 @@
 // the Poisson models) against a reference: the exact evidence where it exists (Gaussian, Poisson
 // rank 1) and otherwise the mean of long AIS runs (package baselines, slice sampling, -ais
 // temperatures), which agree with the exact values at rank 1. It shows where each estimate
-// breaks, and the seconds each took.
+// breaks, and the seconds each took. With -reference-ais K each Poisson row ends with AIS from a
+// fitted reference (baselines.AISConfig.ReferenceSweeps, K temperatures) against the same
+// reference: where it agrees it can stand in for the long runs on data too large for them.
 //
 //	go run ./bench/anneal -ais 20000
+//	go run ./bench/anneal -stored-refs -references-only -reference-ais 4000
 package main
 
 import (
@@ -59,6 +62,9 @@ func main() {
 	flag.IntVar(&tune.ascent, "ascent", -1, "sweeps per rung of the Gibbs ladder's phase check (-1: the default)")
 	flag.IntVar(&tune.rungs, "rungs", 0, "temperatures above 0 of the Gibbs ladder (0: the default)")
 	flag.IntVar(&tune.seeds, "gibbs-seeds", 1, "run the Gibbs ladder with seeds 1…N and print the mean offset (with N > 1, the spread of the offsets and the mean reported standard error follow the line)")
+	refAISK := flag.Int("reference-ais", 0, "temperatures of AIS from a fitted reference (1000 Gibbs sweeps of burn-in and 1000 to fit it, sigmoid:6 schedule), printed at the end of each Poisson row (0: not run)")
+	refAISRuns := flag.Int("reference-ais-runs", 8, "runs of AIS from a fitted reference per rank")
+	refsOnly := flag.Bool("references-only", false, "run only the reference and, with -reference-ais, AIS from a fitted reference")
 	fixedOnly := flag.Bool("fixed-only", false, "run only the reference and the fixed ladders (the annealing's columns print NaN)")
 	gibbsOnly := flag.Bool("gibbs-only", false, "run only the reference and the Gibbs ladder")
 	flag.BoolVar(&storedRefs, "stored-refs", false, "take the references without an exact value from ais_references.csv (the means of 4 AIS runs of 20 000 temperatures, the README table's; of 100 000 and 400 000 for ranks 3 and 2 of the seed-7 sets, where 20 000 was 0.4 and 0.7 nat lower; of 100 000 for the 12x10 set; of stirank ais --temperatures 400000 --replicas 4 for the seed-32 sets and the seed-31 tensor) instead of running AIS")
@@ -130,18 +136,18 @@ func main() {
 			nan := evidence.RankEvidence{LogEvidence: math.NaN(), SMC: math.NaN()}
 			an := nan
 			t0 := time.Now()
-			if !*fixedOnly && !*gibbsOnly {
+			if !*fixedOnly && !*gibbsOnly && !*refsOnly {
 				an = annealed(s, R)
 			}
 			t1 := time.Now()
 			fixed := nan
-			if !*gibbsOnly {
+			if !*gibbsOnly && !*refsOnly {
 				fixed = fixedLadder(s, R, false, 1)
 			}
 			t2 := time.Now()
 			var offsets, stderrs []float64
 			gibbsSteps, within, phases := 0, 0, 0
-			for seed := 1; seed <= max(tune.seeds, 1); seed++ {
+			for seed := 1; seed <= max(tune.seeds, 1) && !*refsOnly; seed++ {
 				g := fixedLadder(s, R, true, uint64(seed))
 				offsets, stderrs = append(offsets, g.LogEvidence-ref), append(stderrs, g.StdErr)
 				gibbsSteps = g.Steps
@@ -170,6 +176,11 @@ func main() {
 			}
 			if phases > 0 {
 				seeds += fmt.Sprintf(", %d flagged phase", phases)
+			}
+			if info, _ := models.Lookup(s.spec.Name); *refAISK > 0 && info.ExpPoissonRates != nil {
+				t := time.Now()
+				v, se := referenceAIS(s, R, *refAISK, *refAISRuns)
+				seeds += fmt.Sprintf("  reference AIS %+.2f ± %.2f (%.1f s)", v-ref, se, time.Since(t).Seconds())
 			}
 			fmt.Printf("%-52s %4d %12.2f%s %+8.2f ± %5.2f %+8.2f ± %5.2f %+8.2f ± %5.2f %+8.2f ± %5.2f %4d/%d/%d %5.1f/%.1f/%.1f%s%s\n", s.name, R, ref, how,
 				an.LogEvidence-ref, an.StdErr, an.SMC-ref, an.SMCStdErr, fixed.LogEvidence-ref, fixed.StdErr, gibbs, gibbsErr,
@@ -221,6 +232,30 @@ func reference(s dataset, R, K, runs int) (float64, string) {
 		sum += math.Exp(v - top)
 	}
 	return top + math.Log(sum/float64(runs)), "a"
+}
+
+// referenceAIS is AIS from a fitted reference: the log mean weight of runs runs of K temperatures
+// and its standard error.
+func referenceAIS(s dataset, R, K, runs int) (float64, float64) {
+	p, err := baselines.NewProblem(s.data, s.spec.Params.Nums("rates"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	cfg := baselines.DefaultAIS()
+	cfg.Temperatures, cfg.Schedule, cfg.Scale, cfg.ReferenceBurnin, cfg.ReferenceSweeps = K, "sigmoid", 6, 1000, 1000
+	var sums []baselines.Summary
+	for run := range runs {
+		r, err := p.AIS(context.Background(), R, run, cfg)
+		if err != nil {
+			log.Fatal(err)
+		}
+		sums = append(sums, r.Summary())
+	}
+	re, err := baselines.CombineRank(baselines.MethodAIS, sums)
+	if err != nil {
+		log.Fatal(err)
+	}
+	return re.LogEvidence, re.StdErr
 }
 
 // skipped reports whether name contains any of the comma-separated words of skip.

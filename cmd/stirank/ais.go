@@ -30,7 +30,7 @@ func runAIS(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := newFlagSet(core.MethodAIS, baselineSynopsis)
 	addBaselineFlags(fs, f, 8, "independent AIS runs per rank (the estimate is the log of their mean weight)")
 	fs.IntVar(&temperatures, "temperatures", d.Temperatures, "intermediate distributions p(θ) p(X | θ)^t, t from 0 to 1")
-	fs.StringVar(&schedule, "schedule", "power:4", "annealing schedule: power:C (t_k = (k/K)^C) or sigmoid:S (Grosse et al. 2015, logistic on [-S, S])")
+	fs.StringVar(&schedule, "schedule", "power:4", "annealing schedule: power:C (t_k = (k/K)^C) or sigmoid:S (Grosse et al. 2015, logistic on [-S, S]); sigmoid:6 with --reference-sweeps")
 	fs.IntVar(&sweeps, "sweeps", d.Sweeps, "slice-sampling sweeps over every factor entry at each temperature")
 	fs.Float64Var(&width, "width", d.Width, "initial slice width, in e-folds of a factor entry")
 	fs.IntVar(&refSweeps, "reference-sweeps", 0, "anneal from a Gamma reference fitted to this many Gibbs sweeps at t = 1 instead of from the prior (0: from the prior)")
@@ -46,9 +46,11 @@ shows (a nat or so at rank 7 of a 100x75 NMF with 2000): double --temperatures u
 With --reference-sweeps S each run first fits a product of Gamma densities, one per factor entry,
 to S Gibbs sweeps at t = 1 (after --reference-burnin sweeps from the best of 4 short runs), averages
 it over the relabelings of the components, and anneals from it to the posterior along
-q^(1-t) (p(θ) p(X | θ))^t. On large informative data, where the path from the prior changes phase
-and AIS from it keeps rising with the temperatures, this path does not; it estimates the mass of
-the basin the Gibbs run found, as Chib's method does.`
+q^(1-t) (p(θ) p(X | θ))^t, with scale moves after every sweep. On large informative data, where the
+path from the prior changes phase and AIS from it keeps rising with the temperatures, this path
+does not. It estimates the mass of the basin the Gibbs run found and its relabelings, as Chib's
+method does: at over-fitted ranks of small data with large counts, whose posterior has other
+basins, it comes out low.`
 	return baselineCommand(ctx, core.MethodAIS, help, args, stdout, fs, f, func(set map[string]bool) (any, error) {
 		cfg := d
 		cfg.Temperatures, cfg.Sweeps, cfg.Width = temperatures, sweeps, width
@@ -56,6 +58,9 @@ the basin the Gibbs run found, as Chib's method does.`
 			cfg.ReferenceBurnin, cfg.ReferenceSweeps = refBurnin, refSweeps
 		} else if set["reference-burnin"] {
 			return nil, usagef("--reference-burnin needs --reference-sweeps")
+		}
+		if refSweeps > 0 && !set["schedule"] {
+			schedule = "sigmoid:6"
 		}
 		kind, arg, _ := strings.Cut(schedule, ":")
 		v, err := strconv.ParseFloat(arg, 64)
