@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -56,6 +57,10 @@ basins, it comes out low.`
 		cfg.Temperatures, cfg.Sweeps, cfg.Width = temperatures, sweeps, width
 		if refSweeps > 0 {
 			cfg.ReferenceBurnin, cfg.ReferenceSweeps = refBurnin, refSweeps
+			ranks, _ := parseRanks(f.ranks)
+			if top := slices.Max(ranks); top > core.MaxReferenceRank {
+				return nil, usagef("--ranks %s: AIS from a reference runs up to rank %d (its density is a permanent over the components)", f.ranks, core.MaxReferenceRank)
+			}
 		} else if set["reference-burnin"] {
 			return nil, usagef("--reference-burnin needs --reference-sweeps")
 		}

@@ -114,6 +114,7 @@ func TestBaselineBadInput(t *testing.T) {
 		{"schedule value", "ais", 2, []string{"--schedule", "power:-1"}, "--schedule"},
 		{"temperatures", "ais", 2, []string{"--temperatures", "0"}, "temperatures"},
 		{"reference burn-in alone", "ais", 2, []string{"--reference-burnin", "10"}, "--reference-burnin needs --reference-sweeps"},
+		{"reference rank", "ais", 2, []string{"--reference-sweeps", "10", "--ranks", "2-13"}, "--ranks 2-13: AIS from a reference runs up to rank 12"},
 		{"reference sweeps", "ais", 2, []string{"--reference-sweeps", "1"}, "reference burn-in 1000 and sweeps 1"},
 		{"unknown flag", "ais", 2, []string{"--colour", "red"}, "colour"},
 		{"unknown runner", "chib", 2, []string{"--runner", "spaceship"}, "spaceship"},
