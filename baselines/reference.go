@@ -33,7 +33,6 @@ type reference struct {
 	L                 []float64   // R×R, row-major
 	minor             []float64   // M_kj of the column being swept
 	cond              []float64   // M_kj + L[k, j] − the prepared entry's own term, per j
-	delta             []float64
 	perm              *permScratch
 	lp                []float64
 }
@@ -72,7 +71,7 @@ func (p *Problem) fitReference(ctx context.Context, r *rand.Rand, R, starts, sta
 	}
 	done += burnin + sweeps
 	q := &reference{R: R, logFact: logFactorial(R), L: make([]float64, R*R), minor: make([]float64, R),
-		cond: make([]float64, R), delta: make([]float64, R), perm: newPermScratch(R), lp: make([]float64, 1<<R)}
+		cond: make([]float64, R), perm: newPermScratch(R), lp: make([]float64, 1<<R)}
 	for m := range p.order {
 		n := len(mean.F[m])
 		a, b, c := make([]float64, n), make([]float64, n), make([]float64, n)
