@@ -23,6 +23,34 @@ func tiny(t testing.TB, seed uint64, shape []int, R int, rate float64) *tensor.S
 	return d
 }
 
+// forTinyExact calls check with every rank 1–3 of three tiny NMF and CP sets, the set's problem and
+// its exact log evidence (ExactLogEvidence). With so few counts the posterior is close to the prior
+// and the components switch labels all the time.
+func forTinyExact(t *testing.T, check func(name string, p *Problem, R int, exact float64)) {
+	t.Helper()
+	for _, tc := range []struct {
+		name  string
+		data  *tensor.Sparse
+		rates []float64
+	}{
+		{"nmf3x3", tiny(t, 5, []int{3, 3}, 2, 1.5), []float64{1, 1}},
+		{"nmf4x3", tiny(t, 11, []int{4, 3}, 2, 1), []float64{1, 2}},
+		{"cp2x2x2", tiny(t, 7, []int{2, 2, 2}, 2, 1), []float64{1, 1, 1}},
+	} {
+		p, err := NewProblem(tc.data, tc.rates)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for R := 1; R <= 3; R++ {
+			exact, err := ExactLogEvidence(tc.data, R, tc.rates, 1e6)
+			if err != nil {
+				t.Fatal(err)
+			}
+			check(tc.name, p, R, exact)
+		}
+	}
+}
+
 // permuteModes returns the tensor with its modes reordered: mode m of the result is mode perm[m].
 func permuteModes(d *tensor.Sparse, perm []int) *tensor.Sparse {
 	out := &tensor.Sparse{Values: append([]float64(nil), d.Values...)}

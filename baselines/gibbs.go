@@ -269,16 +269,7 @@ func (g *Gibbs) scaleMoves(r *rand.Rand) {
 				if u == 0 {
 					continue
 				}
-				c := math.Exp(u)
-				f1, f2 := g.State.F[m1], g.State.F[m2]
-				for i := k; i < len(f1); i += R {
-					f1[i] *= c
-				}
-				for i := k; i < len(f2); i += R {
-					f2[i] /= c
-				}
-				g.cs[m1][k] *= c
-				g.cs[m2][k] /= c
+				g.State.rescale(g.cs, m1, m2, k, math.Exp(u))
 			}
 		}
 	}

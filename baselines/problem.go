@@ -125,6 +125,20 @@ func (p *Problem) NewFactors(R int) Factors {
 	return f
 }
 
+// rescale multiplies component k of mode m1's factor by c and divides it in mode m2's, and their
+// column sums cs likewise: the orbit of the scale moves, along which no cell's rate changes.
+func (f Factors) rescale(cs [][]float64, m1, m2, k int, c float64) {
+	f1, f2 := f.F[m1], f.F[m2]
+	for i := k; i < len(f1); i += f.R {
+		f1[i] *= c
+	}
+	for i := k; i < len(f2); i += f.R {
+		f2[i] /= c
+	}
+	cs[m1][k] *= c
+	cs[m2][k] /= c
+}
+
 // Clone returns a deep copy.
 func (f Factors) Clone() Factors {
 	c := Factors{R: f.R, F: make([][]float64, len(f.F))}

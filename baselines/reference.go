@@ -212,15 +212,7 @@ func (s *sliceState) scaleMoves(r *rand.Rand, t float64) {
 				for j := range R {
 					q.L[k*R+j] += a[j]*u - b[j]*eu - c[j]*emu
 				}
-				cu := math.Exp(u)
-				for i := k; i < len(f1); i += R {
-					f1[i] *= cu
-				}
-				for i := k; i < len(f2); i += R {
-					f2[i] /= cu
-				}
-				s.cs[m1][k] *= cu
-				s.cs[m2][k] /= cu
+				s.f.rescale(s.cs, m1, m2, k, math.Exp(u))
 			}
 		}
 	}

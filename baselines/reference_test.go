@@ -9,7 +9,6 @@ import (
 
 	"github.com/stirank/stirank/models"
 	"github.com/stirank/stirank/rng"
-	"github.com/stirank/stirank/tensor"
 )
 
 // referenceAIS is a short AIS from a fitted reference: 200 temperatures on the sigmoid schedule
@@ -24,31 +23,13 @@ func referenceAIS() AISConfig {
 // time and the posterior's R! copies overlap: the symmetrised reference needs no assumption about
 // them (q₀ alone with + log R! was 0.6–1.8 nats high here at ranks 2 and 3).
 func TestReferenceAISExact(t *testing.T) {
-	for _, tc := range []struct {
-		name  string
-		data  *tensor.Sparse
-		rates []float64
-	}{
-		{"nmf3x3", tiny(t, 5, []int{3, 3}, 2, 1.5), []float64{1, 1}},
-		{"nmf4x3", tiny(t, 11, []int{4, 3}, 2, 1), []float64{1, 2}},
-		{"cp2x2x2", tiny(t, 7, []int{2, 2, 2}, 2, 1), []float64{1, 1, 1}},
-	} {
-		p, err := NewProblem(tc.data, tc.rates)
-		if err != nil {
-			t.Fatal(err)
+	forTinyExact(t, func(name string, p *Problem, R int, exact float64) {
+		got, se, _ := estimate(t, p, MethodAIS, R, 16, DefaultChib(), referenceAIS())
+		t.Logf("%s R=%d exact %.4f | reference AIS %.4f ± %.4f", name, R, exact, got, se)
+		if math.Abs(got-exact) > 3.5*se+0.01 {
+			t.Errorf("%s R=%d: reference AIS %.4f ± %.4f, exact %.4f", name, R, got, se, exact)
 		}
-		for R := 1; R <= 3; R++ {
-			exact, err := ExactLogEvidence(tc.data, R, tc.rates, 1e6)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, se, _ := estimate(t, p, MethodAIS, R, 16, DefaultChib(), referenceAIS())
-			t.Logf("%s R=%d exact %.4f | reference AIS %.4f ± %.4f", tc.name, R, exact, got, se)
-			if math.Abs(got-exact) > 3.5*se+0.01 {
-				t.Errorf("%s R=%d: reference AIS %.4f ± %.4f, exact %.4f", tc.name, R, got, se, exact)
-			}
-		}
-	}
+	})
 }
 
 // Rank 1 has an exact evidence at any size (models.Rank1LogEvidence); from a reference fitted to an
