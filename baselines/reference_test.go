@@ -21,7 +21,7 @@ func referenceAIS() AISConfig {
 
 // From a fitted reference AIS is exact on tiny data, where the components switch labels all the
 // time and the posterior's R! copies overlap: the symmetrised reference needs no assumption about
-// them (q₀ alone with + log R! was 0.6–1.8 nats high here at ranks 2 and 3).
+// them (q₀ alone with + log R! was 0.6–1.9 nats high here at ranks 2 and 3).
 func TestReferenceAISExact(t *testing.T) {
 	forTinyExact(t, func(name string, p *Problem, R int, exact float64) {
 		got, se, _ := estimate(t, p, MethodAIS, R, 16, DefaultChib(), referenceAIS())
