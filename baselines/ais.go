@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 
+	"github.com/stirank/stirank/internal/slice"
 	"github.com/stirank/stirank/models"
 	"github.com/stirank/stirank/rng"
 )
@@ -33,11 +34,21 @@ type AISConfig struct {
 	Seed uint64 `json:"seed"`
 }
 
-// Reference runs' Gibbs start tournament, as Chib's default.
+// Reference runs' Gibbs start tournament, as Chib's default, and their default burn-in.
 const (
-	referenceStarts      = 4
-	referenceStartSweeps = 50
+	referenceStarts        = 4
+	referenceStartSweeps   = 50
+	DefaultReferenceBurnin = 1000
 )
+
+// FromReference returns c annealing from a reference fitted to sweeps Gibbs sweeps after
+// DefaultReferenceBurnin, on the sigmoid:6 schedule, whose temperatures are dense at both ends of
+// the path: it starts where the reference differs most from the posterior and ends where the
+// posterior sharpens.
+func (c AISConfig) FromReference(sweeps int) AISConfig {
+	c.ReferenceBurnin, c.ReferenceSweeps, c.Schedule, c.Scale = DefaultReferenceBurnin, sweeps, "sigmoid", 6
+	return c
+}
 
 // DefaultAIS is 1000 temperatures on the power-4 schedule, one sweep each.
 func DefaultAIS() AISConfig {
@@ -312,8 +323,8 @@ func (s *sliceState) updateEntry(r *rand.Rand, t float64, m, i, k int, o float64
 }
 
 // sliceEntry draws a new value of entry `entry` = old (component k) of mode m in a row whose positive
-// cells are cells, by univariate slice sampling in φ = log F; lm is the prior's rate on the path at
-// t. It leaves g filled with the cells' g_n.
+// cells are cells, by univariate slice sampling in φ = log F (slice.Step); lm is the prior's rate on
+// the path at t. It leaves g filled with the cells' g_n.
 func (s *sliceState) sliceEntry(r *rand.Rand, t float64, m, entry, k int, old float64, cells []int32, lm, o float64) float64 {
 	p, R := s.p, s.R
 	nc := len(cells)
@@ -343,30 +354,10 @@ func (s *sliceState) sliceEntry(r *rand.Rand, t float64, m, entry, k int, old fl
 		return t*v - a*e + phi
 	}
 	phi0 := math.Log(old)
-	y := h(phi0) - r.ExpFloat64()
-	w := s.width
-	lo := phi0 - w*r.Float64()
-	hi := lo + w
-	const maxSteps = 32
-	j := int(r.Float64() * maxSteps)
-	kk := maxSteps - 1 - j
-	for ; j > 0 && h(lo) > y; j-- {
-		lo -= w
+	phi := slice.Step(r, h, phi0, s.width)
+	if phi == phi0 {
+		// The shrinkage collapsed onto φ0 (only through rounding): stay exactly where it was.
+		return old
 	}
-	for ; kk > 0 && h(hi) > y; kk-- {
-		hi += w
-	}
-	for range 200 {
-		phi := lo + r.Float64()*(hi-lo)
-		if h(phi) > y {
-			return math.Exp(phi)
-		}
-		if phi < phi0 {
-			lo = phi
-		} else {
-			hi = phi
-		}
-	}
-	// The shrinkage has collapsed onto φ0 (only possible through rounding): stay.
-	return old
+	return math.Exp(phi)
 }

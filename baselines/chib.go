@@ -258,14 +258,15 @@ func (p *Problem) chib(ctx context.Context, R, replica int, cfg ChibConfig, from
 	if from != nil {
 		g = NewGibbs(p, *from)
 	} else {
-		var err error
-		g, err = p.bestStart(ctx, r, R, cfg.Starts, cfg.StartSweeps)
+		var (
+			sweeps int
+			err    error
+		)
+		g, sweeps, err = p.bestStart(ctx, r, R, cfg.Starts, cfg.StartSweeps)
 		if err != nil {
 			return res, err
 		}
-		if cfg.Starts > 1 {
-			res.Sweeps += cfg.Starts * cfg.StartSweeps
-		}
+		res.Sweeps += sweeps
 	}
 
 	// Burn-in; θ* is the point of highest log joint among the sweeps of its second half, moved

@@ -281,14 +281,14 @@ func (g *Gibbs) LogJoint() float64 {
 }
 
 // bestStart returns a Gibbs sampler of rank R at the best of starts prior draws, each run
-// startSweeps sweeps, by log joint p(X | θ) p(θ): a guard against a poor local mode. With one start
-// it is at its prior draw, unrun.
-func (p *Problem) bestStart(ctx context.Context, r *rand.Rand, R, starts, startSweeps int) (*Gibbs, error) {
+// startSweeps sweeps, by log joint p(X | θ) p(θ): a guard against a poor local mode, and the sweeps
+// that took. With one start it is at its prior draw, unrun.
+func (p *Problem) bestStart(ctx context.Context, r *rand.Rand, R, starts, startSweeps int) (*Gibbs, int, error) {
 	start := p.NewFactors(R)
 	p.SamplePrior(r, start)
 	g := NewGibbs(p, start)
 	if starts <= 1 {
-		return g, nil
+		return g, 0, nil
 	}
 	best, bestLJ := start.Clone(), math.Inf(-1)
 	for s := range starts {
@@ -300,7 +300,7 @@ func (p *Problem) bestStart(ctx context.Context, r *rand.Rand, R, starts, startS
 			g.Sweep(r)
 			if k%64 == 0 {
 				if err := ctx.Err(); err != nil {
-					return nil, err
+					return nil, 0, err
 				}
 			}
 		}
@@ -310,5 +310,5 @@ func (p *Problem) bestStart(ctx context.Context, r *rand.Rand, R, starts, startS
 		}
 	}
 	g.SetState(best)
-	return g, nil
+	return g, starts * startSweeps, nil
 }

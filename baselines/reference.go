@@ -43,13 +43,9 @@ func (p *Problem) fitReference(ctx context.Context, r *rand.Rand, R, starts, sta
 	if R > MaxReferenceRank {
 		return nil, 0, 0, fmt.Errorf("ais: rank %d: AIS from a reference runs up to rank %d", R, MaxReferenceRank)
 	}
-	g, err := p.bestStart(ctx, r, R, starts, startSweeps)
+	g, done, err := p.bestStart(ctx, r, R, starts, startSweeps)
 	if err != nil {
 		return nil, 0, 0, err
-	}
-	done := 0
-	if starts > 1 {
-		done = starts * startSweeps
 	}
 	mean, m2 := p.NewFactors(R), p.NewFactors(R)
 	for k := range burnin + sweeps {

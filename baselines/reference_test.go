@@ -14,8 +14,8 @@ import (
 // referenceAIS is a short AIS from a fitted reference: 200 temperatures on the sigmoid schedule
 // after 200 + 400 Gibbs sweeps.
 func referenceAIS() AISConfig {
-	c := DefaultAIS()
-	c.Temperatures, c.Schedule, c.ReferenceBurnin, c.ReferenceSweeps = 200, "sigmoid", 200, 400
+	c := DefaultAIS().FromReference(400)
+	c.Temperatures, c.ReferenceBurnin = 200, 200
 	return c
 }
 

@@ -241,8 +241,8 @@ func referenceAIS(s dataset, R, K, runs int) (float64, float64) {
 	if err != nil {
 		log.Fatal(err)
 	}
-	cfg := baselines.DefaultAIS()
-	cfg.Temperatures, cfg.Schedule, cfg.Scale, cfg.ReferenceBurnin, cfg.ReferenceSweeps = K, "sigmoid", 6, 1000, 1000
+	cfg := baselines.DefaultAIS().FromReference(1000)
+	cfg.Temperatures = K
 	var sums []baselines.Summary
 	for run := range runs {
 		r, err := p.AIS(context.Background(), R, run, cfg)

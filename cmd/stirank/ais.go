@@ -35,7 +35,7 @@ func runAIS(ctx context.Context, args []string, stdout io.Writer) error {
 	fs.IntVar(&sweeps, "sweeps", d.Sweeps, "slice-sampling sweeps over every factor entry at each temperature")
 	fs.Float64Var(&width, "width", d.Width, "initial slice width, in e-folds of a factor entry")
 	fs.IntVar(&refSweeps, "reference-sweeps", 0, "anneal from a Gamma reference fitted to this many Gibbs sweeps at t = 1 instead of from the prior (0: from the prior)")
-	fs.IntVar(&refBurnin, "reference-burnin", 1000, "Gibbs sweeps of burn-in before the reference's sweeps (with --reference-sweeps)")
+	fs.IntVar(&refBurnin, "reference-burnin", core.DefaultReferenceBurnin, "Gibbs sweeps of burn-in before the reference's sweeps (with --reference-sweeps)")
 	help := `Estimates log p(X | R) of every candidate rank R of Poisson NMF or CP with exponential priors by
 annealed importance sampling (Neal 2001) from the prior to the posterior along the power
 posteriors p(θ) p(X | θ)^t, as a baseline for stirank select: the same data, rank and output
@@ -56,7 +56,8 @@ basins, it comes out low.`
 		cfg := d
 		cfg.Temperatures, cfg.Sweeps, cfg.Width = temperatures, sweeps, width
 		if refSweeps > 0 {
-			cfg.ReferenceBurnin, cfg.ReferenceSweeps = refBurnin, refSweeps
+			cfg = cfg.FromReference(refSweeps)
+			cfg.ReferenceBurnin = refBurnin
 			ranks, _ := parseRanks(f.ranks)
 			if top := slices.Max(ranks); top > core.MaxReferenceRank {
 				return nil, usagef("--ranks %s: AIS from a reference runs up to rank %d (its density is a permanent over the components)", f.ranks, core.MaxReferenceRank)
@@ -64,21 +65,20 @@ basins, it comes out low.`
 		} else if set["reference-burnin"] {
 			return nil, usagef("--reference-burnin needs --reference-sweeps")
 		}
-		if refSweeps > 0 && !set["schedule"] {
-			schedule = "sigmoid:6"
-		}
-		kind, arg, _ := strings.Cut(schedule, ":")
-		v, err := strconv.ParseFloat(arg, 64)
-		if err != nil || !(v > 0) {
-			return nil, usagef("--schedule %q: want power:C or sigmoid:S with a positive number", schedule)
-		}
-		switch kind {
-		case "power":
-			cfg.Schedule, cfg.Power = "power", v
-		case "sigmoid":
-			cfg.Schedule, cfg.Scale = "sigmoid", v
-		default:
-			return nil, usagef("--schedule %q: want power:C or sigmoid:S", schedule)
+		if refSweeps == 0 || set["schedule"] {
+			kind, arg, _ := strings.Cut(schedule, ":")
+			v, err := strconv.ParseFloat(arg, 64)
+			if err != nil || !(v > 0) {
+				return nil, usagef("--schedule %q: want power:C or sigmoid:S with a positive number", schedule)
+			}
+			switch kind {
+			case "power":
+				cfg.Schedule, cfg.Power = "power", v
+			case "sigmoid":
+				cfg.Schedule, cfg.Scale = "sigmoid", v
+			default:
+				return nil, usagef("--schedule %q: want power:C or sigmoid:S", schedule)
+			}
 		}
 		cfg.Seed = f.seed
 		return estimators.AISConfig{Replicas: f.replicas, AISConfig: cfg}, nil
