@@ -1,4 +1,4 @@
-package baselines
+package baselines_test
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/stirank/stirank/baselines"
 	"github.com/stirank/stirank/models"
 	"github.com/stirank/stirank/sti"
 )
@@ -26,7 +27,7 @@ func TestAgreementWithSTI(t *testing.T) {
 		for m := range rates {
 			rates[m] = 0.5
 		}
-		d := tiny(t, 1, tc.shape, 3, 0.5)
+		d := baselines.Tiny(t, 1, tc.shape, 3, 0.5)
 		ranks := []int{1, 2, 3, 4, 5}
 		sp, err := sti.NewProblem(d, models.PoissonSpec(tc.name, rates, models.LogScale), sti.Default(tc.name))
 		if err != nil {
@@ -36,7 +37,7 @@ func TestAgreementWithSTI(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p, err := NewProblem(d, rates)
+		p, err := baselines.NewProblem(d, rates)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -45,8 +46,8 @@ func TestAgreementWithSTI(t *testing.T) {
 		type row struct{ s, ss, c, cs, a, as float64 }
 		rows := map[int]row{}
 		for i, R := range ranks {
-			c, cs, _ := estimate(t, p, MethodChib, R, 2, DefaultChib(), DefaultAIS())
-			a, as, _ := estimate(t, p, MethodAIS, R, 8, DefaultChib(), DefaultAIS())
+			c, cs, _ := baselines.Estimate(t, p, baselines.MethodChib, R, 2, baselines.DefaultChib(), baselines.DefaultAIS())
+			a, as, _ := baselines.Estimate(t, p, baselines.MethodAIS, R, 8, baselines.DefaultChib(), baselines.DefaultAIS())
 			rows[R] = row{st[i].LogEvidence, st[i].StdErr, c, cs, a, as}
 			t.Logf("%s R=%d  sti %9.2f ± %.2f   chib %9.2f ± %.2f   ais %9.2f ± %.2f", tc.name, R, st[i].LogEvidence, st[i].StdErr, c, cs, a, as)
 			for name, v := range map[string]float64{"sti": st[i].LogEvidence, "chib": c, "ais": a} {
@@ -84,17 +85,17 @@ func TestSTIAgreesWithAISOnLargeCounts(t *testing.T) {
 		t.Skip("STI and AIS on a matrix with counts up to 10⁵")
 	}
 	rates := []float64{0.01, 0.01}
-	d := tiny(t, 5, []int{12, 10}, 2, rates[0])
+	d := baselines.Tiny(t, 5, []int{12, 10}, 2, rates[0])
 	if top := slices.Max(d.Values); top < 1e4 {
 		t.Fatalf("largest count %g: the test needs counts in the tens of thousands", top)
 	}
-	p, err := NewProblem(d, rates)
+	p, err := baselines.NewProblem(d, rates)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ais := DefaultAIS()
+	ais := baselines.DefaultAIS()
 	ais.Temperatures = 20000
-	ref, refSE, _ := estimate(t, p, MethodAIS, 2, 8, DefaultChib(), ais)
+	ref, refSE, _ := baselines.Estimate(t, p, baselines.MethodAIS, 2, 8, baselines.DefaultChib(), ais)
 	const seeds = 3
 	mean := 0.0
 	for seed := range uint64(seeds) {

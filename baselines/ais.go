@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 
+	"github.com/stirank/stirank/evidence"
 	"github.com/stirank/stirank/internal/slice"
 	"github.com/stirank/stirank/models"
 	"github.com/stirank/stirank/rng"
@@ -80,23 +81,10 @@ func (c AISConfig) Validate() error {
 
 // Ladder returns t_0 = 0, t_1, …, t_K = 1.
 func (c AISConfig) Ladder() []float64 {
-	K := c.Temperatures
-	t := make([]float64, K+1)
-	switch c.Schedule {
-	case "sigmoid":
-		sig := func(x float64) float64 { return 1 / (1 + math.Exp(-x)) }
-		lo, hi := sig(-c.Scale), sig(c.Scale)
-		for k := 1; k < K; k++ {
-			x := -c.Scale + 2*c.Scale*float64(k)/float64(K)
-			t[k] = (sig(x) - lo) / (hi - lo)
-		}
-	default:
-		for k := 1; k < K; k++ {
-			t[k] = math.Pow(float64(k)/float64(K), c.Power)
-		}
+	if c.Schedule == "sigmoid" {
+		return evidence.Sigmoid(c.Temperatures, c.Scale)
 	}
-	t[K] = 1
-	return t
+	return evidence.Power(c.Temperatures, c.Power)
 }
 
 // AISRun is the result of one annealing run: its log importance weight
@@ -151,11 +139,15 @@ func (p *Problem) AIS(ctx context.Context, R, run int, cfg AISConfig) (AISRun, e
 	s := newSliceState(p, R, cfg.Width)
 	var gibbsCells int64
 	if cfg.ReferenceSweeps > 0 {
-		q, sweeps, cells, err := p.fitReference(ctx, r, R, referenceStarts, referenceStartSweeps, cfg.ReferenceBurnin, cfg.ReferenceSweeps)
+		fit, err := p.FitReference(ctx, r, R, cfg.ReferenceBurnin, cfg.ReferenceSweeps)
 		if err != nil {
 			return res, err
 		}
-		res.Sweeps, gibbsCells, s.ref = sweeps, cells, q
+		q, err := p.newReference(fit)
+		if err != nil {
+			return res, err
+		}
+		res.Sweeps, gibbsCells, s.ref = fit.Sweeps, fit.CellEvals, q
 		q.sample(r, s.f)
 	} else {
 		p.SamplePrior(r, s.f)
@@ -183,7 +175,7 @@ func (p *Problem) AIS(ctx context.Context, R, run int, cfg AISConfig) (AISRun, e
 		for range cfg.Sweeps {
 			s.sweep(r, ladder[k])
 			if s.ref != nil {
-				s.scaleMoves(r, ladder[k])
+				s.pathMoves(r, ladder[k])
 			}
 		}
 		res.Sweeps += cfg.Sweeps

@@ -139,6 +139,34 @@ func (f Factors) rescale(cs [][]float64, m1, m2, k int, c float64) {
 	cs[m2][k] /= c
 }
 
+// balance moves every component along its scale orbit, F_m[·, k]·c_m with Π_m c_m = 1 (no rate
+// changes), to where the prior's terms λ_m·colsum_m[k] are equal in every mode, and sets
+// logc[k·order + m] = log c_m; cs is scratch of the factors' shape. A reference fitted to balanced
+// draws (fitReference) sees how the posterior spreads across the orbits apart from how it spreads
+// along them, where only the prior binds it, weakly when the counts are large: a Gamma product
+// fitted to the draws as they come spreads its independent entries along every orbit at once and
+// its own draws fall far from the data's fit (on a 12×10 matrix with 1.4·10⁵ counts,
+// E_q[log p(X, θ) − log q(θ)] was −180 000 at rank 1, where log p(X | R) is −94 350).
+func (p *Problem) balance(f Factors, cs [][]float64, logc []float64) {
+	for m := range p.order {
+		models.ColSums(f.F[m], f.R, cs[m])
+	}
+	for k := range f.R {
+		mean := 0.0
+		for m := range p.order {
+			mean += math.Log(p.Rates[m]*cs[m][k]) / float64(p.order)
+		}
+		for m := range p.order {
+			lc := mean - math.Log(p.Rates[m]*cs[m][k])
+			logc[k*p.order+m] = lc
+			c := math.Exp(lc)
+			for i := k; i < len(f.F[m]); i += f.R {
+				f.F[m][i] *= c
+			}
+		}
+	}
+}
+
 // Clone returns a deep copy.
 func (f Factors) Clone() Factors {
 	c := Factors{R: f.R, F: make([][]float64, len(f.F))}

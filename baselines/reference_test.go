@@ -45,7 +45,11 @@ func TestReferenceMovesKeepTheReference(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := rng.New(5)
-	q, _, _, err := p.fitReference(context.Background(), r, R, 1, 0, 200, 400)
+	fit, err := p.fitReference(context.Background(), r, R, 1, 0, 200, 400)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := p.newReference(fit)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +77,7 @@ func TestReferenceMovesKeepTheReference(t *testing.T) {
 		s.refresh()
 		before = append(before, stats())
 		s.sweep(r, 0)
-		s.scaleMoves(r, 0)
+		s.pathMoves(r, 0)
 		after = append(after, stats())
 	}
 	for j := range before[0] {

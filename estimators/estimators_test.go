@@ -149,7 +149,7 @@ func TestIsStaged(t *testing.T) {
 	for _, c := range []struct {
 		e    Estimator
 		want bool
-	}{{STI{}, false}, {Chib{}, false}, {AIS{}, false}, {stagedSTI{on: false}, false}, {stagedSTI{on: true}, true}} {
+	}{{STI{}, false}, {Chib{}, false}, {AIS{}, false}, {stagedSTI{on: false}, false}, {stagedSTI{on: true}, true}, {STI{Config: sti.DefaultReference("nmf")}, true}} {
 		if got := IsStaged(c.e); got != c.want {
 			t.Errorf("IsStaged(%T %+v) = %v", c.e, c.e, got)
 		}

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/stirank/stirank/baselines"
 	"github.com/stirank/stirank/evidence"
 	"github.com/stirank/stirank/io/chainstate"
 	"github.com/stirank/stirank/models"
@@ -39,10 +40,12 @@ var (
 	_ Expander  = (*stiProblem)(nil)
 )
 
-// Staged reports whether the configuration anneals (sti.Config.Annealing): each replica of a
-// rank is then a first-stage task that anneals a population (Expand) and starts one follow-on
-// chain at each of some of its temperatures, from a member of the population there.
-func (e STI) Staged() bool { return e.Config.Annealing != nil }
+// Staged reports whether the configuration anneals (sti.Config.Annealing) or runs the path from a
+// reference (sti.Config.Reference): each replica of a rank is then a first-stage task (Expand)
+// that anneals a population and starts one follow-on chain at each of some of its temperatures,
+// from a member of the population there, or that fits its reference and starts one follow-on
+// chain at each rung of the ladder, which carries the reference.
+func (e STI) Staged() bool { return e.Config.Annealing != nil || e.Config.Reference != nil }
 
 func (e STI) Validate() error {
 	if err := e.Model.Validate(); err != nil {
@@ -77,6 +80,12 @@ func (e STI) TaskSteps(t Task, warm bool) int {
 		}
 		return e.Config.Steps
 	}
+	if ref := e.Config.Reference; ref != nil {
+		if t.Stage == 0 {
+			return referenceStartSweeps + ref.Burnin + ref.Sweeps
+		}
+		return e.Config.Steps
+	}
 	order, _ := e.Model.Order()
 	return e.Config.ChainSteps(ChainID(t), warm, order)
 }
@@ -93,6 +102,9 @@ func (e STI) Prepare(data *tensor.Sparse) (Problem, error) {
 }
 
 func (e STI) Combine(rank int, results []Result) (evidence.RankEvidence, error) {
+	if e.Config.Reference != nil {
+		return combineReferencePath(e.Config.Ladder, results)
+	}
 	if e.Staged() {
 		first := 0
 		for first < len(results) && results[first].Task.Stage == 0 {
@@ -148,7 +160,7 @@ var _ Planner = (*stiProblem)(nil)
 
 // TaskSteps is STI.TaskSteps with the records the problem gives each rung (sti.Config.Allocate).
 func (p *stiProblem) TaskSteps(t Task, warm bool) int {
-	if t.Stage == 0 && p.p.Config.Annealing == nil {
+	if t.Stage == 0 && !(STI{Config: p.p.Config}).Staged() {
 		return p.p.ChainSteps(ChainID(t), warm)
 	}
 	return STI{Model: p.p.Spec, Config: p.p.Config}.TaskSteps(t, warm)
@@ -160,6 +172,8 @@ func (p *stiProblem) TaskSteps(t Task, warm bool) int {
 func (p *stiProblem) TaskWork(t Task, warm bool) float64 {
 	steps := float64(p.TaskSteps(t, warm))
 	switch {
+	case p.p.Config.Reference != nil:
+		return steps
 	case p.p.Config.Annealing == nil:
 		return p.p.ChainWork(ChainID(t), warm)
 	case t.Stage == 1:
@@ -179,6 +193,14 @@ type stiProblem struct {
 }
 
 func (p *stiProblem) Run(ctx context.Context, t Task) (Result, error) {
+	if t.Stage == 1 && p.p.Config.Reference != nil {
+		fit, err := Unpack[baselines.ReferenceFit](t.Payload)
+		if err != nil {
+			return Result{}, fmt.Errorf("chain rank %d, temperature %d, replica %d: reference: %w", t.Rank, t.Index, t.Replica, err)
+		}
+		sum, err := p.p.RunPath(ctx, ChainID(t), fit)
+		return chainResult(t, sum, err)
+	}
 	if t.Stage == 1 {
 		start, err := Unpack[chainStart](t.Payload)
 		if err != nil {
@@ -201,6 +223,9 @@ type chainStart struct {
 // Expand anneals replica t.Replica of rank t.Rank (sti.Problem.Anneal) and returns the summary of
 // its annealing and one chain per rung (sti.Annealed.Rungs) starting from the population there.
 func (p *stiProblem) Expand(ctx context.Context, t Task) (Result, []Task, error) {
+	if p.p.Config.Reference != nil {
+		return p.fitReference(ctx, t)
+	}
 	a := p.p.Config.Annealing
 	if a == nil {
 		return Result{}, nil, fmt.Errorf("rank %d, replica %d: the configuration does not anneal", t.Rank, t.Replica)
@@ -227,9 +252,9 @@ func (p *stiProblem) Expand(ctx context.Context, t Task) (Result, []Task, error)
 // write their final states into stateDir, when it is set. A retried chain rewrites its state
 // with the same bytes.
 func (p *stiProblem) Resume(startDir, stateDir string) Problem {
-	if p.p.Config.Annealing != nil {
-		// Annealed chains start from their populations, not from saved states; nothing is
-		// saved for them either (see sti.Config.Annealing).
+	if p.p.Config.Annealing != nil || p.p.Config.Reference != nil {
+		// Annealed chains start from their populations and the path's from their references,
+		// not from saved states; nothing is saved for them either.
 		return p
 	}
 	r := &stiResumed{p: p.p, stateDir: stateDir}
@@ -288,4 +313,56 @@ func chainResult(t Task, sum evidence.ChainSummary, err error) (Result, error) {
 		return Result{}, fmt.Errorf("chain rank %d, temperature %d, replica %d: %w", t.Rank, t.Index, t.Replica, err)
 	}
 	return Result{Task: t, Steps: sum.Steps, CellEvals: sum.CellEvals, Divergence: sum.Divergence, Summary: Pack(sum)}, nil
+}
+
+// referenceStartSweeps is what a reference's start tournament sweeps (baselines.Problem.FitReference),
+// for progress plans.
+const referenceStartSweeps = 4 * 50
+
+// referenceFit is the summary of a replica's fit of its reference, the first stage of the path
+// from a reference.
+type referenceFit struct {
+	Rank, Replica int
+	Sweeps        int
+	CellEvals     int64
+}
+
+// fitReference fits the reference of replica t.Replica of rank t.Rank (sti.Problem.FitReference)
+// and returns the summary of the fit and one chain per rung of the ladder, each carrying the fit.
+func (p *stiProblem) fitReference(ctx context.Context, t Task) (Result, []Task, error) {
+	fit, err := p.p.FitReference(ctx, t.Rank, t.Replica)
+	if err != nil {
+		return Result{}, nil, err
+	}
+	res := Result{Task: t, Steps: fit.Sweeps, CellEvals: fit.CellEvals,
+		Summary: Pack(referenceFit{Rank: t.Rank, Replica: t.Replica, Sweeps: fit.Sweeps, CellEvals: fit.CellEvals})}
+	payload := Pack(fit)
+	next := make([]Task, len(p.p.Config.Ladder))
+	for i := range next {
+		next[i] = Task{Rank: t.Rank, Stage: 1, Index: i, Replica: t.Replica, Payload: payload}
+	}
+	return res, next, nil
+}
+
+// combineReferencePath combines a rank's fits and the chains on their paths
+// (evidence.CombineReferencePath), the fits' sweeps counted in the rank's steps.
+func combineReferencePath(l evidence.Ladder, results []Result) (evidence.RankEvidence, error) {
+	first := 0
+	for first < len(results) && results[first].Task.Stage == 0 {
+		first++
+	}
+	fits, err := unpackAll[referenceFit](results[:first])
+	if err != nil {
+		return evidence.RankEvidence{}, err
+	}
+	chains, err := unpackAll[evidence.ChainSummary](results[first:])
+	if err != nil {
+		return evidence.RankEvidence{}, err
+	}
+	re, err := evidence.CombineReferencePath(l, chains)
+	for _, f := range fits {
+		re.Steps += f.Sweeps
+		re.CellEvals += f.CellEvals
+	}
+	return re, err
 }

@@ -70,7 +70,8 @@ type Rung struct {
 // RankEvidence is the log evidence of one rank.
 type RankEvidence struct {
 	Rank int
-	// LogEvidence is the integral over the ladder by Ladder.Rule.
+	// LogEvidence is the integral over the ladder by Ladder.Rule (Ladder.PathRule for
+	// CombineReferencePath).
 	LogEvidence float64
 	// StdErr is the Monte Carlo standard error. With two or more replicas per rung each rung
 	// contributes the larger of its between-replica variance (see replicaVariance) and its
@@ -114,11 +115,21 @@ type RankEvidence struct {
 	// at rungs AscentFrom, …; nil where no chain carried them.
 	Ascent     []float64
 	AscentFrom int
+	// Apart holds, for a rank whose replicas each ran on the path from their own reference
+	// (CombineReferencePath), the estimates of the replicas left out of LogEvidence: more than
+	// three standard errors below the best, their references were fitted in basins of less mass.
+	Apart []float64
 }
 
 // Combine reduces the chain summaries of one rank into its log evidence. Every rung of the ladder
 // needs at least one chain; replicas are indexed by Chain.
 func Combine(l Ladder, chains []ChainSummary) (RankEvidence, error) {
+	wf, wv := l.Rule()
+	return combine(l, wf, wv, chains)
+}
+
+// combine is Combine by the rule of weights wf on the rungs' means and wv on their variances.
+func combine(l Ladder, wf, wv []float64, chains []ChainSummary) (RankEvidence, error) {
 	if len(chains) == 0 {
 		return RankEvidence{}, fmt.Errorf("no chain summaries")
 	}
@@ -163,14 +174,15 @@ func Combine(l Ladder, chains []ChainSummary) (RankEvidence, error) {
 		return re, nil
 	}
 	re.Trapezoid = Trapezoid(l, f)
-	re.LogEvidence = Integrate(l, f, v)
+	for i := range l {
+		re.LogEvidence += wf[i]*f[i] + wv[i]*v[i]
+	}
 	if math.IsNaN(re.LogEvidence) || math.IsInf(re.LogEvidence, 0) {
 		// Finite records can still overflow the sums (records near 1e308).
 		re.Diverged = append(re.Diverged, fmt.Sprintf("rank %d: the estimate overflows (%v)", re.Rank, re.LogEvidence))
 		re.LogEvidence, re.StdErr, re.Trapezoid = math.NaN(), math.NaN(), math.NaN()
 		return re, nil
 	}
-	wf, wv := l.Rule()
 	within := make([]float64, len(re.Rungs))
 	for i, r := range re.Rungs {
 		within[i] = r.withinVariance(wf[i], wv[i])
@@ -178,7 +190,7 @@ func Combine(l Ladder, chains []ChainSummary) (RankEvidence, error) {
 	}
 	re.StdErrWithin = math.Sqrt(re.StdErrWithin)
 	re.StdErr = re.StdErrWithin
-	if between, ok := replicaVariance(l, byRung); ok {
+	if between, ok := replicaVariance(wf, wv, byRung); ok {
 		total := 0.0
 		for i, b := range between {
 			// With few replicas the between-replica variance of a rung rests on few degrees
@@ -220,14 +232,13 @@ func (r Rung) withinVariance(wf, wv float64) float64 {
 
 // replicaVariance estimates each rung's contribution to Var(log evidence) from the spread of
 // independent replicas. The integral is a sum over rungs of g_i = wf_i f̄_i + wv_i v̄_i (the weights
-// of Ladder.Rule), the rungs are independent, and at each rung the replicas are independent draws
+// of the rule), the rungs are independent, and at each rung the replicas are independent draws
 // of (f, v): so Var = Σ_i s_i²/C_i with s_i² the sample variance of wf_i f_ic + wv_i v_ic over
 // replicas c. This is unbiased whatever the chains' autocorrelation, and
 // it sees what a within-chain estimate cannot: replicas stuck in different modes or not yet burnt
 // in. It needs two replicas with records at every rung.
-func replicaVariance(l Ladder, byRung [][]ChainSummary) ([]float64, bool) {
-	wf, wv := l.Rule()
-	out := make([]float64, len(l))
+func replicaVariance(wf, wv []float64, byRung [][]ChainSummary) ([]float64, bool) {
+	out := make([]float64, len(wf))
 	for i, cs := range byRung {
 		var g []float64
 		slopes := steinSlopes(cs)

@@ -36,6 +36,21 @@ func Power(T int, c float64) Ladder {
 	return l
 }
 
+// Sigmoid is the ladder of Grosse, Maddison & Salakhutdinov (2013): t_i a logistic of −scale to
+// scale in T equal steps, rescaled to run from 0 to 1. Its rungs are dense at both ends, as a path
+// from a reference to the posterior needs (Ladder.PathRule): it leaves the reference fastest at
+// t = 0 and sharpens on the posterior near t = 1.
+func Sigmoid(T int, scale float64) Ladder {
+	sig := func(x float64) float64 { return 1 / (1 + math.Exp(-x)) }
+	lo, hi := sig(-scale), sig(scale)
+	l := make(Ladder, T+1)
+	for i := 1; i < T; i++ {
+		l[i] = (sig(-scale+2*scale*float64(i)/float64(T)) - lo) / (hi - lo)
+	}
+	l[T] = 1
+	return l
+}
+
 // Validate checks that the ladder starts at 0, ends at 1 and increases strictly.
 func (l Ladder) Validate() error {
 	if len(l) < 2 {
@@ -65,7 +80,7 @@ func (l Ladder) Nearest(t float64) int {
 }
 
 // ParseLadder reads a ladder specification: "uniform", "power:C" (or "power" for C=DefaultPower),
-// each with T rungs above zero, or "list:t0,t1,…,1".
+// "sigmoid:S" (or "sigmoid" for S = 6), each with T rungs above zero, or "list:t0,t1,…,1".
 func ParseLadder(spec string, T int) (Ladder, error) {
 	kind, arg, _ := strings.Cut(spec, ":")
 	var l Ladder
@@ -88,6 +103,19 @@ func ParseLadder(spec string, T int) (Ladder, error) {
 			return nil, fmt.Errorf("ladder %q needs at least 1 temperature above zero, got %d", spec, T)
 		}
 		l = Power(T, c)
+	case "sigmoid":
+		c := 6.0
+		if arg != "" {
+			v, err := strconv.ParseFloat(arg, 64)
+			if err != nil || !(v > 0) || v > 30 {
+				return nil, fmt.Errorf("ladder %q: scale must be a number in (0, 30]", spec)
+			}
+			c = v
+		}
+		if T < 1 {
+			return nil, fmt.Errorf("ladder %q needs at least 1 temperature above zero, got %d", spec, T)
+		}
+		l = Sigmoid(T, c)
 	case "list":
 		for _, f := range strings.Split(arg, ",") {
 			v, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
@@ -97,7 +125,7 @@ func ParseLadder(spec string, T int) (Ladder, error) {
 			l = append(l, v)
 		}
 	default:
-		return nil, fmt.Errorf("unknown ladder %q (uniform, power:C or list:t0,…,1)", spec)
+		return nil, fmt.Errorf("unknown ladder %q (uniform, power:C, sigmoid:S or list:t0,…,1)", spec)
 	}
 	if err := l.Validate(); err != nil {
 		return nil, fmt.Errorf("ladder %q: %w", spec, err)
@@ -207,6 +235,23 @@ func (l Ladder) topSlope() (w [4]float64, ok bool) {
 		w[j] = x.AtVec(j)
 	}
 	return w, true
+}
+
+// PathRule returns the weights of the corrected trapezoid in t (Friel, Hurn & Wyse 2014), the
+// cubic Hermite rule ∫ f ≈ Σ Δt (f_i + f_{i+1})/2 + Δt²/12 (v_i − v_{i+1}) with v = f′, exact for
+// cubic f. It is the rule for a path from a reference q to the posterior, π_t ∝ q^(1−t) (p p(X | θ))^t,
+// whose f(t) = E_t[log p(X | θ) + log p(θ) − log q(θ)] is smooth at both ends; Rule's expansion in
+// 1/t, which fits the power posteriors' f, does not apply to it.
+func (l Ladder) PathRule() (wf, wv []float64) {
+	wf, wv = make([]float64, len(l)), make([]float64, len(l))
+	for i := 0; i+1 < len(l); i++ {
+		dt := l[i+1] - l[i]
+		wf[i] += dt / 2
+		wf[i+1] += dt / 2
+		wv[i] += dt * dt / 12
+		wv[i+1] -= dt * dt / 12
+	}
+	return wf, wv
 }
 
 // Integrate is ∫₀¹ f(t) dt by the ladder's Rule.

@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/stirank/stirank/evidence"
 	"github.com/stirank/stirank/models"
 	"github.com/stirank/stirank/sti"
 )
@@ -44,5 +45,43 @@ func TestAnnealedSelection(t *testing.T) {
 	t.Logf("exact %.3f: integral %+.3f ± %.3f, SMC %+.3f ± %.3f", exact, float64(r1.LogEvidence)-exact, r1.StdErr, float64(r1.SMC)-exact, r1.SMCStdErr)
 	if math.Abs(float64(r1.LogEvidence)-exact) > 3*float64(r1.StdErr)+0.3 || math.Abs(float64(r1.SMC)-exact) > 3*float64(r1.SMCStdErr)+0.3 {
 		t.Errorf("exact %.3f: integral %.3f ± %.3f, SMC %.3f ± %.3f", exact, r1.LogEvidence, r1.StdErr, r1.SMC, r1.SMCStdErr)
+	}
+}
+
+// A selection on the paths from references runs in two stages on Beam (a fit per replica, then a
+// chain per rung carrying it): rank-1 NMF lands on the exact evidence within three standard
+// errors, the steps count both stages, and the result does not depend on the number of workers.
+func TestReferenceSelection(t *testing.T) {
+	rates := []float64{0.5, 0.5}
+	data, _, err := models.GeneratePoisson(rand.New(rand.NewPCG(7, 7)), []int{12, 9}, 1, rates)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exact, err := models.Rank1LogEvidence(data, rates)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := sti.DefaultReference("nmf")
+	cfg.Chains, cfg.Ladder, cfg.Steps, cfg.Burnin = 2, evidence.Sigmoid(10, 6), 60, 15
+	cfg.Reference.Burnin, cfg.Reference.Sweeps = 100, 100
+	o := inline(t, data, models.PoissonSpec("nmf", rates, models.LogScale), cfg)
+	o.Ranks = []int{1, 2}
+	o.Workers = 1
+	one, _ := runPipeline(t, o)
+	o.Workers = 3
+	three, _ := runPipeline(t, o)
+	if !reflect.DeepEqual(one, three) {
+		t.Fatalf("1 and 3 workers differ:\n%+v\n%+v", one.Ranks, three.Ranks)
+	}
+	fit := 200 + cfg.Reference.Burnin + cfg.Reference.Sweeps
+	for _, rr := range one.Ranks {
+		if len(rr.Ladder) != len(cfg.Ladder) || rr.Steps != int64(cfg.Chains*(fit+len(cfg.Ladder)*cfg.Steps)) {
+			t.Errorf("rank %d: %d rungs, %d steps", rr.Rank, len(rr.Ladder), rr.Steps)
+		}
+	}
+	r1 := one.Ranks[0]
+	t.Logf("exact %.3f: path integral %+.3f ± %.3f", exact, float64(r1.LogEvidence)-exact, r1.StdErr)
+	if math.Abs(float64(r1.LogEvidence)-exact) > 3*float64(r1.StdErr)+0.05 {
+		t.Errorf("exact %.3f: path integral %.3f ± %.3f", exact, r1.LogEvidence, r1.StdErr)
 	}
 }

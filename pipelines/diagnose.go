@@ -62,6 +62,9 @@ func (rr RankResult) Diagnose() Diagnostics {
 			d.Issues = append(d.Issues, Issue{"disagree", fmt.Sprintf("the integral and the SMC estimate differ by %.1f standard errors (the stderr includes the difference): a mode the replicas did not share, or populations that lag.", d.Gap)})
 		}
 	}
+	if len(rr.Apart) > 0 {
+		d.Issues = append(d.Issues, Issue{"apart", fmt.Sprintf("%d replicas' integrals (highest %.2f) lie more than 3 standard errors below the estimate, which the others make: their references were fitted in basins of less mass, or their chains lag. Run more --chains to see which.", len(rr.Apart), float64(slices.Max(rr.Apart)))})
+	}
 	if ess := rungESS(rr.Ladder); len(ess) > 0 {
 		slices.Sort(ess)
 		d.ESSMin = ess[0]

@@ -127,6 +127,10 @@ type RankResult struct {
 	SMC       Float `json:"smc,omitempty"`
 	SMCStdErr Float `json:"smc_stderr,omitempty"`
 	Disagree  bool  `json:"disagree,omitempty"`
+	// Apart lists, for a run on the paths from references (sti.Config.Reference), the estimates
+	// of the replicas left out of log_evidence: more than three standard errors below the best,
+	// their references were fitted in basins of less mass (evidence.CombineReferencePath).
+	Apart []Float `json:"apart,omitempty"`
 	// Hysteresis is the area between the rungs' means and the phase check's walk back up the
 	// ladder (sti.Config.Ascent) from t = 0.01, and phase says the two part beyond their noise
 	// (f(t) changes phase, or the chains sit in a basin the walk did not reach): the estimate
@@ -238,6 +242,9 @@ func (r *Result) addRanks(want []int, ests []evidence.RankEvidence) error {
 			if i := re.AscentFrom + k; i < len(re.Rungs) {
 				rr.Ascent = append(rr.Ascent, AscentRung{T: re.Rungs[i].T, MeanLogLik: Float(m)})
 			}
+		}
+		for _, v := range re.Apart {
+			rr.Apart = append(rr.Apart, Float(v))
 		}
 		if re.Replicas > 0 {
 			rr.Replicas, rr.TIStdErr, rr.SMC, rr.SMCStdErr, rr.Disagree = re.Replicas, Float(re.TIStdErr), Float(re.SMC), Float(re.SMCStdErr), re.Disagree

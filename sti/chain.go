@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/stirank/stirank/baselines"
 	"github.com/stirank/stirank/evidence"
 	"github.com/stirank/stirank/internal/par"
 	"github.com/stirank/stirank/internal/progress"
@@ -48,6 +49,8 @@ type Problem struct {
 	// atRank1 is the configuration of rank 1's chains when Config.Rank1 gives them their own
 	// (Config.AtRank, its ladder fitted as Config.Ladder is), nil when they run Config.
 	atRank1 *Config
+	// base is the problem the path from a reference runs on (Config.Reference); nil without one.
+	base *baselines.Problem
 }
 
 // gibbsSweeps reports whether the problem's chains or annealing move θ by the model's Gibbs
@@ -161,6 +164,12 @@ func NewProblem(data *tensor.Sparse, spec models.Spec, cfg Config) (*Problem, er
 			return nil, err
 		}
 		p.Blocked, p.Data = b, b.Sparse
+	}
+	if cfg.Reference != nil {
+		var err error
+		if p.base, err = referenceProblem(p); err != nil {
+			return nil, err
+		}
 	}
 	return p, nil
 }

@@ -109,6 +109,10 @@ type Config struct {
 	// one chain of Steps steps (Burnin of them discarded) from a population draw at each of at
 	// most Annealing.Rungs of its temperatures. Ladder is then not used.
 	Annealing *Annealing `json:"annealing,omitempty"`
+	// Reference, when set, runs each replica's chains on the path from a reference fitted to the
+	// posterior instead of the power posteriors (see ReferencePath), on Ladder, one chain per
+	// replica and rung of Steps slice-sampling sweeps (Burnin of them discarded).
+	Reference *ReferencePath `json:"reference,omitempty"`
 	// Allocate gives each rung of the ladder its share of the chains' records, (Steps − Burnin)
 	// times the number of rungs above t = 0 in all, in proportion to the standard deviation it
 	// adds to the integral on an exact curve: the rank-1 curve of the models with
@@ -165,6 +169,11 @@ func (c Config) Validate() error {
 		r1 := c.AtRank(1)
 		if err := r1.Validate(); err != nil {
 			return fmt.Errorf("rank 1: %w", err)
+		}
+	}
+	if c.Reference != nil {
+		if err := c.validateReference(); err != nil {
+			return err
 		}
 	}
 	if c.Annealing != nil {

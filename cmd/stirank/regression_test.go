@@ -37,6 +37,7 @@ var regressionCases = []struct {
 	{"chib-nmf", append([]string{"chib", "--data", "embedded:nmf30x20r3", "--ranks", "2-3"}, cheapChib...)},
 	{"ais-cp", append([]string{"ais", "--data", "embedded:cp10x15x20r3", "--rate", "0.5", "--ranks", "2", "--replicas", "2"}, cheapAIS...)},
 	{"ais-reference", append([]string{"ais", "--data", "embedded:nmf30x20r3", "--ranks", "3", "--replicas", "2", "--reference-burnin", "100", "--reference-sweeps", "100"}, cheapAIS...)},
+	{"select-reference", []string{"select", "--reference", "--ranks", "2-3", "--temperatures", "6", "--steps", "60", "--burnin", "20"}},
 	{"select-anneal", []string{"select", "--anneal", "--ranks", "2", "--particles", "16", "--steps", "40"}},
 }
 

@@ -159,7 +159,7 @@ type selectFlags struct {
 	samplerParams                                          map[string]float64
 	temperatures, chains, steps, burnin, subsample, blocks int
 	descent, relax, ascent                                 int
-	anneal, stein, allocate                                bool
+	anneal, reference, stein, allocate                     bool
 	particles                                              int
 	workers                                                int
 	// warmBurnin is reanalyze's --warm-burnin (sti.Config.WarmBurnin).
@@ -204,6 +204,7 @@ func newSelectFlagSet(name, synopsis, help string, extra func(*flag.FlagSet)) (*
 	fs.StringVar(&f.ladder, "ladder", defaultLadder, fmt.Sprintf("ladder: power:C (t_i = (i/T)^C), uniform, or list:0,…,1 (ignores --temperatures); without it %s fit C to the data (%d to %d, see README)", fittedLadderModels(), evidence.DefaultPower, evidence.MaxFitPower))
 	fs.IntVar(&f.chains, "chains", p.Chains, "chains (replicas) per rank and temperature; with --anneal, annealed replicas per rank (default 3)")
 	fs.BoolVar(&f.anneal, "anneal", false, "anneal a population per replica (adaptive-tempered SMC) for an adaptive ladder, chain starts and a second estimate, SMC's, flagged where the two disagree (see README: as accurate as the default ladder on small sets; on large data it costs several times more and can miss modes)")
+	fs.BoolVar(&f.reference, "reference", false, fmt.Sprintf("integrate along the path from a reference fitted to the posterior instead of the power posteriors (%s): each of 4 replicas per rank fits its own to a Gibbs run at t = 1, then runs one chain per rung of a sigmoid:6 ladder; replicas whose runs found basins of less mass are listed apart (see README: right where the default ladder is 9–43 nats high on a speech spectrogram)", models.Or(models.NamesOf(estimators.BaselineModels()))))
 	fs.IntVar(&f.particles, "particles", 0, fmt.Sprintf("particles per annealed replica (with --anneal; default: %s)",
 		perModel(configGroupsOf(sti.DefaultAnnealed), func(c sti.Config) any { return c.Annealing.Particles })))
 	fs.StringVar(&f.sampler, "sampler", "", "kernel of the chains: "+gibbsSampler+" (for "+gibbsModels()+": the model's exact data-augmentation Gibbs sampler; --steps and --burnin count its sweeps) or an SG-MCMC kernel: "+strings.Join(samplers.Names(), ", ")+" (their parameters are listed below) (default: "+
@@ -663,6 +664,22 @@ func selectConfig(model string, f *selectFlags, set map[string]bool) (sti.Config
 		}
 	} else if set["particles"] {
 		return cfg, "", usagef("--particles applies with --anneal")
+	}
+	if f.reference {
+		info, _ := models.Lookup(model)
+		switch {
+		case f.anneal:
+			return cfg, "", usagef("give --anneal or --reference, not both")
+		case info.ExpPoissonRates == nil:
+			return cfg, "", usagef("--reference runs on %s, not %s", models.Or(models.NamesOf(estimators.BaselineModels())), model)
+		case set["sampler"] || set["blocks"] || set["subsample"]:
+			return cfg, "", usagef("--reference's chains slice-sample every cell: drop --sampler, --blocks and --subsample")
+		}
+		cfg = sti.DefaultReference(model)
+		if !set["ladder"] {
+			f.ladder = "sigmoid:6"
+		}
+		ladderSpec = fmt.Sprintf("sigmoid:6 with %d temperatures, from a reference", len(cfg.Ladder)-1)
 	}
 	if set["ladder"] || set["temperatures"] {
 		if set["temperatures"] && strings.HasPrefix(f.ladder, "list:") {

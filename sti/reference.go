@@ -1,0 +1,138 @@
+package sti
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"github.com/stirank/stirank/baselines"
+	"github.com/stirank/stirank/evidence"
+	"github.com/stirank/stirank/models"
+	"github.com/stirank/stirank/rng"
+)
+
+// ReferencePath, set as Config.Reference, moves the integral from the power posteriors
+// p(θ) p(X | θ)^t to the path π_t ∝ q(θ)^(1−t) (p(θ) p(X | θ))^t from a reference q fitted to
+// the posterior (the generalised stepping-stone path of Fan et al. 2011), for the Poisson models
+// with exponential priors (models.Info.ExpPoissonRates). Each replica of a rank (Config.Chains of
+// them) first fits its own q: a Gibbs run at t = 1 from the best of 4 prior runs of 50 sweeps,
+// Burnin sweeps, then Sweeps more whose draws moment-match a Gamma to every factor entry, the
+// product symmetrised over the components' relabelings (baselines.ReferenceFit). Then one chain
+// per rung of Config.Ladder draws its start from q and runs Config.Steps sweeps of slice sampling
+// on the exact conditionals of π_t (Config.Burnin of them discarded), recording
+// log p(X | θ) + log p(θ) − log q(θ), whose mean is d/dt log Z(t); the corrected trapezoid in t
+// (evidence.Ladder.PathRule) integrates it to log p(X | R) − log 1.
+//
+// On the power path f(t) changes by orders of magnitude near t = 0 and, on large informative data,
+// changes phase: chains started from one mode of t = 1 do not relax at small t, and the integral
+// came out 9–43 nats high at ranks 3–6 of a 257×275 speech spectrogram (README). From q, whose mass
+// already lies where the posterior's does, f(t) is smooth and the chains at every t start where
+// their target is. What the path cannot reach is a basin the replica's Gibbs run did not find:
+// evidence.CombineReferencePath keeps the replicas of the best basin and lists the others.
+type ReferencePath struct {
+	Burnin int `json:"burnin"`
+	Sweeps int `json:"sweeps"`
+	// Width is the slice sampler's initial interval, in log-factor units.
+	Width float64 `json:"width"`
+}
+
+// Validate checks the configuration.
+func (a ReferencePath) Validate() error {
+	switch {
+	case a.Burnin < 0:
+		return fmt.Errorf("reference: burn-in %d must not be negative", a.Burnin)
+	case a.Sweeps < 2:
+		return fmt.Errorf("reference: %d sweeps cannot fit a variance, want at least 2", a.Sweeps)
+	case !(a.Width > 0) || math.IsInf(a.Width, 0):
+		return fmt.Errorf("reference: slice width %v must be positive and finite", a.Width)
+	}
+	return nil
+}
+
+// DefaultReference returns the configuration of the path from a reference (Config.Reference) for a
+// model with exponential priors: 4 replicas per rank, each fitting its reference to 1 000 Gibbs
+// sweeps after 1 000 of burn-in, then one chain of 200 sweeps (50 of burn-in) at each of the 31
+// temperatures of the sigmoid:6 ladder, dense at both ends of the path. That is
+// 4 × (200 + 2 000 + 31 × 200) = 33 600 sweeps per rank, within the power ladder's 38 400.
+func DefaultReference(model string) Config {
+	c := Default(model)
+	c.Ladder, c.FitLadder, c.Rank1, c.Allocate = evidence.Sigmoid(30, 6), false, nil, false
+	c.Gibbs, c.Truncate, c.Stein, c.SteinBelow = false, false, false, 0
+	c.Starts, c.StartSteps, c.StartEM, c.Descent, c.Relax, c.Ascent = 0, 0, 0, 0, 0, 0
+	c.Chains, c.Steps, c.Burnin, c.WarmBurnin, c.SettleSteps = 4, 200, 50, 0, 0
+	c.Reference = &ReferencePath{Burnin: baselines.DefaultReferenceBurnin, Sweeps: 1000, Width: 1}
+	return c
+}
+
+// validateReference checks what the path from a reference needs of the rest of c.
+func (c Config) validateReference() error {
+	if err := c.Reference.Validate(); err != nil {
+		return err
+	}
+	switch {
+	case c.Annealing != nil:
+		return fmt.Errorf("reference: the path from a reference and the annealing are two ways to start the chains: choose one")
+	case c.FitLadder || c.Allocate || c.Rank1 != nil:
+		return fmt.Errorf("reference: the path from a reference has its own ladder: it does not fit, allocate or set rank 1's")
+	case c.Gibbs || c.Stein || c.Starts > 0 || c.Descent > 0:
+		return fmt.Errorf("reference: the path's chains start from their reference and slice-sample: no Gibbs kernel, control variates, mode search or descent")
+	}
+	return nil
+}
+
+// Reference-path streams: a replica's fit, and a chain's start and sweeps.
+const (
+	streamReferenceFit = iota + 200
+	streamPath
+)
+
+// referenceProblem is the baselines problem the path's fits and chains run on.
+func referenceProblem(p *Problem) (*baselines.Problem, error) {
+	info, err := models.Lookup(p.Spec.Name)
+	if err != nil {
+		return nil, err
+	}
+	if info.ExpPoissonRates == nil {
+		return nil, fmt.Errorf("reference: the path from a reference runs on %s, not %s", models.Or(models.NamesOf(models.Where(func(i *models.Info) bool { return i.ExpPoissonRates != nil }))), p.Spec.Name)
+	}
+	return baselines.NewProblem(p.Data, info.ExpPoissonRates(p.Spec.Params))
+}
+
+// FitReference fits the reference of replica replica at rank (Config.Reference) from the
+// stream (seed, rank, replica).
+func (p *Problem) FitReference(ctx context.Context, rank, replica int) (baselines.ReferenceFit, error) {
+	a := p.Config.Reference
+	if a == nil || p.base == nil {
+		return baselines.ReferenceFit{}, fmt.Errorf("rank %d, replica %d: the configuration has no reference path", rank, replica)
+	}
+	r := rng.New(p.Config.Seed, streamReferenceFit, uint64(rank), uint64(replica))
+	fit, err := p.base.FitReference(ctx, r, rank, a.Burnin, a.Sweeps)
+	if err != nil {
+		return fit, fmt.Errorf("rank %d, replica %d: %w", rank, replica, err)
+	}
+	return fit, nil
+}
+
+// RunPath runs chain id at rung id.TIndex of the ladder on the path from fit, replica id.Chain's
+// reference, from the stream (seed, rank, temperature index, chain).
+func (p *Problem) RunPath(ctx context.Context, id ChainID, fit baselines.ReferenceFit) (evidence.ChainSummary, error) {
+	cfg := p.Config
+	sum := evidence.ChainSummary{Rank: id.Rank, TIndex: id.TIndex, Chain: id.Chain}
+	if cfg.Reference == nil || p.base == nil {
+		return sum, fmt.Errorf("the configuration has no reference path")
+	}
+	if id.TIndex < 0 || id.TIndex >= len(cfg.Ladder) {
+		return sum, fmt.Errorf("temperature index %d is off the ladder of %d", id.TIndex, len(cfg.Ladder))
+	}
+	if fit.Rank != id.Rank {
+		return sum, fmt.Errorf("the reference was fitted at rank %d", fit.Rank)
+	}
+	sum.T = cfg.Ladder[id.TIndex]
+	r := rng.New(cfg.Seed, streamPath, uint64(id.Rank), uint64(id.TIndex), uint64(id.Chain))
+	c, err := p.base.RunPath(ctx, r, fit, sum.T, cfg.Reference.Width, cfg.Burnin, cfg.Steps-cfg.Burnin)
+	if err != nil {
+		return sum, err
+	}
+	sum.Steps, sum.CellEvals = c.Sweeps, c.CellEvals
+	return p.summarize(ctx, sum, c.Divergence, c.Records, nil)
+}
