@@ -119,6 +119,11 @@ type RankEvidence struct {
 	// (CombineReferencePath), the estimates of the replicas left out of LogEvidence: more than
 	// three standard errors below the best, their references were fitted in basins of less mass.
 	Apart []float64
+	// Uncovered says, for such a rank, that the posterior spreads where the references have
+	// almost no mass: f(1) − log p(X | R), which estimates KL(π₁ ‖ q) ≥ 0, lies far above
+	// log p(X | R) − f(0), which estimates KL(q ‖ π₁) (CombineReferencePath), and the chains near
+	// t = 1 cannot integrate the path's last stretch.
+	Uncovered bool
 }
 
 // Combine reduces the chain summaries of one rank into its log evidence. Every rung of the ladder

@@ -88,3 +88,26 @@ func TestCombineReferencePath(t *testing.T) {
 		t.Errorf("diverged chain: %v, %v, %v", re.LogEvidence, re.Diverged, err)
 	}
 }
+
+// A path whose f(1) − log Z dwarfs log Z − f(0) is flagged: the posterior spreads where the
+// references have no mass. One whose two ends are alike is not.
+func TestCombineReferencePathUncovered(t *testing.T) {
+	l := Sigmoid(12, 6)
+	for _, tc := range []struct {
+		name string
+		f    func(t float64) float64
+		want bool
+	}{
+		{"alike", func(t float64) float64 { return -100 + 40*t }, false},
+		{"blown up at t = 1", func(t float64) float64 { return -100 + 40*t + 1e4*math.Pow(t, 200) }, true},
+	} {
+		cs := summaries(l, 2, 2, func(x float64, c int) (float64, float64) { return tc.f(x), 99 })
+		re, err := CombineReferencePath(l, cs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if re.Uncovered != tc.want {
+			t.Errorf("%s: uncovered %v at f(0) − log Z = %.1f, f(1) − log Z = %.1f", tc.name, re.Uncovered, re.Rungs[0].MeanLogLik-re.LogEvidence, re.Rungs[len(l)-1].MeanLogLik-re.LogEvidence)
+		}
+	}
+}

@@ -65,6 +65,10 @@ func (rr RankResult) Diagnose() Diagnostics {
 	if len(rr.Apart) > 0 {
 		d.Issues = append(d.Issues, Issue{"apart", fmt.Sprintf("%d replicas' integrals (highest %.2f) lie more than 3 standard errors below the estimate, which the others make: their references were fitted in basins of less mass, or their chains lag. Run more --chains to see which.", len(rr.Apart), float64(slices.Max(rr.Apart)))})
 	}
+	if rr.Uncovered {
+		n := len(rr.Ladder) - 1
+		d.Issues = append(d.Issues, Issue{"uncovered", fmt.Sprintf("the posterior spreads where the references have almost no mass (f(1) − log Z = %.1f against log Z − f(0) = %.1f, alike where they fit it): the estimate may be far off. Check it with the default ladder (without --reference).", float64(rr.Ladder[n].MeanLogLik-rr.LogEvidence), float64(rr.LogEvidence-rr.Ladder[0].MeanLogLik))})
+	}
 	if ess := rungESS(rr.Ladder); len(ess) > 0 {
 		slices.Sort(ess)
 		d.ESSMin = ess[0]

@@ -131,6 +131,9 @@ type RankResult struct {
 	// of the replicas left out of log_evidence: more than three standard errors below the best,
 	// their references were fitted in basins of less mass (evidence.CombineReferencePath).
 	Apart []Float `json:"apart,omitempty"`
+	// Uncovered says the posterior spreads where those references have almost no mass, and the
+	// estimate may be far off (evidence.RankEvidence.Uncovered).
+	Uncovered bool `json:"uncovered,omitempty"`
 	// Hysteresis is the area between the rungs' means and the phase check's walk back up the
 	// ladder (sti.Config.Ascent) from t = 0.01, and phase says the two part beyond their noise
 	// (f(t) changes phase, or the chains sit in a basin the walk did not reach): the estimate
@@ -243,6 +246,7 @@ func (r *Result) addRanks(want []int, ests []evidence.RankEvidence) error {
 				rr.Ascent = append(rr.Ascent, AscentRung{T: re.Rungs[i].T, MeanLogLik: Float(m)})
 			}
 		}
+		rr.Uncovered = re.Uncovered
 		for _, v := range re.Apart {
 			rr.Apart = append(rr.Apart, Float(v))
 		}

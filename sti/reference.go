@@ -51,15 +51,18 @@ func (a ReferencePath) Validate() error {
 
 // DefaultReference returns the configuration of the path from a reference (Config.Reference) for a
 // model with exponential priors: 4 replicas per rank, each fitting its reference to 1 000 Gibbs
-// sweeps after 1 000 of burn-in, then one chain of 200 sweeps (50 of burn-in) at each of the 31
+// sweeps after 1 000 of burn-in, then one chain of 120 sweeps (30 of burn-in) at each of the 21
 // temperatures of the sigmoid:6 ladder, dense at both ends of the path. That is
-// 4 × (200 + 2 000 + 31 × 200) = 33 600 sweeps per rank, within the power ladder's 38 400.
+// 4 × (200 + 2 000 + 21 × 120) = 18 880 steps per rank, half the power ladder's 38 400, but a
+// slice-sampling sweep evaluates every entry's conditional about six times, each a pass over its
+// row with a logarithm per cell, where a Gibbs sweep splits the counts once: a rank takes several
+// times the default's wall time (README).
 func DefaultReference(model string) Config {
 	c := Default(model)
-	c.Ladder, c.FitLadder, c.Rank1, c.Allocate = evidence.Sigmoid(30, 6), false, nil, false
+	c.Ladder, c.FitLadder, c.Rank1, c.Allocate = evidence.Sigmoid(20, 6), false, nil, false
 	c.Gibbs, c.Truncate, c.Stein, c.SteinBelow = false, false, false, 0
 	c.Starts, c.StartSteps, c.StartEM, c.Descent, c.Relax, c.Ascent = 0, 0, 0, 0, 0, 0
-	c.Chains, c.Steps, c.Burnin, c.WarmBurnin, c.SettleSteps = 4, 200, 50, 0, 0
+	c.Chains, c.Steps, c.Burnin, c.WarmBurnin, c.SettleSteps = 4, 120, 30, 0, 0
 	c.Reference = &ReferencePath{Burnin: baselines.DefaultReferenceBurnin, Sweeps: 1000, Width: 1}
 	return c
 }

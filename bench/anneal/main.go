@@ -6,10 +6,12 @@
 // temperatures), which agree with the exact values at rank 1. It shows where each estimate
 // breaks, and the seconds each took. With -reference-ais K each Poisson row ends with AIS from a
 // fitted reference (baselines.AISConfig.ReferenceSweeps, K temperatures) against the same
-// reference: where it agrees it can stand in for the long runs on data too large for them.
+// reference: where it agrees it can stand in for the long runs on data too large for them. With
+// -path each Poisson row ends with select --reference's estimate (sti.DefaultReference).
 //
 //	go run ./bench/anneal -ais 20000
 //	go run ./bench/anneal -stored-refs -references-only -reference-ais 4000
+//	go run ./bench/anneal -stored-refs -references-only -path -skip gauss
 package main
 
 import (
@@ -20,9 +22,11 @@ import (
 	"log"
 	"math"
 	"os"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/stirank/stirank/baselines"
@@ -64,7 +68,8 @@ func main() {
 	flag.IntVar(&tune.seeds, "gibbs-seeds", 1, "run the Gibbs ladder with seeds 1…N and print the mean offset (with N > 1, the spread of the offsets and the mean reported standard error follow the line)")
 	refAISK := flag.Int("reference-ais", 0, "temperatures of AIS from a fitted reference (1000 Gibbs sweeps of burn-in and 1000 to fit it, sigmoid:6 schedule), printed at the end of each Poisson row (0: not run)")
 	refAISRuns := flag.Int("reference-ais-runs", 8, "runs of AIS from a fitted reference per rank")
-	refsOnly := flag.Bool("references-only", false, "run only the reference and, with -reference-ais, AIS from a fitted reference")
+	path := flag.Bool("path", false, "run select --reference's configuration (sti.DefaultReference: thermodynamic integration along the paths from references fitted to the posterior) and print its offset at the end of each Poisson row")
+	refsOnly := flag.Bool("references-only", false, "run only the reference and, with -reference-ais or -path, AIS from a fitted reference or the paths from references")
 	fixedOnly := flag.Bool("fixed-only", false, "run only the reference and the fixed ladders (the annealing's columns print NaN)")
 	gibbsOnly := flag.Bool("gibbs-only", false, "run only the reference and the Gibbs ladder")
 	flag.BoolVar(&storedRefs, "stored-refs", false, "take the references without an exact value from ais_references.csv (the means of 4 AIS runs of 20 000 temperatures, the README table's; of 100 000 and 400 000 for ranks 3 and 2 of the seed-7 sets, where 20 000 was 0.4 and 0.7 nat lower; of 100 000 for the 12x10 set; of stirank ais --temperatures 400000 --replicas 4 for the seed-32 sets and the seed-31 tensor) instead of running AIS")
@@ -176,6 +181,15 @@ func main() {
 			}
 			if phases > 0 {
 				seeds += fmt.Sprintf(", %d flagged phase", phases)
+			}
+			if info, _ := models.Lookup(s.spec.Name); *path && info.ExpPoissonRates != nil {
+				t := time.Now()
+				re := run(s, R, sti.DefaultReference(s.spec.Name))
+				seeds += fmt.Sprintf("  path %+.2f ± %.2f (%.1f s", re.LogEvidence-ref, re.StdErr, time.Since(t).Seconds())
+				if len(re.Apart) > 0 {
+					seeds += fmt.Sprintf(", %d replicas apart", len(re.Apart))
+				}
+				seeds += ")"
 			}
 			if info, _ := models.Lookup(s.spec.Name); *refAISK > 0 && info.ExpPoissonRates != nil {
 				t := time.Now()
@@ -355,26 +369,49 @@ func run(s dataset, R int, cfg sti.Config) evidence.RankEvidence {
 		log.Fatal(err)
 	}
 	ctx := context.Background()
-	var results []estimators.Result
-	var next []estimators.Task
-	for _, t := range e.Tasks(R) {
+	var (
+		mu      sync.Mutex
+		results []estimators.Result
+		next    []estimators.Task
+	)
+	// Every task on its own core, as the Beam layer runs them; each depends on itself alone.
+	each := func(ts []estimators.Task, do func(estimators.Task)) {
+		var wg sync.WaitGroup
+		sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+		for _, t := range ts {
+			wg.Add(1)
+			sem <- struct{}{}
+			go func() {
+				defer func() { <-sem; wg.Done() }()
+				do(t)
+			}()
+		}
+		wg.Wait()
+	}
+	each(e.Tasks(R), func(t estimators.Task) {
 		if x, ok := p.(estimators.Expander); ok && estimators.IsStaged(e) {
 			r, more, err := x.Expand(ctx, t)
 			if err != nil {
 				log.Fatal(err)
 			}
+			mu.Lock()
 			results, next = append(results, r), append(next, more...)
-			continue
+			mu.Unlock()
+			return
 		}
+		mu.Lock()
 		next = append(next, t)
-	}
-	for _, t := range next {
+		mu.Unlock()
+	})
+	each(next, func(t estimators.Task) {
 		r, err := p.Run(ctx, t)
 		if err != nil {
 			log.Fatal(err)
 		}
+		mu.Lock()
 		results = append(results, r)
-	}
+		mu.Unlock()
+	})
 	sortResults(results)
 	re, err := e.Combine(R, results)
 	if err != nil {
