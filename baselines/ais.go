@@ -40,6 +40,8 @@ const (
 	referenceStarts        = 4
 	referenceStartSweeps   = 50
 	DefaultReferenceBurnin = 1000
+	// ReferenceStartSweeps is what the start tournament of a reference's fit sweeps.
+	ReferenceStartSweeps = referenceStarts * referenceStartSweeps
 )
 
 // FromReference returns c annealing from a reference fitted to sweeps Gibbs sweeps after

@@ -82,7 +82,7 @@ func (e STI) TaskSteps(t Task, warm bool) int {
 	}
 	if ref := e.Config.Reference; ref != nil {
 		if t.Stage == 0 {
-			return referenceStartSweeps + ref.Burnin + ref.Sweeps
+			return baselines.ReferenceStartSweeps + ref.Burnin + ref.Sweeps
 		}
 		return e.Config.Steps
 	}
@@ -106,15 +106,12 @@ func (e STI) Combine(rank int, results []Result) (evidence.RankEvidence, error) 
 		return combineReferencePath(e.Config.Ladder, results)
 	}
 	if e.Staged() {
-		first := 0
-		for first < len(results) && results[first].Task.Stage == 0 {
-			first++
-		}
-		anneals, err := unpackAll[evidence.AnnealSummary](results[:first])
+		first, rest := stages(results)
+		anneals, err := unpackAll[evidence.AnnealSummary](first)
 		if err != nil {
 			return evidence.RankEvidence{}, err
 		}
-		chains, err := unpackAll[evidence.ChainSummary](results[first:])
+		chains, err := unpackAll[evidence.ChainSummary](rest)
 		if err != nil {
 			return evidence.RankEvidence{}, err
 		}
@@ -315,10 +312,6 @@ func chainResult(t Task, sum evidence.ChainSummary, err error) (Result, error) {
 	return Result{Task: t, Steps: sum.Steps, CellEvals: sum.CellEvals, Divergence: sum.Divergence, Summary: Pack(sum)}, nil
 }
 
-// referenceStartSweeps is what a reference's start tournament sweeps (baselines.Problem.FitReference),
-// for progress plans.
-const referenceStartSweeps = 4 * 50
-
 // referenceFit is the summary of a replica's fit of its reference, the first stage of the path
 // from a reference.
 type referenceFit struct {
@@ -347,15 +340,12 @@ func (p *stiProblem) fitReference(ctx context.Context, t Task) (Result, []Task, 
 // combineReferencePath combines a rank's fits and the chains on their paths
 // (evidence.CombineReferencePath), the fits' sweeps counted in the rank's steps.
 func combineReferencePath(l evidence.Ladder, results []Result) (evidence.RankEvidence, error) {
-	first := 0
-	for first < len(results) && results[first].Task.Stage == 0 {
-		first++
-	}
-	fits, err := unpackAll[referenceFit](results[:first])
+	first, rest := stages(results)
+	fits, err := unpackAll[referenceFit](first)
 	if err != nil {
 		return evidence.RankEvidence{}, err
 	}
-	chains, err := unpackAll[evidence.ChainSummary](results[first:])
+	chains, err := unpackAll[evidence.ChainSummary](rest)
 	if err != nil {
 		return evidence.RankEvidence{}, err
 	}
@@ -365,4 +355,14 @@ func combineReferencePath(l evidence.Ladder, results []Result) (evidence.RankEvi
 		re.CellEvals += f.CellEvals
 	}
 	return re, err
+}
+
+// stages splits a staged rank's results, first-stage results first (Estimator.Combine), into the
+// two stages'.
+func stages(results []Result) (first, rest []Result) {
+	n := 0
+	for n < len(results) && results[n].Task.Stage == 0 {
+		n++
+	}
+	return results[:n], results[n:]
 }
