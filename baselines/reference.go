@@ -47,7 +47,8 @@ type reference struct {
 	// The grid: per label j and node g, log w_g − Σ_m u_jgm A_jm (base, R×G), e^(−u_jgm)
 	// (eu, R×G×M), and the weights' running sums (cum), for draws.
 	base, eu, cum []float64
-	terms         []float64 // scratch of the grid's size
+	terms         []float64 // scratch of the grid's size, for orbits of more than two directions
+	n             int       // the grid's nodes per direction of the orbit
 	logFact       float64   // log R!
 	T, B          []float64 // R×R: T_kj; R×R×M: B_kjm
 	L             []float64 // R×R, row-major
@@ -166,13 +167,14 @@ func (p *Problem) fitReference(ctx context.Context, r *rand.Rand, R, starts, sta
 // width apart add up to a density flat along the orbit to 10⁻⁸. A coarser grid leaves gaps
 // where q has almost no mass and the posterior has plenty, and the integrand's variance near t = 1
 // explodes (by 400 nats at rank 1 of the 12×10 matrix of large counts with 25 nodes). Along a
-// matrix's orbit up to maxNodes nodes, which the sums over the grid (orbitLSE) visit only near
-// their peak; over a tensor's, up to maxNodesPerDim per direction, every node visited.
+// matrix's orbit up to maxNodes nodes, and over a 3-way tensor's up to maxNodes3 in each of its two
+// directions, which the sums over the grid (orbitLSE) visit only near their peak; over the orbits
+// of higher-order tensors about 64 nodes in all, every one visited.
 const (
-	orbitSpan      = 3.5
-	orbitStep      = 1
-	maxNodes       = 4001
-	maxNodesPerDim = 10
+	orbitSpan = 3.5
+	orbitStep = 1
+	maxNodes  = 4001
+	maxNodes3 = 40
 	// lseCut ends a sum over the grid's nodes where the terms fall that far below its peak: they
 	// add less than e^−30 of it.
 	lseCut = 30
@@ -222,10 +224,13 @@ func (p *Problem) newReference(fit ReferenceFit) (*reference, error) {
 		width = 1 / math.Sqrt(width)
 		for a := range d {
 			need := math.Ceil(2*orbitSpan*math.Sqrt(cov[a*d+a])/(orbitStep*width)) + 1
-			if d == 1 {
+			switch d {
+			case 1:
 				n = max(n, int(math.Min(need, maxNodes)))
-			} else {
-				n = max(n, int(math.Min(need, maxNodesPerDim)))
+			case 2:
+				n = max(n, int(math.Min(need, maxNodes3)))
+			default:
+				n = max(n, min(int(need), max(3, int(math.Floor(math.Pow(64, 1/float64(d))+1e-9)))))
 			}
 		}
 	}
@@ -243,7 +248,10 @@ func (p *Problem) newReference(fit ReferenceFit) (*reference, error) {
 		}
 		total = quad.LogAddExp(total, lw[g])
 	}
-	q.cum, q.terms = make([]float64, G), make([]float64, G)
+	q.n, q.cum = n, make([]float64, G)
+	if M > 3 {
+		q.terms = make([]float64, G)
+	}
 	acc := 0.0
 	for g := range G {
 		lw[g] -= total
@@ -316,11 +324,13 @@ func (q *reference) grid() int { return len(q.cum) }
 // orbitLSE is log Σ_g exp(base_jg − Σ_m e^(−u_jgm) b_m), the sum over the grid of label j with
 // B_kj· = b; hint is the node of the last such sum's peak for (k, j). Its terms are samples on a
 // grid of a concave function of the orbit offset (a Gaussian's log density, linear terms and
-// −e^(±z)·b), so along a matrix's one-dimensional orbit they rise to one peak and fall: it climbs
-// from the hint to the peak, which moves little from one sum to the next, and sums out from it
-// until the terms fall lseCut below it. Over a tensor's orbit it visits every node.
+// −e^(±z)·b): along every row of the grid (one for a matrix, one per node of the second direction
+// for a 3-way tensor) they rise to one peak and fall, and so do the rows' peaks from row to row.
+// It climbs from the hint to the peak, which moves little from one sum to the next, and sums out
+// from it, row by row, until the terms fall lseCut below it. Over the orbits of higher-order
+// tensors it visits every node.
 func (q *reference) orbitLSE(j int, b []float64, hint *int) float64 {
-	M, G := q.M, q.grid()
+	M, G, n := q.M, q.grid(), q.n
 	base, eu := q.base[j*G:(j+1)*G], q.eu[j*G*M:(j+1)*G*M]
 	term := func(g int) float64 {
 		x := base[g]
@@ -329,7 +339,7 @@ func (q *reference) orbitLSE(j int, b []float64, hint *int) float64 {
 		}
 		return x
 	}
-	if M != 2 {
+	if M > 3 {
 		top := math.Inf(-1)
 		for g := range G {
 			q.terms[g] = term(g)
@@ -346,29 +356,62 @@ func (q *reference) orbitLSE(j int, b []float64, hint *int) float64 {
 		}
 		return top + math.Log(sum)
 	}
-	peak := min(max(*hint, 0), G-1)
-	top := term(peak)
+	// rowPeak climbs row r from node a to the row's peak.
+	rowPeak := func(r, a int) (int, float64) {
+		t := term(r*n + a)
+		for _, dir := range [2]int{1, -1} {
+			for c := a + dir; c >= 0 && c < n; c += dir {
+				u := term(r*n + c)
+				if !(u > t) {
+					break
+				}
+				a, t = c, u
+			}
+		}
+		return a, t
+	}
+	rows := G / n
+	h := min(max(*hint, 0), G-1)
+	row, col := h/n, h%n
+	col, top := rowPeak(row, col)
 	for _, dir := range [2]int{1, -1} {
-		for g := peak + dir; g >= 0 && g < G; g += dir {
-			t := term(g)
+		moved := false
+		for r := row + dir; r >= 0 && r < rows; r += dir {
+			c, t := rowPeak(r, col)
 			if !(t > top) {
 				break
 			}
-			peak, top = g, t
+			row, col, top, moved = r, c, t, true
+		}
+		if moved {
+			break
 		}
 	}
-	*hint = peak
+	*hint = row*n + col
 	if math.IsInf(top, 0) || math.IsNaN(top) {
 		return top
 	}
-	sum := 1.0
+	sum := 0.0
 	for _, dir := range [2]int{1, -1} {
-		for g := peak + dir; g >= 0 && g < G; g += dir {
-			t := term(g) - top
-			if t < -lseCut {
+		c := col
+		for r := row; r >= 0 && r < rows; r += dir {
+			if dir < 0 && r == row {
+				continue
+			}
+			var t float64
+			if c, t = rowPeak(r, c); t-top < -lseCut {
 				break
 			}
-			sum += math.Exp(t)
+			sum += math.Exp(t - top)
+			for _, d := range [2]int{1, -1} {
+				for a := c + d; a >= 0 && a < n; a += d {
+					u := term(r*n+a) - top
+					if u < -lseCut {
+						break
+					}
+					sum += math.Exp(u)
+				}
+			}
 		}
 	}
 	return top + math.Log(sum)

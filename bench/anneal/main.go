@@ -189,6 +189,9 @@ func main() {
 				if len(re.Apart) > 0 {
 					seeds += fmt.Sprintf(", %d replicas apart", len(re.Apart))
 				}
+				if re.Uncovered {
+					seeds += ", uncovered"
+				}
 				seeds += ")"
 			}
 			if info, _ := models.Lookup(s.spec.Name); *refAISK > 0 && info.ExpPoissonRates != nil {
