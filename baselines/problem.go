@@ -51,6 +51,33 @@ type Problem struct {
 	total   float64
 }
 
+// Models are the registered models the baselines estimate: Poisson factorisations with
+// exponential priors (models.Info.ExpPoissonRates).
+func Models() []*models.Info {
+	return models.Where(func(i *models.Info) bool { return i.ExpPoissonRates != nil })
+}
+
+// Rates returns the prior rate of every mode of model, one of Models.
+func Rates(model models.Spec) ([]float64, error) {
+	info, err := models.Lookup(model.Name)
+	if err != nil {
+		return nil, err
+	}
+	if info.ExpPoissonRates == nil {
+		return nil, fmt.Errorf("the baselines estimate %s, not %s", models.Or(models.NamesOf(Models())), model.Name)
+	}
+	return info.ExpPoissonRates(model.Params), nil
+}
+
+// ForModel is NewProblem with the prior rates of model, one of Models.
+func ForModel(data *tensor.Sparse, model models.Spec) (*Problem, error) {
+	rates, err := Rates(model)
+	if err != nil {
+		return nil, err
+	}
+	return NewProblem(data, rates)
+}
+
 // NewProblem validates count data and prepares them. rates holds the rate of the exponential
 // prior of every factor entry, one per mode.
 func NewProblem(data *tensor.Sparse, rates []float64) (*Problem, error) {

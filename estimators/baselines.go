@@ -68,28 +68,13 @@ func (e AIS) Validate() error {
 	return e.Config.AISConfig.Validate()
 }
 
-// BaselineModels are the registered models the baselines estimate: Poisson CP with exponential
-// priors (models.Info.ExpPoissonRates).
-func BaselineModels() []*models.Info {
-	return models.Where(func(i *models.Info) bool { return i.ExpPoissonRates != nil })
-}
-
-// poissonRates returns the prior rate of every mode of a model the baselines estimate.
-func poissonRates(model models.Spec) ([]float64, error) {
-	info, err := models.Lookup(model.Name)
-	if err != nil {
-		return nil, err
-	}
-	if info.ExpPoissonRates == nil {
-		return nil, fmt.Errorf("the baselines estimate %s, not %s", models.Or(models.NamesOf(BaselineModels())), model.Name)
-	}
-	return info.ExpPoissonRates(model.Params), nil
-}
+// BaselineModels are the registered models the baselines estimate (baselines.Models).
+func BaselineModels() []*models.Info { return baselines.Models() }
 
 // validateBaseline checks what the baselines need of the model: a Poisson model with
 // exponential priors, and its hyper-parameters.
 func validateBaseline(model models.Spec, replicas int) error {
-	if _, err := poissonRates(model); err != nil {
+	if _, err := baselines.Rates(model); err != nil {
 		return err
 	}
 	if err := model.ValidatePrior(); err != nil {
@@ -113,21 +98,13 @@ func replicaTasks(rank, replicas int) []Task {
 }
 
 func (e Chib) Prepare(data *tensor.Sparse) (Problem, error) {
-	p, err := prepareBaseline(data, e.Model)
+	p, err := baselines.ForModel(data, e.Model)
 	return replicaProblem{p: p, method: baselines.MethodChib, chib: e.Config.ChibConfig}, err
 }
 
 func (e AIS) Prepare(data *tensor.Sparse) (Problem, error) {
-	p, err := prepareBaseline(data, e.Model)
+	p, err := baselines.ForModel(data, e.Model)
 	return replicaProblem{p: p, method: baselines.MethodAIS, ais: e.Config.AISConfig}, err
-}
-
-func prepareBaseline(data *tensor.Sparse, model models.Spec) (*baselines.Problem, error) {
-	rates, err := poissonRates(model)
-	if err != nil {
-		return nil, err
-	}
-	return baselines.NewProblem(data, rates)
 }
 
 func (e Chib) Combine(rank int, results []Result) (evidence.RankEvidence, error) {

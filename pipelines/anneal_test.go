@@ -16,26 +16,9 @@ import (
 // standard errors, every rank gets an adaptive ladder and its SMC estimate, the steps count both
 // stages, and the result does not depend on the number of workers.
 func TestAnnealedSelection(t *testing.T) {
-	rates := []float64{0.5, 0.5}
-	data, _, err := models.GeneratePoisson(rand.New(rand.NewPCG(7, 7)), []int{12, 9}, 1, rates)
-	if err != nil {
-		t.Fatal(err)
-	}
-	exact, err := models.Rank1LogEvidence(data, rates)
-	if err != nil {
-		t.Fatal(err)
-	}
 	cfg := sti.DefaultAnnealed("nmf")
 	cfg.Chains, cfg.Annealing.Rungs = 4, 10
-	o := inline(t, data, models.PoissonSpec("nmf", rates, models.LogScale), cfg)
-	o.Ranks = []int{1, 2}
-	o.Workers = 1
-	one, _ := runPipeline(t, o)
-	o.Workers = 3
-	three, _ := runPipeline(t, o)
-	if !reflect.DeepEqual(one, three) {
-		t.Fatalf("1 and 3 workers differ:\n%+v\n%+v", one.Ranks, three.Ranks)
-	}
+	one, exact := rank1OnWorkers(t, cfg)
 	for _, rr := range one.Ranks {
 		if rr.Replicas != 4 || len(rr.Ladder) < 4*3 || math.IsNaN(float64(rr.SMC)) || rr.Steps <= int64(4*10*cfg.Steps) {
 			t.Errorf("rank %d: %d replicas, %d rungs, SMC %v, %d steps", rr.Rank, rr.Replicas, len(rr.Ladder), rr.SMC, rr.Steps)
@@ -52,27 +35,10 @@ func TestAnnealedSelection(t *testing.T) {
 // chain per rung carrying it): rank-1 NMF lands on the exact evidence within three standard
 // errors, the steps count both stages, and the result does not depend on the number of workers.
 func TestReferenceSelection(t *testing.T) {
-	rates := []float64{0.5, 0.5}
-	data, _, err := models.GeneratePoisson(rand.New(rand.NewPCG(7, 7)), []int{12, 9}, 1, rates)
-	if err != nil {
-		t.Fatal(err)
-	}
-	exact, err := models.Rank1LogEvidence(data, rates)
-	if err != nil {
-		t.Fatal(err)
-	}
 	cfg := sti.DefaultReference("nmf")
 	cfg.Chains, cfg.Ladder, cfg.Steps, cfg.Burnin = 2, evidence.Sigmoid(10, 6), 60, 15
 	cfg.Reference.Burnin, cfg.Reference.Sweeps = 100, 100
-	o := inline(t, data, models.PoissonSpec("nmf", rates, models.LogScale), cfg)
-	o.Ranks = []int{1, 2}
-	o.Workers = 1
-	one, _ := runPipeline(t, o)
-	o.Workers = 3
-	three, _ := runPipeline(t, o)
-	if !reflect.DeepEqual(one, three) {
-		t.Fatalf("1 and 3 workers differ:\n%+v\n%+v", one.Ranks, three.Ranks)
-	}
+	one, exact := rank1OnWorkers(t, cfg)
 	fit := 200 + cfg.Reference.Burnin + cfg.Reference.Sweeps
 	for _, rr := range one.Ranks {
 		if len(rr.Ladder) != len(cfg.Ladder) || rr.Steps != int64(cfg.Chains*(fit+len(cfg.Ladder)*cfg.Steps)) {
@@ -84,4 +50,30 @@ func TestReferenceSelection(t *testing.T) {
 	if math.Abs(float64(r1.LogEvidence)-exact) > 3*float64(r1.StdErr)+0.05 {
 		t.Errorf("exact %.3f: path integral %.3f ± %.3f", exact, r1.LogEvidence, r1.StdErr)
 	}
+}
+
+// rank1OnWorkers runs ranks 1 and 2 of a 12×9 matrix drawn at rank 1 through the pipeline with
+// cfg, on 1 and on 3 workers, checks the two results are the same, and returns one of them and
+// the exact evidence of rank 1.
+func rank1OnWorkers(t *testing.T, cfg sti.Config) (Result, float64) {
+	t.Helper()
+	rates := []float64{0.5, 0.5}
+	data, _, err := models.GeneratePoisson(rand.New(rand.NewPCG(7, 7)), []int{12, 9}, 1, rates)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exact, err := models.Rank1LogEvidence(data, rates)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := inline(t, data, models.PoissonSpec("nmf", rates, models.LogScale), cfg)
+	o.Ranks = []int{1, 2}
+	o.Workers = 1
+	one, _ := runPipeline(t, o)
+	o.Workers = 3
+	three, _ := runPipeline(t, o)
+	if !reflect.DeepEqual(one, three) {
+		t.Fatalf("1 and 3 workers differ:\n%+v\n%+v", one.Ranks, three.Ranks)
+	}
+	return one, exact
 }

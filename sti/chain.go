@@ -167,8 +167,8 @@ func NewProblem(data *tensor.Sparse, spec models.Spec, cfg Config) (*Problem, er
 	}
 	if cfg.Reference != nil {
 		var err error
-		if p.base, err = referenceProblem(p); err != nil {
-			return nil, err
+		if p.base, err = baselines.ForModel(p.Data, spec); err != nil {
+			return nil, fmt.Errorf("reference: %w", err)
 		}
 	}
 	return p, nil

@@ -7,7 +7,6 @@ import (
 
 	"github.com/stirank/stirank/baselines"
 	"github.com/stirank/stirank/evidence"
-	"github.com/stirank/stirank/models"
 	"github.com/stirank/stirank/rng"
 )
 
@@ -88,18 +87,6 @@ const (
 	streamReferenceFit = iota + 200
 	streamPath
 )
-
-// referenceProblem is the baselines problem the path's fits and chains run on.
-func referenceProblem(p *Problem) (*baselines.Problem, error) {
-	info, err := models.Lookup(p.Spec.Name)
-	if err != nil {
-		return nil, err
-	}
-	if info.ExpPoissonRates == nil {
-		return nil, fmt.Errorf("reference: the path from a reference runs on %s, not %s", models.Or(models.NamesOf(models.Where(func(i *models.Info) bool { return i.ExpPoissonRates != nil }))), p.Spec.Name)
-	}
-	return baselines.NewProblem(p.Data, info.ExpPoissonRates(p.Spec.Params))
-}
 
 // FitReference fits the reference of replica replica at rank (Config.Reference) from the
 // stream (seed, rank, replica).
