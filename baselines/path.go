@@ -24,7 +24,7 @@ type PathChain struct {
 
 // RunPath runs a chain at temperature t of the path π_t ∝ q(θ)^(1−t) [p(θ) p(X | θ)]^t from the
 // reference fit describes (see AIS for the kernel: slice sweeps of every entry on its exact
-// conditional, then scale moves): a draw from q, burnin sweeps, then records sweeps each followed by
+// conditional, then sliceState.pathMoves): a draw from q, burnin sweeps, then records sweeps each followed by
 // a record. Thermodynamic integration of f over a ladder of t then estimates log p(X | R) of the
 // basin the reference was fitted in, as AIS from it does.
 func (p *Problem) RunPath(ctx context.Context, r *rand.Rand, fit ReferenceFit, t, width float64, burnin, records int) (PathChain, error) {

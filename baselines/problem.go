@@ -173,7 +173,7 @@ func (f Factors) rescale(cs [][]float64, m1, m2, k int, c float64) {
 // along them, where only the prior binds it, weakly when the counts are large: a Gamma product
 // fitted to the draws as they come spreads its independent entries along every orbit at once and
 // its own draws fall far from the data's fit (on a 12×10 matrix with 1.4·10⁵ counts,
-// E_q[log p(X, θ) − log q(θ)] was −180 000 at rank 1, where log p(X | R) is −94 350).
+// E_q[log p(X, θ) − log q(θ)] was −180 000 at rank 1, where log p(X | R) is −94 445).
 func (p *Problem) balance(f Factors, cs [][]float64, logc []float64) {
 	for m := range p.order {
 		models.ColSums(f.F[m], f.R, cs[m])

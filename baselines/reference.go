@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 
 	"github.com/stirank/stirank/internal/draw"
 	"github.com/stirank/stirank/internal/quad"
@@ -53,6 +54,7 @@ type reference struct {
 	T, B          []float64 // R×R: T_kj; R×R×M: B_kjm
 	L             []float64 // R×R, row-major
 	Ls            []float64 // scratch of L's shape
+	dlog, dx      []float64 // scratch of a factor's rows, for shear moves
 	hint          []int     // R×R: the node of the last peak of orbitLSE for (k, j)
 	minor         []float64 // M_kj of the column being swept
 	// The prepared entry's or move's terms, per label j: T_kj (less the entry's own), with the
@@ -190,6 +192,8 @@ func (p *Problem) newReference(fit ReferenceFit) (*reference, error) {
 	q := &reference{R: R, M: M, logFact: logFactorial(R), A: make([]float64, R*M), T: make([]float64, R*R),
 		B: make([]float64, R*R*M), L: make([]float64, R*R), Ls: make([]float64, R*R), hint: make([]int, R*R), minor: make([]float64, R), tb: make([]float64, R),
 		bb: make([]float64, R*M), aj: make([]float64, R), b: make([]float64, M), perm: newPermScratch(R), lp: make([]float64, 1<<R)}
+	rows := slices.Max(p.shape)
+	q.dlog, q.dx = make([]float64, rows), make([]float64, rows)
 	for m := range M {
 		a, b := fit.Alpha[m], fit.Beta[m]
 		if len(a) != p.shape[m]*R || len(b) != len(a) {
@@ -594,20 +598,26 @@ func (s *sliceState) scaleMoves(r *rand.Rand, t float64) {
 func (q *reference) shearLog(f Factors, cr, cs int, eps float64) float64 {
 	R, M := q.R, q.M
 	copy(q.Ls, q.L)
-	for j := range R {
-		for _, c := range [2]struct{ comp, mode, from int }{{cr, 0, cs}, {cs, 1, cr}} {
-			sign := 1.0
-			if c.mode == 1 {
-				sign = -1
-			}
-			fm := f.F[c.mode]
+	for _, c := range [2]struct {
+		comp, mode, from int
+		sign             float64
+	}{{cr, 0, cs, 1}, {cs, 1, cr, -1}} {
+		fm := f.F[c.mode]
+		rows := len(fm) / R
+		// The entries' changes do not depend on the label: one logarithm per entry.
+		dlog, dx := q.dlog[:rows], q.dx[:rows]
+		for i := range rows {
+			old := fm[i*R+c.comp]
+			nu := old + c.sign*eps*fm[i*R+c.from]
+			dlog[i], dx[i] = math.Log(nu)-math.Log(old), nu-old
+		}
+		for j := range R {
 			t := q.T[c.comp*R+j]
 			copy(q.b, q.B[(c.comp*R+j)*M:(c.comp*R+j+1)*M])
-			for i := c.comp; i < len(fm); i += R {
-				e := i - c.comp + j
-				nu := fm[i] + sign*eps*fm[i-c.comp+c.from]
-				t += (q.alpha[c.mode][e] - 1) * (math.Log(nu) - math.Log(fm[i]))
-				q.b[c.mode] += q.beta[c.mode][e] * (nu - fm[i])
+			for i := range rows {
+				e := i*R + j
+				t += (q.alpha[c.mode][e] - 1) * dlog[i]
+				q.b[c.mode] += q.beta[c.mode][e] * dx[i]
 			}
 			q.Ls[c.comp*R+j] = t + q.orbitLSE(j, q.b, &q.hint[c.comp*R+j])
 		}
