@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 
 	"github.com/stirank/stirank/evidence"
 	"github.com/stirank/stirank/internal/slice"
@@ -202,7 +203,9 @@ type sliceState struct {
 	cs  [][]float64
 	lam []float64 // λ_n of the positive cells
 	// per-row scratch
-	g, c, x   []float64
+	g, c, x []float64
+	// rowLog[i] is Σ x_n log λ_n over the positive cells of row i of the mode being swept.
+	rowLog    []float64
 	cellEvals int64
 }
 
@@ -216,6 +219,7 @@ func newSliceState(p *Problem, R int, width float64) *sliceState {
 		}
 	}
 	s.g, s.c, s.x = make([]float64, maxRow), make([]float64, maxRow), make([]float64, maxRow)
+	s.rowLog = make([]float64, slices.Max(p.shape))
 	return s
 }
 
@@ -252,6 +256,7 @@ func (s *sliceState) logLik() float64 {
 func (s *sliceState) sweep(r *rand.Rand, t float64) {
 	p, R := s.p, s.R
 	for m := range p.order {
+		s.rowLogs(m)
 		if s.ref == nil {
 			for i := range p.shape[m] {
 				for k := range R {
@@ -268,6 +273,19 @@ func (s *sliceState) sweep(r *rand.Rand, t float64) {
 			}
 		}
 	}
+}
+
+// rowLogs computes rowLog for the rows of mode m, which its entries' updates keep (sliceEntry).
+func (s *sliceState) rowLogs(m int) {
+	p := s.p
+	for i := range p.shape[m] {
+		v := 0.0
+		for _, n := range p.rowCells[m][p.rowPtr[m][i]:p.rowPtr[m][i+1]] {
+			v += p.x[n] * math.Log(s.lam[n])
+		}
+		s.rowLog[i] = v
+	}
+	s.cellEvals += int64(len(p.x))
 }
 
 // others is O_k = Π_{m'≠m} colsum_m'[k].
@@ -335,9 +353,12 @@ func (s *sliceState) sliceEntry(r *rand.Rand, t float64, m, entry, k int, old fl
 		x[j] = p.x[n]
 	}
 	a := t*o + lm
+	// v and at keep the cells' sum at the last φ h evaluated: the row's rowLog once the entry
+	// moves there.
+	var v, at float64
 	h := func(phi float64) float64 {
 		e := math.Exp(phi)
-		v := 0.0
+		v, at = 0, phi
 		for j := range g {
 			v += x[j] * math.Log(c[j]+e*g[j])
 		}
@@ -347,11 +368,22 @@ func (s *sliceState) sliceEntry(r *rand.Rand, t float64, m, entry, k int, old fl
 		}
 		return t*v - a*e + phi
 	}
+	// h at φ0 from the caches: the row's Σ x log λ, and from a reference log q (up to h's
+	// constant) by the expansion of the permanent along row k of L.
+	i := entry / R
 	phi0 := math.Log(old)
-	phi := slice.Step(r, h, phi0, s.width)
+	h0 := t*s.rowLog[i] - a*old + phi0
+	if s.ref != nil {
+		h0 += (1 - t) * s.ref.rowExpansion(k)
+	}
+	phi := slice.StepAt(r, h, phi0, h0, s.width)
 	if phi == phi0 {
 		// The shrinkage collapsed onto φ0 (only through rounding): stay exactly where it was.
 		return old
 	}
+	if phi != at {
+		h(phi)
+	}
+	s.rowLog[i] = v
 	return math.Exp(phi)
 }

@@ -165,10 +165,14 @@ func (p *stiProblem) TaskSteps(t Task, warm bool) int {
 
 // TaskWork is what task t's steps cost in all (sti.Problem.ChainWork). An annealing's chain costs
 // its steps at its temperature (sti.Problem.SweepPrice), which its payload holds; an annealing
-// itself plans its steps at cost 1 until its first stages revise the plan (progress.Expect).
+// itself plans its steps at cost 1 until its first stages revise the plan (progress.Expect). A
+// chain on the path from a reference costs its sweeps at sti.Problem.PathSweepPrice, in sweeps
+// of the Gibbs run that fits the reference, which costs its steps.
 func (p *stiProblem) TaskWork(t Task, warm bool) float64 {
 	steps := float64(p.TaskSteps(t, warm))
 	switch {
+	case p.p.Config.Reference != nil && t.Stage == 1:
+		return steps * p.p.PathSweepPrice(t.Rank)
 	case p.p.Config.Reference != nil:
 		return steps
 	case p.p.Config.Annealing == nil:

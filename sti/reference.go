@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"sync"
 
 	"github.com/stirank/stirank/baselines"
 	"github.com/stirank/stirank/evidence"
@@ -128,4 +129,49 @@ func (p *Problem) RunPath(ctx context.Context, id ChainID, fit baselines.Referen
 	}
 	sum.Steps, sum.CellEvals = c.Sweeps, c.CellEvals
 	return p.summarize(ctx, sum, c.Divergence, c.Records, nil)
+}
+
+// pathPrice is a rank's PathSweepPrice, timed once.
+type pathPrice struct {
+	once  sync.Once
+	price float64
+}
+
+// PathSweepPrice is what a sweep of a chain on the path from a reference costs at rank, in sweeps
+// of the Gibbs run that fits the reference: the progress plan's unit for the path's tasks. A
+// plan that priced both alike extrapolated the fits' speed to the chains: a sweep on the path
+// slice-samples every entry, about 6.6 evaluations of its row's cells' logarithms and of q's grid
+// sums each, where a Gibbs sweep splits the counts once, and the ETA of ranks 1–10 of the
+// embedded default said 26 s with 4 minutes to go. It is timed once per rank, on a reference
+// sketched from 20 Gibbs sweeps (baselines.Problem.SketchReference) on a stream of its own, the
+// shorter of two runs of each kind: a Gibbs sweep, and a path chain of one sweep at t = 1/2. The
+// times depend on the machine and on what else runs on it; they price the progress line only
+// and change no result.
+func (p *Problem) PathSweepPrice(rank int) float64 {
+	v, _ := p.pathPrices.LoadOrStore(rank, &pathPrice{})
+	pp := v.(*pathPrice)
+	pp.once.Do(func() { pp.price = p.timePathSweep(rank) })
+	return pp.price
+}
+
+// timePathSweep times PathSweepPrice; 1 when it cannot.
+func (p *Problem) timePathSweep(rank int) float64 {
+	if p.base == nil || p.Config.Reference == nil {
+		return 1
+	}
+	ctx := context.Background()
+	r := rng.New(p.Config.Seed, streamReferenceFit, uint64(rank), streamCost)
+	fit, err := p.base.SketchReference(ctx, r, rank, 20)
+	if err != nil {
+		return 1
+	}
+	start := p.base.NewFactors(rank)
+	p.base.SamplePrior(r, start)
+	g := baselines.NewGibbs(p.base, start)
+	gibbs := timed(func() { g.Sweep(r) })
+	path := timed(func() { _, err = p.base.RunPath(ctx, r, fit, 0.5, p.Config.Reference.Width, 1, 0) })
+	if price := path / gibbs; err == nil && price > 0 && !math.IsInf(price, 0) {
+		return price
+	}
+	return 1
 }
