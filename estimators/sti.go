@@ -44,7 +44,9 @@ var (
 // reference (sti.Config.Reference): each replica of a rank is then a first-stage task (Expand)
 // that anneals a population and starts one follow-on chain at each of some of its temperatures,
 // from a member of the population there, or that fits its reference and starts one follow-on
-// chain at each rung of the ladder, which carries the reference.
+// chain at each rung of the ladder, which carries the reference. A path with a check
+// (sti.Config.Check) lists the check's chains among its first-stage tasks (checkChain); each
+// runs as the check's own estimator would run it and starts nothing.
 func (e STI) Staged() bool { return e.Config.Annealing != nil || e.Config.Reference != nil }
 
 func (e STI) Validate() error {
@@ -59,6 +61,12 @@ func (e STI) Tasks(rank int) []Task {
 	if e.Staged() {
 		for q := range e.Config.Chains {
 			ts = append(ts, Task{Rank: rank, Replica: q})
+		}
+		if chk, ok := e.check(); ok {
+			for _, t := range chk.Tasks(rank) {
+				t.Chain = checkChain
+				ts = append(ts, t)
+			}
 		}
 		return ts
 	}
@@ -81,6 +89,9 @@ func (e STI) TaskSteps(t Task, warm bool) int {
 		return e.Config.Steps
 	}
 	if ref := e.Config.Reference; ref != nil {
+		if chk, ok := e.check(); ok && isCheck(t) {
+			return chk.TaskSteps(checkTask(t), warm)
+		}
 		if t.Stage == 0 {
 			return baselines.ReferenceStartSweeps + ref.Burnin + ref.Sweeps
 		}
@@ -88,6 +99,28 @@ func (e STI) TaskSteps(t Task, warm bool) int {
 	}
 	order, _ := e.Model.Order()
 	return e.Config.ChainSteps(ChainID(t), warm, order)
+}
+
+// checkChain marks in Task.Chain a first-stage task of a path from references that is a chain of
+// its check (sti.Config.Check) on the power posteriors' ladder, whose Index and Replica are the
+// check's temperature index and chain.
+const checkChain = 1
+
+// isCheck reports whether t is a chain of the check.
+func isCheck(t Task) bool { return t.Stage == 0 && t.Chain == checkChain }
+
+// checkTask is the check's chain t as the check's own estimator lists it.
+func checkTask(t Task) Task {
+	t.Chain = 0
+	return t
+}
+
+// check is the estimator of the configuration's check, if it has one.
+func (e STI) check() (STI, bool) {
+	if e.Config.Check == nil {
+		return STI{}, false
+	}
+	return STI{Model: e.Model, Config: *e.Config.Check}, true
 }
 
 // ChainID is the chain of task t.
@@ -98,12 +131,38 @@ func (e STI) Prepare(data *tensor.Sparse) (Problem, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &stiProblem{p: p}, nil
+	sp := &stiProblem{p: p}
+	if chk, ok := e.check(); ok {
+		cp, err := chk.Prepare(data)
+		if err != nil {
+			return nil, fmt.Errorf("check: %w", err)
+		}
+		sp.check = cp.(*stiProblem)
+	}
+	return sp, nil
 }
 
 func (e STI) Combine(rank int, results []Result) (evidence.RankEvidence, error) {
 	if e.Config.Reference != nil {
-		return combineReferencePath(e.Config.Ladder, results)
+		var path, checks []Result
+		for _, r := range results {
+			if isCheck(r.Task) {
+				r.Task = checkTask(r.Task)
+				checks = append(checks, r)
+				continue
+			}
+			path = append(path, r)
+		}
+		re, err := combineReferencePath(e.Config.Ladder, path)
+		chk, ok := e.check()
+		if err != nil || !ok {
+			return re, err
+		}
+		ce, err := chk.Combine(rank, checks)
+		if err != nil {
+			return re, fmt.Errorf("rank %d: check: %w", rank, err)
+		}
+		return evidence.WithCheck(re, ce), nil
 	}
 	if e.Staged() {
 		first, rest := stages(results)
@@ -157,6 +216,9 @@ var _ Planner = (*stiProblem)(nil)
 
 // TaskSteps is STI.TaskSteps with the records the problem gives each rung (sti.Config.Allocate).
 func (p *stiProblem) TaskSteps(t Task, warm bool) int {
+	if p.check != nil && isCheck(t) {
+		return p.check.TaskSteps(checkTask(t), warm)
+	}
 	if t.Stage == 0 && !(STI{Config: p.p.Config}).Staged() {
 		return p.p.ChainSteps(ChainID(t), warm)
 	}
@@ -167,8 +229,12 @@ func (p *stiProblem) TaskSteps(t Task, warm bool) int {
 // its steps at its temperature (sti.Problem.SweepPrice), which its payload holds; an annealing
 // itself plans its steps at cost 1 until its first stages revise the plan (progress.Expect). A
 // chain on the path from a reference costs its sweeps at sti.Problem.PathSweepPrice, in sweeps
-// of the Gibbs run that fits the reference, which costs its steps.
+// of the Gibbs run that fits the reference, which costs its steps; a chain of its check costs
+// what the check prices it at.
 func (p *stiProblem) TaskWork(t Task, warm bool) float64 {
+	if p.check != nil && isCheck(t) {
+		return p.check.TaskWork(checkTask(t), warm)
+	}
 	steps := float64(p.TaskSteps(t, warm))
 	switch {
 	case p.p.Config.Reference != nil && t.Stage == 1:
@@ -191,6 +257,8 @@ func (p *stiProblem) TaskWork(t Task, warm bool) float64 {
 type stiProblem struct {
 	p           *sti.Problem
 	resumptions sync.Map // string → *sti.Resumption
+	// check runs the chains of the configuration's check (sti.Config.Check); nil without one.
+	check *stiProblem
 }
 
 func (p *stiProblem) Run(ctx context.Context, t Task) (Result, error) {
@@ -222,8 +290,15 @@ type chainStart struct {
 }
 
 // Expand anneals replica t.Replica of rank t.Rank (sti.Problem.Anneal) and returns the summary of
-// its annealing and one chain per rung (sti.Annealed.Rungs) starting from the population there.
+// its annealing and one chain per rung (sti.Annealed.Rungs) starting from the population there;
+// on the path from a reference it fits the replica's reference (fitReference), or runs a chain of
+// the check, which starts nothing.
 func (p *stiProblem) Expand(ctx context.Context, t Task) (Result, []Task, error) {
+	if p.check != nil && isCheck(t) {
+		res, err := p.check.Run(ctx, checkTask(t))
+		res.Task = t
+		return res, nil, err
+	}
 	if p.p.Config.Reference != nil {
 		return p.fitReference(ctx, t)
 	}

@@ -132,11 +132,17 @@ func CombineAnnealed(anneals []AnnealSummary, chains []ChainSummary) (RankEviden
 		re.LogEvidence, re.StdErr, re.Trapezoid, re.SMC = math.NaN(), math.NaN(), math.NaN(), math.NaN()
 		return re, nil
 	}
-	d := re.LogEvidence - re.SMC
-	both := re.TIStdErr*re.TIStdErr + re.SMCStdErr*re.SMCStdErr
-	re.StdErr = math.Sqrt(re.TIStdErr*re.TIStdErr + math.Max(0, d*d-both))
-	re.Disagree = math.Abs(d) > disagreement*math.Sqrt(both)
+	re.StdErr, re.Disagree = widened(re.LogEvidence, re.TIStdErr, re.SMC, re.SMCStdErr)
 	return re, nil
+}
+
+// widened is the standard error of an estimate a ± sa set against a second one, b ± sb, of the
+// same quantity: sa with what of their difference √(sa² + sb²) does not explain added as
+// variance, and whether they differ by more than disagreement combined standard errors.
+func widened(a, sa, b, sb float64) (float64, bool) {
+	d := a - b
+	both := sa*sa + sb*sb
+	return math.Sqrt(sa*sa + math.Max(0, d*d-both)), math.Abs(d) > disagreement*math.Sqrt(both)
 }
 
 // MeanStdErr returns the mean of x and its standard error √(s²/n); NaN as the error of one value.

@@ -78,3 +78,30 @@ const (
 	uncoveredRatio = 5
 	uncoveredNats  = 50
 )
+
+// WithCheck sets check, a rank's estimate on the power posteriors' ladder from chains of its own
+// (sti.Config.Check), against re, the same rank's on the paths from references
+// (CombineReferencePath). The two fail in different places: the path where the references
+// cannot follow the posterior (split components and shear lines with counts in the tens of
+// thousands), the ladder where f(t) changes phase on large informative data; the replicas of
+// each share its failure, and its error bar does not show it. So the difference that their
+// standard errors do not explain widens re's as the second estimate of an annealed rank does
+// (widened), TIStdErr keeping the path's own, and a difference of more than three combined
+// standard errors sets Disagree. The check's steps and cell evaluations count with re's. A check with diverged chains has no
+// estimate: re stands as it is, and CheckDiverged lists them.
+func WithCheck(re, check RankEvidence) RankEvidence {
+	re.Steps += check.Steps
+	re.CellEvals += check.CellEvals
+	re.Check, re.CheckStdErr = check.LogEvidence, check.StdErr
+	if len(check.Diverged) > 0 || math.IsNaN(check.LogEvidence) || math.IsInf(check.LogEvidence, 0) {
+		re.Check, re.CheckStdErr = math.NaN(), math.NaN()
+		re.CheckDiverged = append(re.CheckDiverged, check.Diverged...)
+		return re
+	}
+	if len(re.Diverged) > 0 || math.IsNaN(re.LogEvidence) {
+		return re
+	}
+	re.TIStdErr = re.StdErr
+	re.StdErr, re.Disagree = widened(re.LogEvidence, re.StdErr, check.LogEvidence, check.StdErr)
+	return re
+}

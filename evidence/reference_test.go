@@ -111,3 +111,35 @@ func TestCombineReferencePathUncovered(t *testing.T) {
 		}
 	}
 }
+
+// A check that agrees leaves the path's estimate and error bar as they are; one 20 nats off with
+// error bars of 1 widens the error bar to the difference and is flagged; a check whose chains
+// diverged leaves the estimate unchecked and lists them. Steps add up in every case.
+func TestWithCheck(t *testing.T) {
+	path := RankEvidence{Rank: 3, LogEvidence: -100, StdErr: 1, Steps: 10, CellEvals: 7}
+	for _, tc := range []struct {
+		name         string
+		check        RankEvidence
+		stderr       float64
+		disagree     bool
+		checkIsValue bool
+	}{
+		{"agrees", RankEvidence{LogEvidence: -101, StdErr: 1, Steps: 5, CellEvals: 3}, 1, false, true},
+		{"20 off", RankEvidence{LogEvidence: -80, StdErr: 1, Steps: 5, CellEvals: 3}, math.Sqrt(1 + 400 - 2), true, true},
+		{"diverged", RankEvidence{LogEvidence: math.NaN(), StdErr: math.NaN(), Steps: 5, CellEvals: 3, Diverged: []string{"rank 3, t=0.5: NaN"}}, 1, false, false},
+	} {
+		re := WithCheck(path, tc.check)
+		if math.Abs(re.StdErr-tc.stderr) > 1e-12 || re.Disagree != tc.disagree || re.LogEvidence != path.LogEvidence {
+			t.Errorf("%s: %.3f ± %.3f, disagree %v; want ± %.3f, disagree %v", tc.name, re.LogEvidence, re.StdErr, re.Disagree, tc.stderr, tc.disagree)
+		}
+		if re.Steps != 15 || re.CellEvals != 10 {
+			t.Errorf("%s: %d steps and %d cell evaluations, want 15 and 10", tc.name, re.Steps, re.CellEvals)
+		}
+		switch {
+		case tc.checkIsValue && (re.Check != tc.check.LogEvidence || re.CheckStdErr != tc.check.StdErr || re.TIStdErr != path.StdErr):
+			t.Errorf("%s: check %v ± %v, path's own ± %v", tc.name, re.Check, re.CheckStdErr, re.TIStdErr)
+		case !tc.checkIsValue && (!math.IsNaN(re.Check) || len(re.CheckDiverged) != 1 || len(re.Diverged) != 0):
+			t.Errorf("%s: check %v, check diverged %v, diverged %v", tc.name, re.Check, re.CheckDiverged, re.Diverged)
+		}
+	}
+}

@@ -52,6 +52,34 @@ func TestReferenceSelection(t *testing.T) {
 	}
 }
 
+// A selection on the paths from references with a check runs the check's chains beside them on
+// Beam: its numbers are those of the check's configuration run alone, to the last digit, its
+// steps count with the path's, and the error bar is never below the path's own.
+func TestReferenceSelectionChecked(t *testing.T) {
+	chk := sti.Default("nmf")
+	cfg := sti.DefaultReference("nmf")
+	cfg.Chains, cfg.Ladder, cfg.Steps, cfg.Burnin = 2, evidence.Sigmoid(10, 6), 60, 15
+	cfg.Reference.Burnin, cfg.Reference.Sweeps = 100, 100
+	cfg.Check = &chk
+	checked, _ := rank1OnWorkers(t, cfg)
+	alone, _ := rank1OnWorkers(t, chk)
+	cfg.Check = nil
+	path, _ := rank1OnWorkers(t, cfg)
+	for i, rr := range checked.Ranks {
+		a, p := alone.Ranks[i], path.Ranks[i]
+		t.Logf("rank %d: path %.3f ± %.3f (own %.3f), check %.3f ± %.3f, disagree %v", rr.Rank, rr.LogEvidence, rr.StdErr, rr.TIStdErr, rr.Check, rr.CheckStdErr, rr.Disagree)
+		if rr.Check != a.LogEvidence || rr.CheckStdErr != a.StdErr {
+			t.Errorf("rank %d: check %v ± %v, the check's configuration alone %v ± %v", rr.Rank, rr.Check, rr.CheckStdErr, a.LogEvidence, a.StdErr)
+		}
+		if rr.LogEvidence != p.LogEvidence || rr.TIStdErr != p.StdErr || rr.StdErr < rr.TIStdErr {
+			t.Errorf("rank %d: %v ± %v (own %v), the path alone %v ± %v", rr.Rank, rr.LogEvidence, rr.StdErr, rr.TIStdErr, p.LogEvidence, p.StdErr)
+		}
+		if rr.Steps != a.Steps+p.Steps {
+			t.Errorf("rank %d: %d steps, the check %d and the path %d", rr.Rank, rr.Steps, a.Steps, p.Steps)
+		}
+	}
+}
+
 // rank1OnWorkers runs ranks 1 and 2 of a 12×9 matrix drawn at rank 1 through the pipeline with
 // cfg, on 1 and on 3 workers, checks the two results are the same, and returns one of them and
 // the exact evidence of rank 1.

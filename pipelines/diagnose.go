@@ -27,7 +27,8 @@ const (
 
 // Issue is one reason to doubt the estimate of a rank.
 type Issue struct {
-	// Kind is a short tag: diverged, disagree, phase, low-ess, spread or decreasing.
+	// Kind is a short tag: diverged, disagree, check-diverged, phase, low-ess, spread or
+	// decreasing.
 	Kind string
 	// Detail explains it in one sentence with the numbers that raised it.
 	Detail string
@@ -43,7 +44,8 @@ type Diagnostics struct {
 	Rungs             int
 	ESSMin, ESSMedian float64
 	Divergences       int
-	// Gap is |TI − SMC| in combined standard errors; NaN without a second estimate.
+	// Gap is |TI − SMC|, or |path − check|, in combined standard errors; NaN without a second
+	// estimate.
 	Gap    float64
 	Issues []Issue
 }
@@ -62,12 +64,21 @@ func (rr RankResult) Diagnose() Diagnostics {
 			d.Issues = append(d.Issues, Issue{"disagree", fmt.Sprintf("the integral and the SMC estimate differ by %.1f standard errors (the stderr includes the difference): a mode the replicas did not share, or populations that lag.", d.Gap)})
 		}
 	}
+	if rr.Check != 0 && !math.IsNaN(float64(rr.Check)) && !math.IsNaN(float64(rr.LogEvidence)) {
+		d.Gap = math.Abs(float64(rr.LogEvidence-rr.Check)) / math.Hypot(float64(rr.TIStdErr), float64(rr.CheckStdErr))
+		if rr.Disagree {
+			d.Issues = append(d.Issues, Issue{"disagree", fmt.Sprintf("the path from the references and the power posteriors' ladder differ by %.1f standard errors (the stderr includes the difference): the references miss where the posterior spreads (large counts, components split or mixing), or the ladder's chains keep one phase of f(t) (README, Paths from references).", d.Gap)})
+		}
+	}
+	if len(rr.CheckDiverged) > 0 {
+		d.Issues = append(d.Issues, Issue{"check-diverged", fmt.Sprintf("%d chains of the check on the power posteriors' ladder produced NaN/Inf (first: %s): the estimate stands unchecked.", len(rr.CheckDiverged), rr.CheckDiverged[0])})
+	}
 	if len(rr.Apart) > 0 {
 		d.Issues = append(d.Issues, Issue{"apart", fmt.Sprintf("%d replicas' integrals (highest %.2f) lie more than 3 standard errors below the estimate, which the others make: their references were fitted in basins of less mass, or their chains lag. Run more --chains to see which.", len(rr.Apart), float64(slices.Max(rr.Apart)))})
 	}
 	if rr.Uncovered {
 		n := len(rr.Ladder) - 1
-		d.Issues = append(d.Issues, Issue{"uncovered", fmt.Sprintf("the posterior spreads where the references have almost no mass (f(1) − log Z = %.1f against log Z − f(0) = %.1f, alike where they fit it): the estimate may be far off. Check it with the default ladder (without --reference).", float64(rr.Ladder[n].MeanLogLik-rr.LogEvidence), float64(rr.LogEvidence-rr.Ladder[0].MeanLogLik))})
+		d.Issues = append(d.Issues, Issue{"uncovered", fmt.Sprintf("the posterior spreads where the references have almost no mass (f(1) − log Z = %.1f against log Z − f(0) = %.1f, alike where they fit it): the estimate may be far off: set it against the default ladder's (--cross-check, or a run without --reference).", float64(rr.Ladder[n].MeanLogLik-rr.LogEvidence), float64(rr.LogEvidence-rr.Ladder[0].MeanLogLik))})
 	}
 	if ess := rungESS(rr.Ladder); len(ess) > 0 {
 		slices.Sort(ess)

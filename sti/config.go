@@ -113,6 +113,11 @@ type Config struct {
 	// posterior instead of the power posteriors (see ReferencePath), on Ladder, one chain per
 	// replica and rung of Steps slice-sampling sweeps (Burnin of them discarded).
 	Reference *ReferencePath `json:"reference,omitempty"`
+	// Check, with Reference, is the configuration of a second, independent estimate of every
+	// rank on the power posteriors' ladder (a fixed-ladder run, Default's as a rule), set against
+	// the path's (evidence.WithCheck): the two fail in different places, and where either does
+	// the disagreement widens the error bar.
+	Check *Config `json:"check,omitempty"`
 	// Allocate gives each rung of the ladder its share of the chains' records, (Steps − Burnin)
 	// times the number of rungs above t = 0 in all, in proportion to the standard deviation it
 	// adds to the integral on an exact curve: the rank-1 curve of the models with
@@ -174,6 +179,17 @@ func (c Config) Validate() error {
 	if c.Reference != nil {
 		if err := c.validateReference(); err != nil {
 			return err
+		}
+	}
+	if c.Check != nil {
+		switch {
+		case c.Reference == nil:
+			return fmt.Errorf("check: a second estimate checks the path from a reference; this configuration has none")
+		case c.Check.Reference != nil || c.Check.Annealing != nil || c.Check.Check != nil:
+			return fmt.Errorf("check: the second estimate runs on the power posteriors' fixed ladder: no reference, annealing or check of its own")
+		}
+		if err := c.Check.Validate(); err != nil {
+			return fmt.Errorf("check: %w", err)
 		}
 	}
 	if c.Annealing != nil {
