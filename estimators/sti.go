@@ -228,19 +228,27 @@ func (p *stiProblem) TaskSteps(t Task, warm bool) int {
 // TaskWork is what task t's steps cost in all (sti.Problem.ChainWork). An annealing's chain costs
 // its steps at its temperature (sti.Problem.SweepPrice), which its payload holds; an annealing
 // itself plans its steps at cost 1 until its first stages revise the plan (progress.Expect). A
-// chain on the path from a reference costs its sweeps at sti.Problem.PathSweepPrice, in sweeps
-// of the Gibbs run that fits the reference, which costs its steps; a chain of its check costs
-// what the check prices it at.
+// reference's fit and the chains on its path cost their sweeps at their times
+// (sti.Problem.PathSweepSeconds) in the unit of its check, whose chains cost what the check
+// prices them at (sti.Problem.UnitSeconds), or without a check in sweeps of the fit.
 func (p *stiProblem) TaskWork(t Task, warm bool) float64 {
 	if p.check != nil && isCheck(t) {
 		return p.check.TaskWork(checkTask(t), warm)
 	}
 	steps := float64(p.TaskSteps(t, warm))
 	switch {
-	case p.p.Config.Reference != nil && t.Stage == 1:
-		return steps * p.p.PathSweepPrice(t.Rank)
 	case p.p.Config.Reference != nil:
-		return steps
+		fit, path := p.p.PathSweepSeconds(t.Rank)
+		unit := fit
+		if p.check != nil {
+			if u := p.check.p.UnitSeconds(t.Rank); u > 0 {
+				unit = u
+			}
+		}
+		if t.Stage == 1 {
+			return steps * path / unit
+		}
+		return steps * fit / unit
 	case p.p.Config.Annealing == nil:
 		return p.p.ChainWork(ChainID(t), warm)
 	case t.Stage == 1:

@@ -46,7 +46,8 @@ type Problem struct {
 	// rankPrices holds what each kind of step costs, by rank (prices), for the progress plan
 	// and the chains' reports.
 	rankPrices sync.Map // rank → *rankPrices
-	// pathPrices holds what a sweep on the path from a reference costs, by rank (PathSweepPrice).
+	// pathPrices holds what the sweeps of a path from a reference take, by rank
+	// (PathSweepSeconds).
 	pathPrices sync.Map // rank → *pathPrice
 	// atRank1 is the configuration of rank 1's chains when Config.Rank1 gives them their own
 	// (Config.AtRank, its ladder fitted as Config.Ladder is), nil when they run Config.

@@ -39,6 +39,8 @@ type prices struct {
 	stein  float64   // a record's control variates (controls.record): the Stein variates' pass
 	ascent float64   // a step of the mode search's ascent
 	em     float64   // a pass of an EM sweep (models.Augmented.Ascend)
+	// unit is the unit's time in seconds; 0 for unit prices, which are not timed.
+	unit float64
 }
 
 // unitPrices counts every step at 1 (Config.ChainSteps, chains on an SG-MCMC kernel).
@@ -79,6 +81,11 @@ func (p *Problem) prices(rank int) prices {
 	rp.once.Do(func() { rp.pr = p.timePrices(rank) })
 	return rp.pr
 }
+
+// UnitSeconds is the time in seconds of the progress plan's unit at rank (prices), for a plan
+// that prices other work beside its chains' (a path from a reference with this problem as its
+// check); 0 where the chains' steps are not timed.
+func (p *Problem) UnitSeconds(rank int) float64 { return p.prices(rank).unit }
 
 // SweepPrice is what a pass over the data of a Gibbs sweep of rank at t that reads its
 // log-likelihood costs in the progress plan's unit (prices): that of an annealing's chains.
@@ -121,7 +128,7 @@ func (p *Problem) timePrices(rank int) prices {
 		return timed(func() { mv.moveOn(r, t, theta, acc) }) / per
 	}
 	unit := sweep(costT, false)
-	pr := prices{below: make([]float64, len(priceGrid)), stein: 1}
+	pr := prices{below: make([]float64, len(priceGrid)), stein: 1, unit: unit}
 	pr.below[0] = 1
 	for i, t := range priceGrid[1:] {
 		pr.below[i+1] = sweep(t, false) / unit

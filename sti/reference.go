@@ -131,47 +131,47 @@ func (p *Problem) RunPath(ctx context.Context, id ChainID, fit baselines.Referen
 	return p.summarize(ctx, sum, c.Divergence, c.Records, nil)
 }
 
-// pathPrice is a rank's PathSweepPrice, timed once.
+// pathPrice is a rank's PathSweepSeconds, timed once.
 type pathPrice struct {
-	once  sync.Once
-	price float64
+	once      sync.Once
+	fit, path float64
 }
 
-// PathSweepPrice is what a sweep of a chain on the path from a reference costs at rank, in sweeps
-// of the Gibbs run that fits the reference: the progress plan's unit for the path's tasks. A
-// plan that priced both alike extrapolated the fits' speed to the chains: a sweep on the path
+// PathSweepSeconds is what a sweep of the Gibbs run that fits a reference (fit) and a sweep of a
+// chain on the path from it (path) take at rank, in seconds, for the progress plan. A plan that
+// priced both alike extrapolated the fits' speed to the chains: a sweep on the path
 // slice-samples every entry, about 6.6 evaluations of its row's cells' logarithms and of q's grid
 // sums each, where a Gibbs sweep splits the counts once, and the ETA of ranks 1–10 of the
-// embedded default said 26 s with 4 minutes to go. It is timed once per rank, on a reference
+// embedded default said 26 s with 4 min 31 s to go. It is timed once per rank, on a reference
 // sketched from 20 Gibbs sweeps (baselines.Problem.SketchReference) on a stream of its own, the
 // shorter of two runs of each kind: a Gibbs sweep, and a path chain of one sweep at t = 1/2. The
 // times depend on the machine and on what else runs on it; they price the progress line only
-// and change no result.
-func (p *Problem) PathSweepPrice(rank int) float64 {
+// and change no result. Both are 1 where they cannot be timed.
+func (p *Problem) PathSweepSeconds(rank int) (fit, path float64) {
 	v, _ := p.pathPrices.LoadOrStore(rank, &pathPrice{})
 	pp := v.(*pathPrice)
-	pp.once.Do(func() { pp.price = p.timePathSweep(rank) })
-	return pp.price
+	pp.once.Do(func() { pp.fit, pp.path = p.timePathSweep(rank) })
+	return pp.fit, pp.path
 }
 
-// timePathSweep times PathSweepPrice; 1 when it cannot.
-func (p *Problem) timePathSweep(rank int) float64 {
+// timePathSweep times PathSweepSeconds.
+func (p *Problem) timePathSweep(rank int) (float64, float64) {
 	if p.base == nil || p.Config.Reference == nil {
-		return 1
+		return 1, 1
 	}
 	ctx := context.Background()
 	r := rng.New(p.Config.Seed, streamReferenceFit, uint64(rank), streamCost)
 	fit, err := p.base.SketchReference(ctx, r, rank, 20)
 	if err != nil {
-		return 1
+		return 1, 1
 	}
 	start := p.base.NewFactors(rank)
 	p.base.SamplePrior(r, start)
 	g := baselines.NewGibbs(p.base, start)
 	gibbs := timed(func() { g.Sweep(r) })
 	path := timed(func() { _, err = p.base.RunPath(ctx, r, fit, 0.5, p.Config.Reference.Width, 1, 0) })
-	if price := path / gibbs; err == nil && price > 0 && !math.IsInf(price, 0) {
-		return price
+	if err != nil || !(gibbs > 0) || !(path > 0) || math.IsInf(gibbs, 0) || math.IsInf(path, 0) {
+		return 1, 1
 	}
-	return 1
+	return gibbs, path
 }
