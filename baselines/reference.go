@@ -87,7 +87,7 @@ func (p *Problem) FitReference(ctx context.Context, r *rand.Rand, R, burnin, swe
 
 // SketchReference is a reference at rank R fitted to sweeps Gibbs sweeps from one prior draw, after
 // as many of burn-in: far from the posterior, but with the grid and the rank of a fitted one, for
-// timing the sweeps of a path (the progress plan of sti.Problem.PathSweepPrice).
+// timing the sweeps of a path (the progress plan of sti.Problem.PathSweepSeconds).
 func (p *Problem) SketchReference(ctx context.Context, r *rand.Rand, R, sweeps int) (ReferenceFit, error) {
 	return p.fitReference(ctx, r, R, 1, 0, sweeps, sweeps)
 }
@@ -176,10 +176,10 @@ func (p *Problem) fitReference(ctx context.Context, r *rand.Rand, R, starts, sta
 // 1/√(Σ_m A_jm) (the curvature of Σ_m e^(−u_m) B_m where β·F ≈ α): shifted copies of a Gaussian
 // bump two widths apart add up to a density flat along the orbit to 1.4 % (2·e^(−2π²/4)), which
 // moves log q by 0.014 at most and costs the sums over the grid half the terms of a spacing of
-// one width (flat to 10⁻⁸), the most of a sweep's time at high ranks of small data: ranks 1–10
-// of the embedded default took 2.1 times less with it (README). A coarser grid leaves gaps where
-// q has almost no mass and the posterior has plenty, and the integrand's variance near t = 1
-// explodes (by 400 nats at rank 1 of the 12×10 matrix of large counts with 25 nodes). Along a
+// one width (flat to 10⁻⁸), the most of a sweep's time at high ranks of small data: a sweep at
+// rank 8 of the embedded default took 9.1 ms against 13.7 (a scratch timing). A coarser grid
+// leaves gaps where q has almost no mass and the posterior has plenty, and the integrand's
+// variance near t = 1 explodes (by 400 nats at rank 1 of the 12×10 matrix of large counts with 25 nodes). Along a
 // matrix's orbit up to maxNodes nodes, and over a 3-way tensor's up to maxNodes3 in each of its two
 // directions, which the sums over the grid (orbitLSE) visit only near their peak; over the orbits
 // of higher-order tensors about 64 nodes in all, every one visited.

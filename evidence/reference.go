@@ -87,8 +87,9 @@ const (
 // each share its failure, and its error bar does not show it. So the difference that their
 // standard errors do not explain widens re's as the second estimate of an annealed rank does
 // (widened), TIStdErr keeping the path's own, and a difference of more than three combined
-// standard errors sets Disagree. The check's steps and cell evaluations count with re's. A check with diverged chains has no
-// estimate: re stands as it is, and CheckDiverged lists them.
+// standard errors sets Disagree. The check's steps and cell evaluations count with re's. A check
+// with diverged chains has no estimate: re stands as it is, and CheckDiverged lists them; so does
+// one without a standard error (a single chain), which cannot say what its difference means.
 func WithCheck(re, check RankEvidence) RankEvidence {
 	re.Steps += check.Steps
 	re.CellEvals += check.CellEvals
@@ -98,7 +99,7 @@ func WithCheck(re, check RankEvidence) RankEvidence {
 		re.CheckDiverged = append(re.CheckDiverged, check.Diverged...)
 		return re
 	}
-	if len(re.Diverged) > 0 || math.IsNaN(re.LogEvidence) {
+	if len(re.Diverged) > 0 || math.IsNaN(re.LogEvidence) || math.IsNaN(check.StdErr) {
 		return re
 	}
 	re.TIStdErr = re.StdErr
