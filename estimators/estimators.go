@@ -38,7 +38,7 @@ type Task struct {
 	// Stage is 0 for the tasks Estimator.Tasks lists, 1 for follow-on tasks.
 	Stage int
 	// Chain numbers a follow-on task among those of its (Rank, Index, Replica); 0 for
-	// first-stage tasks, or as the estimator says (STI marks its check's chains with 1).
+	// first-stage tasks, or what the estimator makes of it (marking one kind of them, say).
 	Chain int
 	// Payload is the follow-on task's starting point as its first-stage task encoded it (a
 	// few bytes to a few hundred KB); empty for first-stage tasks. The Beam layer drops it from
