@@ -496,8 +496,8 @@ func (q *reference) beginColumn(k int) {
 }
 
 // prepare readies the conditional of entry e of mode m (component k) at its value old: T_kj and
-// B_kj· without it, and each label's bound ub_j on its term of entryLog less (α − 1)·φ: the term
-// at F = 0, as the sum over the grid falls as F grows.
+// B_kj· without it, and with more than one label each label's bound ub_j on its term of entryLog
+// less (α − 1)·φ: the term at F = 0, as the sum over the grid falls as F grows.
 func (q *reference) prepare(m, e, k int, old float64) {
 	R, M := q.R, q.M
 	copy(q.bb, q.B[k*R*M:(k+1)*R*M])
@@ -505,7 +505,9 @@ func (q *reference) prepare(m, e, k int, old float64) {
 		q.tb[j] = q.minor[j] + q.T[k*R+j] - q.term(m, e, j, old)
 		q.bb[j*M+m] -= q.beta[m][e-k+j] * old
 		q.bb[j*M+m] = max(q.bb[j*M+m], 0)
-		q.ub[j] = q.tb[j] + q.norm[m][e-k+j] + q.orbitLSE(j, q.bb[j*M:(j+1)*M], &q.hint[k*R+j])
+		if R > 1 {
+			q.ub[j] = q.tb[j] + q.norm[m][e-k+j] + q.orbitLSE(j, q.bb[j*M:(j+1)*M], &q.hint[k*R+j])
+		}
 	}
 }
 
