@@ -132,6 +132,10 @@ type RankEvidence struct {
 	// the check then has no estimate (NaN) and the rank's stands without it.
 	Check, CheckStdErr float64
 	CheckDiverged      []string
+	// Path is, where the check's estimate stands for the rank (WithCheck: the references
+	// uncovered and the path below the check by more than three combined standard errors),
+	// the path's own estimate, whose standard error TIStdErr keeps; 0 otherwise.
+	Path float64
 }
 
 // Combine reduces the chain summaries of one rank into its log evidence. Every rung of the ladder

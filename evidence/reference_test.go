@@ -113,24 +113,34 @@ func TestCombineReferencePathUncovered(t *testing.T) {
 }
 
 // A check that agrees leaves the path's estimate and error bar as they are; one 20 nats off with
-// error bars of 1 widens the error bar to the difference and is flagged; a check whose chains
-// diverged leaves the estimate unchecked and lists them. Steps add up in every case.
+// error bars of 1 and 2 widens the error bar to the difference and is flagged; where the path is
+// also uncovered and below the check, the check's estimate stands, widened alike, and the path's
+// is kept, but not where it lies above the check; a check whose chains diverged leaves the
+// estimate unchecked and lists them. Steps add up in every case.
 func TestWithCheck(t *testing.T) {
-	path := RankEvidence{Rank: 3, LogEvidence: -100, StdErr: 1, Steps: 10, CellEvals: 7}
 	for _, tc := range []struct {
 		name         string
+		uncovered    bool
 		check        RankEvidence
+		estimate     float64
 		stderr       float64
 		disagree     bool
 		checkIsValue bool
 	}{
-		{"agrees", RankEvidence{LogEvidence: -101, StdErr: 1, Steps: 5, CellEvals: 3}, 1, false, true},
-		{"20 off", RankEvidence{LogEvidence: -80, StdErr: 1, Steps: 5, CellEvals: 3}, math.Sqrt(1 + 400 - 2), true, true},
-		{"diverged", RankEvidence{LogEvidence: math.NaN(), StdErr: math.NaN(), Steps: 5, CellEvals: 3, Diverged: []string{"rank 3, t=0.5: NaN"}}, 1, false, false},
+		{"agrees", false, RankEvidence{LogEvidence: -101, StdErr: 2, Steps: 5, CellEvals: 3}, -100, 1, false, true},
+		{"agrees, uncovered", true, RankEvidence{LogEvidence: -101, StdErr: 2, Steps: 5, CellEvals: 3}, -100, 1, false, true},
+		{"20 above", false, RankEvidence{LogEvidence: -80, StdErr: 2, Steps: 5, CellEvals: 3}, -100, math.Sqrt(1 + 400 - 5), true, true},
+		{"20 above, uncovered", true, RankEvidence{LogEvidence: -80, StdErr: 2, Steps: 5, CellEvals: 3}, -80, math.Sqrt(4 + 400 - 5), true, true},
+		{"20 below, uncovered", true, RankEvidence{LogEvidence: -120, StdErr: 2, Steps: 5, CellEvals: 3}, -100, math.Sqrt(1 + 400 - 5), true, true},
+		{"diverged", true, RankEvidence{LogEvidence: math.NaN(), StdErr: math.NaN(), Steps: 5, CellEvals: 3, Diverged: []string{"rank 3, t=0.5: NaN"}}, -100, 1, false, false},
 	} {
+		path := RankEvidence{Rank: 3, LogEvidence: -100, StdErr: 1, Steps: 10, CellEvals: 7, Uncovered: tc.uncovered}
 		re := WithCheck(path, tc.check)
-		if math.Abs(re.StdErr-tc.stderr) > 1e-12 || re.Disagree != tc.disagree || re.LogEvidence != path.LogEvidence {
-			t.Errorf("%s: %.3f ± %.3f, disagree %v; want ± %.3f, disagree %v", tc.name, re.LogEvidence, re.StdErr, re.Disagree, tc.stderr, tc.disagree)
+		if math.Abs(re.StdErr-tc.stderr) > 1e-12 || re.Disagree != tc.disagree || re.LogEvidence != tc.estimate {
+			t.Errorf("%s: %.3f ± %.3f, disagree %v; want %.3f ± %.3f, disagree %v", tc.name, re.LogEvidence, re.StdErr, re.Disagree, tc.estimate, tc.stderr, tc.disagree)
+		}
+		if stands := re.LogEvidence != path.LogEvidence; stands != (re.Path == path.LogEvidence) || !stands && re.Path != 0 {
+			t.Errorf("%s: the path's estimate kept as %v", tc.name, re.Path)
 		}
 		if re.Steps != 15 || re.CellEvals != 10 {
 			t.Errorf("%s: %d steps and %d cell evaluations, want 15 and 10", tc.name, re.Steps, re.CellEvals)

@@ -74,6 +74,9 @@ func TestReferenceSelectionChecked(t *testing.T) {
 		if rr.LogEvidence != p.LogEvidence || rr.TIStdErr != p.StdErr || rr.StdErr < rr.TIStdErr {
 			t.Errorf("rank %d: %v ± %v (own %v), the path alone %v ± %v", rr.Rank, rr.LogEvidence, rr.StdErr, rr.TIStdErr, p.LogEvidence, p.StdErr)
 		}
+		if p.Steps != int64(cfg.PathSteps()) {
+			t.Errorf("rank %d: the path took %d steps, planned %d", rr.Rank, p.Steps, cfg.PathSteps())
+		}
 		if rr.Steps != a.Steps+p.Steps {
 			t.Errorf("rank %d: %d steps, the check %d and the path %d", rr.Rank, rr.Steps, a.Steps, p.Steps)
 		}

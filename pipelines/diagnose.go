@@ -27,8 +27,8 @@ const (
 
 // Issue is one reason to doubt the estimate of a rank.
 type Issue struct {
-	// Kind is a short tag: diverged, disagree, check-diverged, phase, low-ess, spread or
-	// decreasing.
+	// Kind is a short tag: diverged, disagree, check-diverged, apart, uncovered, phase,
+	// low-ess, spread or decreasing.
 	Kind string
 	// Detail explains it in one sentence with the numbers that raised it.
 	Detail string
@@ -65,8 +65,15 @@ func (rr RankResult) Diagnose() Diagnostics {
 		}
 	}
 	if rr.Check != 0 && !math.IsNaN(float64(rr.Check)) && !math.IsNaN(float64(rr.LogEvidence)) {
-		d.Gap = math.Abs(float64(rr.LogEvidence-rr.Check)) / math.Hypot(float64(rr.TIStdErr), float64(rr.CheckStdErr))
-		if rr.Disagree {
+		path := rr.LogEvidence
+		if rr.Path != 0 {
+			path = rr.Path
+		}
+		d.Gap = math.Abs(float64(path-rr.Check)) / math.Hypot(float64(rr.TIStdErr), float64(rr.CheckStdErr))
+		switch {
+		case rr.Disagree && rr.Path != 0:
+			d.Issues = append(d.Issues, Issue{"disagree", fmt.Sprintf("the path from the references came out %.2f ± %.2f, %.1f standard errors below the power posteriors' ladder, and its references miss where the posterior spreads: a path that misses mass comes out low, so the ladder's estimate stands (the stderr includes the difference; README, Paths from references).", float64(rr.Path), float64(rr.TIStdErr), d.Gap)})
+		case rr.Disagree:
 			d.Issues = append(d.Issues, Issue{"disagree", fmt.Sprintf("the path from the references and the power posteriors' ladder differ by %.1f standard errors (the stderr includes the difference): the references miss where the posterior spreads (large counts, components split or mixing), or the ladder's chains keep one phase of f(t) (README, Paths from references).", d.Gap)})
 		}
 	}
@@ -74,11 +81,24 @@ func (rr RankResult) Diagnose() Diagnostics {
 		d.Issues = append(d.Issues, Issue{"check-diverged", fmt.Sprintf("%d chains of the check on the power posteriors' ladder produced NaN/Inf (first: %s): the estimate stands unchecked.", len(rr.CheckDiverged), rr.CheckDiverged[0])})
 	}
 	if len(rr.Apart) > 0 {
-		d.Issues = append(d.Issues, Issue{"apart", fmt.Sprintf("%d replicas' integrals (highest %.2f) lie more than 3 standard errors below the estimate, which the others make: their references were fitted in basins of less mass, or their chains lag. Run more --chains to see which.", len(rr.Apart), float64(slices.Max(rr.Apart)))})
+		of := "the estimate, which the others make"
+		if rr.Path != 0 {
+			of = "the path's estimate, which the others make"
+		}
+		d.Issues = append(d.Issues, Issue{"apart", fmt.Sprintf("%d replicas' integrals (highest %.2f) lie more than 3 standard errors below %s: their references were fitted in basins of less mass, or their chains lag. Run more --chains to see which.", len(rr.Apart), float64(slices.Max(rr.Apart)), of)})
 	}
 	if rr.Uncovered {
 		n := len(rr.Ladder) - 1
-		d.Issues = append(d.Issues, Issue{"uncovered", fmt.Sprintf("the posterior spreads where the references have almost no mass (f(1) − log Z = %.1f against log Z − f(0) = %.1f, alike where they fit it): the estimate may be far off: set it against the default ladder's (--cross-check, or a run without --reference).", float64(rr.Ladder[n].MeanLogLik-rr.LogEvidence), float64(rr.LogEvidence-rr.Ladder[0].MeanLogLik))})
+		advice := "the estimate may be far off: set it against the default ladder's (--cross-check, or a run without --reference)"
+		switch {
+		case rr.Path != 0:
+			advice = "the path's estimate gives way to the check's (above)"
+		case rr.Disagree:
+			advice = "the estimate may be far off, as the check's disagreement above bears out"
+		case !math.IsNaN(d.Gap):
+			advice = fmt.Sprintf("the estimate may be far off, but the check on the power posteriors' ladder agrees with it within %.1f standard errors", d.Gap)
+		}
+		d.Issues = append(d.Issues, Issue{"uncovered", fmt.Sprintf("the posterior spreads where the references have almost no mass (f(1) − log Z = %.1f against log Z − f(0) = %.1f, alike where they fit it): %s.", float64(rr.Ladder[n].MeanLogLik-rr.LogEvidence), float64(rr.LogEvidence-rr.Ladder[0].MeanLogLik), advice)})
 	}
 	if ess := rungESS(rr.Ladder); len(ess) > 0 {
 		slices.Sort(ess)
@@ -93,6 +113,10 @@ func (rr RankResult) Diagnose() Diagnostics {
 		}
 	}
 	se := float64(rr.StdErr)
+	if rr.TIStdErr > 0 {
+		// What a second estimate's disagreement adds to the error bar is its own issue.
+		se = float64(rr.TIStdErr)
+	}
 	if rr.Phase {
 		d.Issues = append(d.Issues, Issue{"phase", fmt.Sprintf("a walk back up the ladder from t = 0.01 parts from the chains by %.1f nats of the integral, which the stderr includes: f(t) changes phase, or the chains hold a basin the walk did not reach, and the estimate may be high. Check %s with stirank chib, which reads only t = 1 (seconds on small data), or stirank ais (100 000 temperatures or more).", float64(rr.Hysteresis), baselineModels())})
 		se = math.Sqrt(math.Max(0, se*se-evidence.PhaseVariance(float64(rr.Hysteresis))))

@@ -20,24 +20,45 @@ func TestDiagnose(t *testing.T) {
 	cases := []struct {
 		kind string
 		edit func(rr *RankResult)
+		// says is in the last issue's message.
+		says string
 	}{
-		{"", func(*RankResult) {}},
+		{"", func(*RankResult) {}, ""},
 		{"diverged", func(rr *RankResult) {
 			rr.LogEvidence, rr.Diverged = Float(math.NaN()), []string{"rank 1, t = 0.5, chain 0: NaN at step 3"}
-		}},
+		}, ""},
 		{"disagree", func(rr *RankResult) {
 			rr.Replicas, rr.TIStdErr, rr.SMC, rr.SMCStdErr, rr.Disagree = 3, 1, -20, 1, true
-		}},
-		{"low-ess", func(rr *RankResult) { rr.Ladder[1].ESS = 4 }},
-		{"spread", func(rr *RankResult) { rr.StdErr = 5 }},
+		}, ""},
+		{"low-ess", func(rr *RankResult) { rr.Ladder[1].ESS = 4 }, ""},
+		{"spread", func(rr *RankResult) { rr.StdErr = 5 }, ""},
 		// The phase check's share of the stderr is not the replicas' spread.
 		{"phase", func(rr *RankResult) {
 			rr.Hysteresis, rr.Phase, rr.StdErr = 40, true, Float(math.Sqrt(1+40*40/12.0))
-		}},
+		}, ""},
 		{"phase,spread", func(rr *RankResult) {
 			rr.Hysteresis, rr.Phase, rr.StdErr = 40, true, Float(math.Sqrt(25+40*40/12.0))
-		}},
-		{"decreasing", func(rr *RankResult) { rr.Ladder = ladder(-30, -10, -20) }},
+		}, ""},
+		{"decreasing", func(rr *RankResult) { rr.Ladder = ladder(-30, -10, -20) }, ""},
+		// A path's references that miss the posterior send the user to the check, or read it.
+		{"uncovered", func(rr *RankResult) { rr.Uncovered = true }, "--cross-check"},
+		{"uncovered", func(rr *RankResult) {
+			rr.Uncovered, rr.TIStdErr, rr.Check, rr.CheckStdErr = true, 0.6, -10.5, 0.8
+		}, "agrees with it within 0.5 standard errors"},
+		{"disagree,uncovered", func(rr *RankResult) {
+			rr.Uncovered, rr.TIStdErr, rr.Check, rr.CheckStdErr, rr.Disagree = true, 0.6, -20, 0.8, true
+		}, "disagreement above bears out"},
+		{"disagree,uncovered", func(rr *RankResult) {
+			rr.Uncovered, rr.TIStdErr, rr.Check, rr.CheckStdErr, rr.Disagree = true, 0.6, -10, 0.8, true
+			rr.LogEvidence, rr.Path = -10, -20
+		}, "gives way to the check's"},
+		// The check's difference widens the error bar but is not the replicas' spread.
+		{"disagree", func(rr *RankResult) {
+			rr.StdErr, rr.TIStdErr, rr.Check, rr.CheckStdErr, rr.Disagree = 9.9, 0.6, -20, 0.8, true
+		}, "differ by 10.0 standard errors"},
+		{"disagree,spread", func(rr *RankResult) {
+			rr.StdErr, rr.TIStdErr, rr.Check, rr.CheckStdErr, rr.Disagree = 10.7, 4, -30, 0.8, true
+		}, "spread 5.0 times"},
 	}
 	for _, tc := range cases {
 		rr := healthy
@@ -51,7 +72,13 @@ func TestDiagnose(t *testing.T) {
 		if got := strings.Join(kinds, ","); got != tc.kind {
 			t.Errorf("%s: issues %q", tc.kind, got)
 		}
-		if tc.kind == "disagree" && math.Abs(d.Gap-10/math.Sqrt2) > 1e-12 {
+		if tc.says != "" && !strings.Contains(d.Issues[len(d.Issues)-1].Detail, tc.says) {
+			t.Errorf("%s: %q does not say %q", tc.kind, d.Issues[len(d.Issues)-1].Detail, tc.says)
+		}
+		if rr.Path != 0 && math.Abs(d.Gap-10) > 1e-12 {
+			t.Errorf("%s: path–check gap %v standard errors, want 10", tc.kind, d.Gap)
+		}
+		if tc.kind == "disagree" && rr.Replicas > 0 && math.Abs(d.Gap-10/math.Sqrt2) > 1e-12 {
 			t.Errorf("TI–SMC gap %v standard errors, want %v", d.Gap, 10/math.Sqrt2)
 		}
 		tab := Result{Ranks: []RankResult{rr}, BestRank: 1}.Table()

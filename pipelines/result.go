@@ -142,6 +142,10 @@ type RankResult struct {
 	Check         Float    `json:"check,omitempty"`
 	CheckStdErr   Float    `json:"check_stderr,omitempty"`
 	CheckDiverged []string `json:"check_diverged,omitempty"`
+	// Path is, where the check's estimate stands for the rank because the path is uncovered and
+	// lies below it beyond three combined standard errors, the path's own estimate, with
+	// ti_stderr (evidence.WithCheck); absent otherwise.
+	Path Float `json:"path,omitempty"`
 	// Hysteresis is the area between the rungs' means and the phase check's walk back up the
 	// ladder (sti.Config.Ascent) from t = 0.01, and phase says the two part beyond their noise
 	// (f(t) changes phase, or the chains sit in a basin the walk did not reach): the estimate
@@ -262,7 +266,7 @@ func (r *Result) addRanks(want []int, ests []evidence.RankEvidence) error {
 			rr.Replicas, rr.TIStdErr, rr.SMC, rr.SMCStdErr, rr.Disagree = re.Replicas, Float(re.TIStdErr), Float(re.SMC), Float(re.SMCStdErr), re.Disagree
 		}
 		if re.Check != 0 {
-			rr.TIStdErr, rr.Check, rr.CheckStdErr, rr.CheckDiverged, rr.Disagree = Float(re.TIStdErr), Float(re.Check), Float(re.CheckStdErr), re.CheckDiverged, re.Disagree
+			rr.TIStdErr, rr.Check, rr.CheckStdErr, rr.CheckDiverged, rr.Disagree, rr.Path = Float(re.TIStdErr), Float(re.Check), Float(re.CheckStdErr), re.CheckDiverged, re.Disagree, Float(re.Path)
 		}
 		r.Ranks = append(r.Ranks, rr)
 	}

@@ -119,3 +119,68 @@ func TestSteinBelow(t *testing.T) {
 		t.Errorf("SteinBelow −1: %v", err)
 	}
 }
+
+// A path from a reference with its check spends at most twice the SG-MCMC defaults' steps per
+// rank (CheckSteps, Within): every stage of the check counted as its chains report it on data
+// of several sizes, and the check keeps every record it can, one more per chain overrunning.
+func TestCheckWithinBudget(t *testing.T) {
+	for _, c := range []struct {
+		model string
+		shape []int
+		rate  float64
+	}{
+		{"nmf", []int{30, 20}, 0.5},
+		{"nmf", []int{100, 75}, 0.05},
+		{"cp", []int{6, 5, 4}, 0.3},
+	} {
+		budget := CheckSteps(c.model)
+		if path := DefaultReference(c.model).PathSteps(); path+budget != 2*SGMCMCSteps {
+			t.Errorf("%s: the path's %d steps and the check's %d, want %d", c.model, path, budget, 2*SGMCMCSteps)
+		}
+		check, err := Default(c.model).Within(budget, c.model)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, rates := poissonData(t, c.shape, 3, c.rate, 11)
+		spec := models.PoissonSpec(c.model, rates, models.LogScale)
+		// most is the largest number of steps a rank from 1 to 5 of cfg's chains takes, with its
+		// records allocated to the rungs.
+		most := func(cfg Config) int {
+			p, err := NewProblem(d, spec, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := 0
+			for R := 1; R <= 5; R++ {
+				m := 0
+				rc := p.RankConfig(R)
+				for ti := range rc.Ladder {
+					for ch := range rc.Chains {
+						m += p.ChainSteps(ChainID{Rank: R, TIndex: ti, Chain: ch}, false)
+					}
+				}
+				n = max(n, m)
+			}
+			return n
+		}
+		// A record more in every chain costs record steps at the costliest rank.
+		longer := check
+		longer.Steps++
+		if check.Rank1 != nil {
+			r1 := *check.Rank1
+			r1.Steps++
+			longer.Rank1 = &r1
+		}
+		n, record := most(check), 0
+		for R := 1; R <= 5; R++ {
+			record = max(record, longer.RankSteps(R, len(c.shape))-check.RankSteps(R, len(c.shape)))
+		}
+		t.Logf("%s %v: %d records per chain at ranks 2–5, at most %d steps a rank, %d a record more", c.model, c.shape, check.Steps-check.Burnin, n, record)
+		if n > budget || n <= budget-2*record {
+			t.Errorf("%s %v: the check takes %d steps at a rank, want at most its %d and within two records' %d of them", c.model, c.shape, n, budget, 2*record)
+		}
+		if check.Steps >= Default(c.model).Steps {
+			t.Errorf("%s: the check keeps all %d records per chain", c.model, check.Steps)
+		}
+	}
+}

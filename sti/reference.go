@@ -71,6 +71,17 @@ func DefaultReference(model string) Config {
 	return c
 }
 
+// PathSteps is the steps per rank of c's path from a reference: each replica's fit (its start
+// tournament, burn-in and sweeps), then its chain at every rung.
+func (c Config) PathSteps() int {
+	return c.Chains * (baselines.ReferenceStartSweeps + c.Reference.Burnin + c.Reference.Sweeps + len(c.Ladder)*c.Steps)
+}
+
+// CheckSteps is what the path of DefaultReference(model) leaves to its check (Config.Check) of
+// twice SGMCMCSteps per rank: 57 920 steps, where the default ladder's chains take 66 thousand on
+// a matrix and 75 on a 3-way tensor (Config.Within cuts their records).
+func CheckSteps(model string) int { return 2*SGMCMCSteps - DefaultReference(model).PathSteps() }
+
 // validateReference checks what the path from a reference needs of the rest of c.
 func (c Config) validateReference() error {
 	if err := c.Reference.Validate(); err != nil {

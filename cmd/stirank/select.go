@@ -206,7 +206,7 @@ func newSelectFlagSet(name, synopsis, help string, extra func(*flag.FlagSet)) (*
 	fs.IntVar(&f.chains, "chains", p.Chains, "chains (replicas) per rank and temperature; with --anneal, annealed replicas per rank (default 3)")
 	fs.BoolVar(&f.anneal, "anneal", false, "anneal a population per replica (adaptive-tempered SMC) for an adaptive ladder, chain starts and a second estimate, SMC's, flagged where the two disagree (see README: as accurate as the default ladder on small sets; on large data it costs several times more and can miss modes)")
 	fs.BoolVar(&f.reference, "reference", false, fmt.Sprintf("integrate along the path from a reference fitted to the posterior instead of the power posteriors (%s): each of 4 replicas per rank fits its own to a Gibbs run at t = 1, then runs one chain per rung of a sigmoid:6 ladder of 20 temperatures (--steps and --burnin count its slice-sampling sweeps); replicas whose runs found basins of less mass are listed apart (see README, Paths from references: slower, and right where the default ladder is 9–43 nats high)", models.Or(models.NamesOf(estimators.BaselineModels()))))
-	fs.BoolVar(&f.crossCheck, "cross-check", true, "with --reference, also estimate every rank on the default ladder of power posteriors, from chains of its own, and widen the error bar by what of the two estimates' difference their errors do not explain, flagged beyond 3 standard errors (the two fail in different places; see README, Paths from references)")
+	fs.BoolVar(&f.crossCheck, "cross-check", true, "with --reference, also estimate every rank on the default ladder of power posteriors, from chains of its own with the records that keep a rank within twice the SG-MCMC defaults' 38 400 steps, and widen the error bar by what of the two estimates' difference their errors do not explain, flagged beyond 3 standard errors (the two fail in different places; see README, Paths from references)")
 	fs.IntVar(&f.particles, "particles", 0, fmt.Sprintf("particles per annealed replica (with --anneal; default: %s)",
 		perModel(configGroupsOf(sti.DefaultAnnealed), func(c sti.Config) any { return c.Annealing.Particles })))
 	fs.StringVar(&f.sampler, "sampler", "", "kernel of the chains: "+gibbsSampler+" (for "+gibbsModels()+": the model's exact data-augmentation Gibbs sampler; --steps and --burnin count its sweeps) or an SG-MCMC kernel: "+strings.Join(samplers.Names(), ", ")+" (their parameters are listed below) (default: "+
@@ -828,12 +828,16 @@ func selectConfig(model string, f *selectFlags, set map[string]bool) (sti.Config
 		ladderSpec += fmt.Sprintf(", %d at rank 1", b.Rungs)
 	}
 	if f.reference && f.crossCheck {
-		// The check is the run the same command without --reference and its flags would make:
-		// its numbers are that run's, to the last digit.
+		// The check is the run the same command without --reference and its flags would make,
+		// with the records per chain the default path leaves it of the steps every default may
+		// take (sti.CheckSteps).
 		g := *f
 		g.reference = false
 		chk, _, err := selectConfig(model, &g, map[string]bool{"seed": set["seed"]})
 		if err != nil {
+			return cfg, "", err
+		}
+		if chk, err = chk.Within(sti.CheckSteps(model), model); err != nil {
 			return cfg, "", err
 		}
 		cfg.Check = &chk
