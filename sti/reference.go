@@ -58,9 +58,9 @@ func (a ReferencePath) Validate() error {
 // 4 × (200 + 2 000 + 21 × 120) = 18 880 steps per rank, half the power ladder's 38 400, but a
 // slice-sampling sweep evaluates every entry's conditional about six times, each a pass over its
 // row with a logarithm per cell, where a Gibbs sweep splits the counts once: with the check
-// (Config.Check, which the command line sets), ranks 3–6 of a 257×275 spectrogram took seven times
-// the default's wall time, ranks 1–10 of the embedded default twenty and of the ICASSP set
-// eighty (README).
+// (Config.Check, which the command line sets within CheckSteps), ranks 3–6 of a 257×275
+// spectrogram took seven times the default's wall time, ranks 1–10 of the embedded default
+// twenty and of the ICASSP set eighty (README).
 func DefaultReference(model string) Config {
 	c := Default(model)
 	c.Ladder, c.FitLadder, c.Rank1, c.Allocate = evidence.Sigmoid(20, 6), false, nil, false
