@@ -56,7 +56,6 @@ func TestRank1Budget(t *testing.T) {
 // TestTruncationDropsTheTransientAndSweepsNoMore), rank 1's ladder and chains, the records
 // allocated to rungs by the data's exact rank-1 curve and the phase check above rank 1.
 func TestDefaultsSpendAtMostTwiceTheSGMCMCSteps(t *testing.T) {
-	const sgmcmc = 30*2*600 + 2*400 + 16*100
 	for _, c := range []struct {
 		model string
 		shape []int
@@ -79,8 +78,8 @@ func TestDefaultsSpendAtMostTwiceTheSGMCMCSteps(t *testing.T) {
 					n += p.ChainSteps(ChainID{Rank: R, TIndex: ti, Chain: ch}, false)
 				}
 			}
-			if n > 2*sgmcmc {
-				t.Errorf("%s %v rank %d: %d steps, more than twice the SG-MCMC defaults' %d", c.model, c.shape, R, n, sgmcmc)
+			if n > 2*SGMCMCSteps {
+				t.Errorf("%s %v rank %d: %d steps, more than twice the SG-MCMC defaults' %d", c.model, c.shape, R, n, SGMCMCSteps)
 			}
 		}
 	}
