@@ -56,33 +56,41 @@ func TestRank1Budget(t *testing.T) {
 // TestTruncationDropsTheTransientAndSweepsNoMore), rank 1's ladder and chains, the records
 // allocated to rungs by the data's exact rank-1 curve and the phase check above rank 1.
 func TestDefaultsSpendAtMostTwiceTheSGMCMCSteps(t *testing.T) {
-	for _, c := range []struct {
-		model string
-		shape []int
-		rate  float64
-	}{
-		{"nmf", []int{30, 20}, 0.5},
-		{"nmf", []int{100, 75}, 0.05},
-		{"cp", []int{6, 5, 4}, 0.3},
-		{"cp", []int{15, 12, 10}, 0.5},
-	} {
+	for _, c := range budgetSets {
 		d, rates := poissonData(t, c.shape, 3, c.rate, 11)
 		p, err := NewProblem(d, models.PoissonSpec(c.model, rates, models.LogScale), Default(c.model))
 		if err != nil {
 			t.Fatal(err)
 		}
 		for R := 1; R <= 5; R++ {
-			rc, n := p.RankConfig(R), 0
-			for ti := range rc.Ladder {
-				for ch := range rc.Chains {
-					n += p.ChainSteps(ChainID{Rank: R, TIndex: ti, Chain: ch}, false)
-				}
-			}
-			if n > 2*SGMCMCSteps {
+			if n := plannedSteps(p, R); n > 2*SGMCMCSteps {
 				t.Errorf("%s %v rank %d: %d steps, more than twice the SG-MCMC defaults' %d", c.model, c.shape, R, n, SGMCMCSteps)
 			}
 		}
 	}
+}
+
+// budgetSets are the data, drawn at rank 3, on which the budget tests count steps.
+var budgetSets = []struct {
+	model string
+	shape []int
+	rate  float64
+}{
+	{"nmf", []int{30, 20}, 0.5},
+	{"nmf", []int{100, 75}, 0.05},
+	{"cp", []int{6, 5, 4}, 0.3},
+	{"cp", []int{15, 12, 10}, 0.5},
+}
+
+// plannedSteps is the number of steps p plans for the cold chains of rank R in all.
+func plannedSteps(p *Problem, R int) int {
+	rc, n := p.RankConfig(R), 0
+	for ti := range rc.Ladder {
+		for ch := range rc.Chains {
+			n += p.ChainSteps(ChainID{Rank: R, TIndex: ti, Chain: ch}, false)
+		}
+	}
+	return n
 }
 
 // A matrix's default chains carry control variates at its lowest rank only (nmf's rank 1, ssnmf's
@@ -121,17 +129,10 @@ func TestSteinBelow(t *testing.T) {
 
 // A path from a reference with its check spends at most twice the SG-MCMC defaults' steps per
 // rank (CheckSteps, Within): every stage of the check counted as its chains report it on data
-// of several sizes, and the check keeps every record it can, one more per chain overrunning.
+// of several sizes, and the check keeps the records it can, planning within two records of every
+// chain of its budget.
 func TestCheckWithinBudget(t *testing.T) {
-	for _, c := range []struct {
-		model string
-		shape []int
-		rate  float64
-	}{
-		{"nmf", []int{30, 20}, 0.5},
-		{"nmf", []int{100, 75}, 0.05},
-		{"cp", []int{6, 5, 4}, 0.3},
-	} {
+	for _, c := range budgetSets {
 		budget := CheckSteps(c.model)
 		if path := DefaultReference(c.model).PathSteps(); path+budget != 2*SGMCMCSteps {
 			t.Errorf("%s: the path's %d steps and the check's %d, want %d", c.model, path, budget, 2*SGMCMCSteps)
@@ -151,14 +152,7 @@ func TestCheckWithinBudget(t *testing.T) {
 			}
 			n := 0
 			for R := 1; R <= 5; R++ {
-				m := 0
-				rc := p.RankConfig(R)
-				for ti := range rc.Ladder {
-					for ch := range rc.Chains {
-						m += p.ChainSteps(ChainID{Rank: R, TIndex: ti, Chain: ch}, false)
-					}
-				}
-				n = max(n, m)
+				n = max(n, plannedSteps(p, R))
 			}
 			return n
 		}
