@@ -179,10 +179,11 @@ func (p *Problem) fitReference(ctx context.Context, r *rand.Rand, R, starts, sta
 // one width (flat to 10⁻⁸), the most of a sweep's time at high ranks of small data: a sweep at
 // rank 8 of the embedded default took 9.1 ms against 13.7 (a scratch timing). A coarser grid
 // leaves gaps where q has almost no mass and the posterior has plenty, and the integrand's
-// variance near t = 1 explodes (by 400 nats at rank 1 of the 12×10 matrix of large counts with 25 nodes). Along a
-// matrix's orbit up to maxNodes nodes, and over a 3-way tensor's up to maxNodes3 in each of its two
-// directions, which the sums over the grid (orbitLSE) visit only near their peak; over the orbits
-// of higher-order tensors about 64 nodes in all, every one visited.
+// variance near t = 1 explodes (by 400 nats at rank 1 of the 12×10 matrix of large counts with
+// 25 nodes). Along a matrix's orbit up to maxNodes nodes, and over a 3-way tensor's up to
+// maxNodes3 in each of its two directions, which the sums over the grid (orbitLSE) visit only
+// near their peak; over the orbits of higher-order tensors about 64 nodes in all, every one
+// visited.
 const (
 	orbitSpan = 3.5
 	orbitStep = 2

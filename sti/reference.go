@@ -155,7 +155,8 @@ type pathPrice struct {
 // slice-samples every entry, about 6.6 evaluations of its row's cells' logarithms and of q's grid
 // sums each, where a Gibbs sweep splits the counts once, and the ETA of ranks 1–10 of the
 // embedded default said 26 s with 4 min 31 s to go. It is timed once per rank, on a reference
-// sketched from 20 Gibbs sweeps (baselines.Problem.SketchReference) on a stream of its own, the
+// sketched from 20 Gibbs sweeps after 20 of burn-in from one prior draw
+// (baselines.Problem.SketchReference) on a stream of its own, the
 // shorter of two runs of each kind: a Gibbs sweep, and a path chain of one sweep at t = 1/2. The
 // times depend on the machine and on what else runs on it; they price the progress line only
 // and change no result. Both are 1 where they cannot be timed.
