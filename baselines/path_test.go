@@ -50,3 +50,39 @@ func TestPathIntegralExact(t *testing.T) {
 		}
 	})
 }
+
+// BenchmarkPathSweep is a sweep on the path from a reference (every entry's slice update and the
+// scale and shear moves) at t = 0.3 at ranks 4 and 8 of a 257×275 matrix shaped like the real
+// spectrogram of the README (λ = 1: most cells hold a few counts), and at rank 9 of a 30×20
+// matrix like the embedded default, where the reference's sums over its grid weigh more than the
+// cells.
+func BenchmarkPathSweep(b *testing.B) {
+	for _, bc := range []struct {
+		name  string
+		shape []int
+		rate  float64
+		R     int
+	}{
+		{"257x275/R=4", []int{257, 275}, 1, 4},
+		{"257x275/R=8", []int{257, 275}, 1, 8},
+		{"30x20/R=9", []int{30, 20}, 0.5, 9},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			p, err := NewProblem(tiny(b, 3, bc.shape, 4, bc.rate), []float64{bc.rate, bc.rate})
+			if err != nil {
+				b.Fatal(err)
+			}
+			ctx := context.Background()
+			fit, err := p.SketchReference(ctx, rng.New(1), bc.R, 40)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ResetTimer()
+			c, err := p.RunPath(ctx, rng.New(2), fit, 0.3, 1, 0, b.N)
+			if err != nil || c.Divergence != "" {
+				b.Fatal(err, c.Divergence)
+			}
+			b.ReportMetric(float64(c.CellEvals)/float64(c.Sweeps*p.NumCells()), "evals/cell")
+		})
+	}
+}

@@ -4,46 +4,42 @@ import (
 	"math"
 	"math/bits"
 
+	"github.com/stirank/stirank/internal/logtab"
 	"github.com/stirank/stirank/internal/quad"
 )
 
-// permScratch holds the buffers of logPerm for one rank.
+// permScratch holds the buffers of logPerm and logMinors for one rank.
 type permScratch struct {
 	n      int
 	a, la  []float64 // scaled matrix and its log, row-major
+	col    []float64 // the columns' shifts (shift)
 	dp, lp []float64 // 2^n subset tables
 }
 
 func newPermScratch(n int) *permScratch {
-	return &permScratch{n: n, a: make([]float64, n*n), la: make([]float64, n*n), dp: make([]float64, 1<<n)}
+	return &permScratch{n: n, a: make([]float64, n*n), la: make([]float64, n*n), col: make([]float64, n), dp: make([]float64, 1<<n)}
 }
 
-// logPerm returns log perm(exp(L)) for the n×n matrix L (row-major): log Σ_σ exp(Σ_r L[r, σ(r)]).
-//
-// It runs the subset recursion dp[S ∪ {j}] += dp[S]·A[|S|, j] over the columns S used by the first
-// |S| rows — O(2^n·n), like Ryser's formula, but every term is non-negative, so there is no
-// cancellation whatever the spread of the entries. Rows and columns are first scaled by their
-// largest entry (perm(D₁AD₂) = perm(A)·det D₁·det D₂), which keeps the table in range unless the
-// permanent is astronomically smaller than its largest row products; then the recursion is redone
-// in log space.
-func (ps *permScratch) logPerm(L []float64) float64 {
-	n := ps.n
-	if n == 1 {
-		return L[0]
-	}
-	offset := 0.0
-	a := ps.a
+// shift copies L into a with every row but row skip (none when skip < 0) less its largest entry,
+// then every column less its largest entry over those rows (perm(D₁AD₂) = perm(A)·det D₁·det D₂
+// in linear space), and returns the rows' shifts' sum, the columns' in col. ok is false, with the
+// shift, where a shift is not finite.
+func (ps *permScratch) shift(L []float64, skip int) (rows float64, bad float64, ok bool) {
+	n, a := ps.n, ps.a
 	copy(a, L)
 	for r := range n {
+		if r == skip {
+			continue
+		}
 		row := a[r*n : r*n+n]
 		m := math.Inf(-1)
 		for _, v := range row {
 			m = max(m, v)
 		}
 		if math.IsInf(m, 0) || math.IsNaN(m) {
-			return m
+			return 0, m, false
 		}
-		offset += m
+		rows += m
 		for j := range row {
 			row[j] -= m
 		}
@@ -51,59 +47,123 @@ func (ps *permScratch) logPerm(L []float64) float64 {
 	for j := range n {
 		m := math.Inf(-1)
 		for r := range n {
-			m = max(m, a[r*n+j])
+			if r != skip {
+				m = max(m, a[r*n+j])
+			}
 		}
-		offset += m
+		if math.IsInf(m, 0) || math.IsNaN(m) {
+			return 0, m, false
+		}
+		ps.col[j] = m
 		for r := range n {
 			a[r*n+j] -= m
 		}
 	}
-	logA := ps.la
-	copy(logA, a)
+	return rows, 0, true
+}
+
+// logPerm returns log perm(exp(L)) for the n×n matrix L (row-major): log Σ_σ exp(Σ_r L[r, σ(r)]).
+//
+// It runs the subset recursion dp[S ∪ {j}] += dp[S]·A[|S|, j] over the columns S used by the first
+// |S| rows — O(2^n·n), like Ryser's formula, but every term is non-negative, so there is no
+// cancellation whatever the spread of the entries. Rows and columns are first scaled by their
+// largest entry (shift), which keeps the table in range unless the permanent is astronomically
+// smaller than its largest row products; then the recursion is redone in log space.
+func (ps *permScratch) logPerm(L []float64) float64 {
+	n := ps.n
+	if n == 1 {
+		return L[0]
+	}
+	offset, bad, ok := ps.shift(L, -1)
+	if !ok {
+		return bad
+	}
+	for _, c := range ps.col {
+		offset += c
+	}
+	a := ps.a
+	copy(ps.la, a)
 	for i, v := range a {
 		a[i] = math.Exp(v)
 	}
-	dp := ps.dp
+	full := 1<<n - 1
+	if p := ps.subsets(-1)[full]; p > 1e-280 && !math.IsInf(p, 0) {
+		return offset + math.Log(p)
+	}
+	return offset + ps.logSubsets(ps.la, -1)[full]
+}
+
+// subsets runs the subset recursion on the scaled matrix a over its rows but row skip (none when
+// skip < 0) in order: dp[S] is the sum of the products of the first |S| of those rows' entries
+// over the assignments of them to the columns S.
+func (ps *permScratch) subsets(skip int) []float64 {
+	n, a, dp := ps.n, ps.a, ps.dp
+	rows := n
+	if skip >= 0 {
+		rows--
+	}
 	clear(dp)
 	dp[0] = 1
-	full := 1<<n - 1
-	for S := 0; S < full; S++ {
+	for S := range dp {
 		v := dp[S]
-		if v == 0 {
+		r := bits.OnesCount(uint(S))
+		if v == 0 || r >= rows {
 			continue
 		}
-		row := a[bits.OnesCount(uint(S))*n:]
+		if skip >= 0 && r >= skip {
+			r++
+		}
+		row := a[r*n : r*n+n]
 		for j := range n {
 			if S&(1<<j) == 0 {
 				dp[S|1<<j] += v * row[j]
 			}
 		}
 	}
-	if p := dp[full]; p > 1e-280 && !math.IsInf(p, 0) {
-		return offset + math.Log(p)
-	}
-	// Log-space recursion.
+	return dp
+}
+
+// logSubsets is subsets in log space on L, for matrices whose scaled table under- or overflows.
+// Each subset's entry is the log-sum-exp of its terms from the subsets one column smaller, so it
+// takes one logarithm, and the exponentials are logtab's.
+func (ps *permScratch) logSubsets(L []float64, skip int) []float64 {
+	n := ps.n
 	if ps.lp == nil {
 		ps.lp = make([]float64, 1<<n)
 	}
 	lp := ps.lp
-	for i := range lp {
-		lp[i] = math.Inf(-1)
+	rows := n
+	if skip >= 0 {
+		rows--
 	}
 	lp[0] = 0
-	for S := 0; S < full; S++ {
-		v := lp[S]
-		if math.IsInf(v, -1) {
+	for T := 1; T < len(lp); T++ {
+		r := bits.OnesCount(uint(T)) - 1
+		if r >= rows {
+			lp[T] = math.Inf(-1)
 			continue
 		}
-		row := logA[bits.OnesCount(uint(S))*n:]
-		for j := range n {
-			if S&(1<<j) == 0 {
-				lp[S|1<<j] = quad.LogAddExp(lp[S|1<<j], v+row[j])
-			}
+		if skip >= 0 && r >= skip {
+			r++
 		}
+		row := L[r*n : r*n+n]
+		top := math.Inf(-1)
+		for U := uint(T); U != 0; U &= U - 1 {
+			j := bits.TrailingZeros(U)
+			top = max(top, lp[T&^(1<<j)]+row[j])
+		}
+		if math.IsInf(top, 0) || math.IsNaN(top) {
+			lp[T] = top
+			continue
+		}
+		sum := 0.0
+		for U := uint(T); U != 0; U &= U - 1 {
+			j := bits.TrailingZeros(U)
+			sum += logtab.Exp(lp[T&^(1<<j)] + row[j] - top)
+		}
+		lp[T] = top + logtab.Log(sum)
 	}
-	return offset + lp[full]
+	return lp
 }
 
 // logFactorial returns log n!.
@@ -211,32 +271,34 @@ func (ps *permScratch) samplePermLog(r interface{ Float64() float64 }, L []float
 }
 
 // logMinors sets out[j] to the log permanent of exp(L) (n×n, row-major) without row k and column
-// j, for every j, by one log-space subset recursion over the other rows; lp is a scratch of 2^n.
-func logMinors(L []float64, n, k int, out, lp []float64) {
-	for i := range lp {
-		lp[i] = math.Inf(-1)
-	}
-	lp[0] = 0
+// j, for every j, by one subset recursion over the other rows: in linear space on the matrix
+// scaled as logPerm's, where every minor stays in range, and otherwise in log space. It is the
+// expansion of log q along a row of the reference's table that every column of a sweep starts
+// from, and at high ranks of small data the log-space recursion's 2^n·n logarithms and
+// exponentials took a fifth of a sweep.
+func (ps *permScratch) logMinors(L []float64, k int, out []float64) {
+	n := ps.n
 	full := 1<<n - 1
-	for S := 0; S < full; S++ {
-		v := lp[S]
-		if math.IsInf(v, -1) {
-			continue
+	if rows, _, ok := ps.shift(L, k); ok {
+		for i, v := range ps.a {
+			ps.a[i] = math.Exp(v)
 		}
-		r := bits.OnesCount(uint(S))
-		if r == n-1 {
-			continue
+		dp := ps.subsets(k)
+		cols := 0.0
+		for _, c := range ps.col {
+			cols += c
 		}
-		if r >= k {
-			r++ // row k is left out
-		}
-		row := L[r*n : r*n+n]
+		inRange := true
 		for j := range n {
-			if S&(1<<j) == 0 {
-				lp[S|1<<j] = quad.LogAddExp(lp[S|1<<j], v+row[j])
-			}
+			p := dp[full&^(1<<j)]
+			inRange = inRange && p > 1e-280 && !math.IsInf(p, 0)
+			out[j] = rows + cols - ps.col[j] + math.Log(p)
+		}
+		if inRange {
+			return
 		}
 	}
+	lp := ps.logSubsets(L, k)
 	for j := range n {
 		out[j] = lp[full&^(1<<j)]
 	}

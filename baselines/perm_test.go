@@ -72,28 +72,35 @@ func TestLogPermMatchesBruteForce(t *testing.T) {
 	}
 }
 
-// Every minor's log permanent from logMinors matches the brute-force sum over permutations.
+// Every minor's log permanent from logMinors matches the brute-force sum over permutations, and
+// so does the log-space recursion it falls back on where the scaled table leaves its range.
 func TestLogMinorsMatchBruteForce(t *testing.T) {
 	r := rng.New(2)
 	for n := 2; n <= 6; n++ {
-		L := make([]float64, n*n)
-		for i := range L {
-			L[i] = 30*r.NormFloat64() - 500
-		}
-		out, lp := make([]float64, n), make([]float64, 1<<n)
-		for k := range n {
-			logMinors(L, n, k, out, lp)
-			for j := range n {
-				var minor []float64
-				for a := range n {
-					for b := range n {
-						if a != k && b != j {
-							minor = append(minor, L[a*n+b])
+		for _, spread := range []float64{0.1, 30, 3000} {
+			L := make([]float64, n*n)
+			for i := range L {
+				L[i] = spread*r.NormFloat64() - 500
+			}
+			out, ps := make([]float64, n), newPermScratch(n)
+			for k := range n {
+				ps.logMinors(L, k, out)
+				lp := ps.logSubsets(L, k)
+				for j := range n {
+					var minor []float64
+					for a := range n {
+						for b := range n {
+							if a != k && b != j {
+								minor = append(minor, L[a*n+b])
+							}
 						}
 					}
-				}
-				if want := bruteLogPerm(minor, n-1); math.Abs(out[j]-want) > 1e-9*math.Max(1, math.Abs(want)) {
-					t.Errorf("n=%d minor (%d, %d): %v, want %v", n, k, j, out[j], want)
+					want := bruteLogPerm(minor, n-1)
+					for _, got := range []float64{out[j], lp[(1<<n-1)&^(1<<j)]} {
+						if math.Abs(got-want) > 1e-9*math.Max(1, math.Abs(want)) {
+							t.Errorf("n=%d spread %v minor (%d, %d): %v, want %v", n, spread, k, j, got, want)
+						}
+					}
 				}
 			}
 		}

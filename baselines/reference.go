@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/stirank/stirank/internal/draw"
+	"github.com/stirank/stirank/internal/logtab"
 	"github.com/stirank/stirank/internal/quad"
 	"github.com/stirank/stirank/internal/slice"
 )
@@ -62,7 +63,6 @@ type reference struct {
 	// (prepare); b is scratch.
 	tb, bb, aj, b, ub []float64
 	perm              *permScratch
-	lp                []float64
 }
 
 // ReferenceFit is a fitted reference as plain values, which cross Beam stages: the Gamma shape
@@ -203,7 +203,7 @@ func (p *Problem) newReference(fit ReferenceFit) (*reference, error) {
 	}
 	q := &reference{R: R, M: M, logFact: logFactorial(R), A: make([]float64, R*M), T: make([]float64, R*R),
 		B: make([]float64, R*R*M), L: make([]float64, R*R), Ls: make([]float64, R*R), hint: make([]int, R*R), minor: make([]float64, R), tb: make([]float64, R),
-		bb: make([]float64, R*M), aj: make([]float64, R), b: make([]float64, M), ub: make([]float64, R), perm: newPermScratch(R), lp: make([]float64, 1<<R)}
+		bb: make([]float64, R*M), aj: make([]float64, R), b: make([]float64, M), ub: make([]float64, R), perm: newPermScratch(R)}
 	rows := slices.Max(p.shape)
 	q.dlog, q.dx = make([]float64, rows), make([]float64, rows)
 	for m := range M {
@@ -367,7 +367,7 @@ func (q *reference) orbitLSE(j int, b []float64, hint *int) float64 {
 		sum := 0.0
 		for _, x := range q.terms {
 			if x-top > -lseCut {
-				sum += math.Exp(x - top)
+				sum += logtab.Exp(x - top)
 			}
 		}
 		return top + math.Log(sum)
@@ -418,14 +418,14 @@ func (q *reference) orbitLSE(j int, b []float64, hint *int) float64 {
 			if c, t = rowPeak(r, c); t-top < -lseCut {
 				break
 			}
-			sum += math.Exp(t - top)
+			sum += logtab.Exp(t - top)
 			for _, d := range [2]int{1, -1} {
 				for a := c + d; a >= 0 && a < n; a += d {
 					u := term(r*n+a) - top
 					if u < -lseCut {
 						break
 					}
-					sum += math.Exp(u)
+					sum += logtab.Exp(u)
 				}
 			}
 		}
@@ -433,10 +433,11 @@ func (q *reference) orbitLSE(j int, b []float64, hint *int) float64 {
 	return top + math.Log(sum)
 }
 
-// term returns the entry's share of T_kj under label j, α log β − log Γ(α) + (α − 1) log F.
-func (q *reference) term(m, i, j int, F float64) float64 {
+// term returns the entry's share of T_kj under label j, α log β − log Γ(α) + (α − 1) log F, from
+// logF = log F.
+func (q *reference) term(m, i, j int, logF float64) float64 {
 	e := i - i%q.R + j
-	return q.norm[m][e] + (q.alpha[m][e]-1)*math.Log(F)
+	return q.norm[m][e] + (q.alpha[m][e]-1)*logF
 }
 
 // rowOf returns L[k, j] from T_kj and B_kj·.
@@ -472,9 +473,9 @@ func (q *reference) refresh(f Factors) {
 	clear(q.B)
 	for m, fm := range f.F {
 		for i, F := range fm {
-			k := i % R
+			k, logF := i%R, logtab.Log(F)
 			for j := range R {
-				q.T[k*R+j] += q.term(m, i, j, F)
+				q.T[k*R+j] += q.term(m, i, j, logF)
 				q.B[(k*R+j)*M+m] += q.beta[m][i-k+j] * F
 			}
 		}
@@ -493,7 +494,7 @@ func (q *reference) logDensity() float64 {
 
 // beginColumn computes the minors M_kj of row k, for the updates of component k's entries.
 func (q *reference) beginColumn(k int) {
-	logMinors(q.L, q.R, k, q.minor, q.lp)
+	q.perm.logMinors(q.L, k, q.minor)
 }
 
 // prepare readies the conditional of entry e of mode m (component k) at its value old: T_kj and
@@ -502,8 +503,9 @@ func (q *reference) beginColumn(k int) {
 func (q *reference) prepare(m, e, k int, old float64) {
 	R, M := q.R, q.M
 	copy(q.bb, q.B[k*R*M:(k+1)*R*M])
+	logOld := logtab.Log(old)
 	for j := range R {
-		q.tb[j] = q.minor[j] + q.T[k*R+j] - q.term(m, e, j, old)
+		q.tb[j] = q.minor[j] + q.T[k*R+j] - q.term(m, e, j, logOld)
 		q.bb[j*M+m] -= q.beta[m][e-k+j] * old
 		q.bb[j*M+m] = max(q.bb[j*M+m], 0)
 		if R > 1 {
@@ -559,8 +561,9 @@ func (q *reference) rowExpansion(k int) float64 {
 // update moves the prepared entry (component k) from old to nu in T, B and L.
 func (q *reference) update(m, e, k int, old, nu float64) {
 	R, M := q.R, q.M
+	logNu, logOld := logtab.Log(nu), logtab.Log(old)
 	for j := range R {
-		q.T[k*R+j] += q.term(m, e, j, nu) - q.term(m, e, j, old)
+		q.T[k*R+j] += q.term(m, e, j, logNu) - q.term(m, e, j, logOld)
 		q.B[(k*R+j)*M+m] += q.beta[m][e-k+j] * (nu - old)
 		q.L[k*R+j] = q.rowOf(k, j)
 	}
@@ -656,7 +659,7 @@ func (q *reference) shearLog(f Factors, cr, cs int, eps float64) float64 {
 		for i := range rows {
 			old := fm[i*R+c.comp]
 			nu := old + c.sign*eps*fm[i*R+c.from]
-			dlog[i], dx[i] = math.Log(nu)-math.Log(old), nu-old
+			dlog[i], dx[i] = logtab.Log(nu)-logtab.Log(old), nu-old
 		}
 		for j := range R {
 			t := q.T[c.comp*R+j]

@@ -1,7 +1,8 @@
-// Package logtab is a natural logarithm for the samplers' inner loops, which take one or two per
-// cell of the data at every sweep: a table of 256 logarithms and a polynomial of degree 7 (no
-// division, where math.Log divides), about half math.Log's time on amd64 (go test -bench .
-// ./internal/logtab), within 2 units in the last place of it (logtab_test.go; measured: 1).
+// Package logtab is a natural logarithm and exponential for the samplers' inner loops, which take
+// one or two logarithms per cell of the data at every sweep: a table of 256 logarithms and a
+// polynomial of degree 7 (no division, where math.Log divides), about half math.Log's time on
+// amd64 (go test -bench . ./internal/logtab), within 2 units in the last place of it
+// (logtab_test.go; measured: 1). Exp is its counterpart.
 package logtab
 
 import "math"

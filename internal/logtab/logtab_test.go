@@ -57,3 +57,54 @@ func benchLog(b *testing.B, log func(float64) float64) {
 // BenchmarkLog and BenchmarkMathLog compare the two on the same arguments in one run.
 func BenchmarkLog(b *testing.B)     { benchLog(b, Log) }
 func BenchmarkMathLog(b *testing.B) { benchLog(b, math.Log) }
+
+// TestExp compares Exp with math.Exp over 3·10⁶ arguments spread over (−745, 710), over the
+// range of the sums over the reference's grid (−30 to 0) and near 0, and at the special values;
+// the difference allowed is 2 units in the last place of math.Exp's result (measured: 2, at 0.1 %
+// of the arguments, and 1 at 31 %).
+func TestExp(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	worst := 0.0
+	check := func(x float64) {
+		got, want := Exp(x), math.Exp(x)
+		if math.IsNaN(want) || math.IsInf(want, 0) || want == 0 {
+			if got != want && !(math.IsNaN(got) && math.IsNaN(want)) {
+				t.Fatalf("Exp(%g) = %g, want %g", x, got, want)
+			}
+			return
+		}
+		ulp := math.Nextafter(want, math.Inf(1)) - want
+		if d := math.Abs(got-want) / ulp; d > worst {
+			worst = d
+			if d > 2 {
+				t.Fatalf("Exp(%v) = %v, math.Exp gives %v: %.1f ulp apart", x, got, want, d)
+			}
+		}
+	}
+	for range 1000000 {
+		check(r.Float64()*1455 - 745)
+		check(-30 * r.Float64())
+		check((r.Float64() - 0.5) * 0x1p-20)
+	}
+	for _, x := range []float64{0, 1, -1, 699.99, -699.99, 700, -700, 709.7, 710, -745, -746, math.Inf(1), math.Inf(-1), math.NaN(), math.Ln2, 5e-324} {
+		check(x)
+	}
+	t.Logf("worst error %.2f ulp", worst)
+}
+
+func benchExp(b *testing.B, exp func(float64) float64) {
+	r := rand.New(rand.NewPCG(1, 2))
+	xs := make([]float64, 4096)
+	for i := range xs {
+		xs[i] = -30 * r.Float64()
+	}
+	s := 0.0
+	for i := 0; b.Loop(); i++ {
+		s += exp(xs[i&4095])
+	}
+	sink = s
+}
+
+// BenchmarkExp and BenchmarkMathExp compare the two on the same arguments in one run.
+func BenchmarkExp(b *testing.B)     { benchExp(b, Exp) }
+func BenchmarkMathExp(b *testing.B) { benchExp(b, math.Exp) }
