@@ -267,10 +267,7 @@ func (s *sliceState) cellsLog(cells []int32) float64 {
 			v += s.p.x[n] * logtab.Log(s.lam[n])
 		}
 	}
-	for i, lg, ok := s.prods.Pop(); ok; i, lg, ok = s.prods.Pop() {
-		v += float64(i+1) * lg
-	}
-	return v
+	return s.prods.Counted(v)
 }
 
 // sweep updates every factor entry once at temperature t: row by row from the prior, component by
@@ -392,9 +389,7 @@ func (s *sliceState) sliceEntry(r *rand.Rand, t float64, m, entry, k int, old fl
 				v += x[j] * logtab.Log(c[j]+e*g[j])
 			}
 		}
-		for i, lg, ok := s.prods.Pop(); ok; i, lg, ok = s.prods.Pop() {
-			v += float64(i+1) * lg
-		}
+		v = s.prods.Counted(v)
 		s.cellEvals += int64(len(g))
 		if s.ref != nil {
 			return t*v - a*e + phi + (1-t)*s.ref.entryLog(m, entry, phi)

@@ -57,10 +57,10 @@ func (a ReferencePath) Validate() error {
 // temperatures of the sigmoid:6 ladder, dense at both ends of the path. That is
 // 4 × (200 + 2 000 + 21 × 120) = 18 880 steps per rank, half the power ladder's 38 400, but a
 // slice-sampling sweep evaluates every entry's conditional about six times, each a pass over its
-// row with a logarithm per cell, where a Gibbs sweep splits the counts once: with the check
-// (Config.Check, which the command line sets within CheckSteps), ranks 3–6 of a 257×275
-// spectrogram took seven times the default's wall time, ranks 1–10 of the embedded default
-// twenty and of the ICASSP set eighty (README).
+// row's cells and, from a reference, sums over its grid, where a Gibbs sweep splits the counts
+// once: with the check (Config.Check, which the command line sets within CheckSteps), ranks 3–6
+// of a 257×275 spectrogram took five times the default's wall time, ranks 1–10 of the embedded
+// default sixteen and of the ICASSP set fifty-six (README).
 func DefaultReference(model string) Config {
 	c := Default(model)
 	c.Ladder, c.FitLadder, c.Rank1, c.Allocate = evidence.Sigmoid(20, 6), false, nil, false
@@ -152,12 +152,11 @@ type pathPrice struct {
 // PathSweepSeconds is what a sweep of the Gibbs run that fits a reference (fit) and a sweep of a
 // chain on the path from it (path) take at rank, in seconds, for the progress plan. A plan that
 // priced both alike extrapolated the fits' speed to the chains: a sweep on the path
-// slice-samples every entry, about 6.6 evaluations of its row's cells' logarithms and of q's grid
-// sums each, where a Gibbs sweep splits the counts once, and the ETA of ranks 1–10 of the
-// embedded default said 26 s with 4 min 31 s to go. It is timed once per rank, on a reference
-// sketched from 20 Gibbs sweeps after 20 of burn-in from one prior draw
-// (baselines.Problem.SketchReference) on a stream of its own, the
-// shorter of two runs of each kind: a Gibbs sweep, and a path chain of one sweep at t = 1/2. The
+// slice-samples every entry, about 6.6 evaluations of its row's cells and of q's grid sums each,
+// where a Gibbs sweep splits the counts once, and the ETA of ranks 1–10 of the embedded default
+// said 26 s with 4 min 31 s to go. It is timed once per rank, on a reference sketched from 20
+// Gibbs sweeps after 20 of burn-in from one prior draw (baselines.Problem.SketchReference) on a
+// stream of its own, the shorter of two runs of each kind: a Gibbs sweep, and a path chain of one sweep at t = 1/2. The
 // times depend on the machine and on what else runs on it; they price the progress line only
 // and change no result. Both are 1 where they cannot be timed.
 func (p *Problem) PathSweepSeconds(rank int) (fit, path float64) {

@@ -79,3 +79,12 @@ func (p *Products) Take(i int) float64 {
 	p.prod[i] = 0
 	return l
 }
+
+// Counted empties p and returns v plus Σ_x x·log Π_{j: x_j = x} v_j over its groups, added in
+// increasing count: v and a Poisson row's Σ x log λ over the cells p holds.
+func (p *Products) Counted(v float64) float64 {
+	for i, lg, ok := p.Pop(); ok; i, lg, ok = p.Pop() {
+		v += float64(i+1) * lg
+	}
+	return v
+}
