@@ -53,9 +53,10 @@ func (a ReferencePath) Validate() error {
 
 // DefaultReference returns the configuration of the path from a reference (Config.Reference) for a
 // model with exponential priors: 4 replicas per rank, each fitting its reference to 1 000 Gibbs
-// sweeps after 1 000 of burn-in, then one chain of 120 sweeps (30 of burn-in) at each of the 21
-// temperatures of the sigmoid:6 ladder, dense at both ends of the path. That is
-// 4 × (200 + 2 000 + 21 × 120) = 18 880 steps per rank, half the power ladder's 38 400, but a
+// sweeps after 1 000 of burn-in, then one chain of 120 sweeps (30 of burn-in) at each of the 28
+// temperatures of the path:6 ladder (evidence.Path: a sigmoid:6 ladder of 20, dense at both ends
+// of the path, and 7 rungs more toward t = 1). That is 4 × (200 + 2 000 + 28 × 120) = 22 240
+// steps per rank, 58 % of the power ladder's 38 400, but a
 // slice-sampling sweep evaluates every entry's conditional about six times, each a pass over its
 // row's cells and, from a reference, sums over its grid, where a Gibbs sweep splits the counts
 // once: with the check (Config.Check, which the command line sets within CheckSteps), ranks 3–6
@@ -63,7 +64,7 @@ func (a ReferencePath) Validate() error {
 // default sixteen and of the ICASSP set fifty-six (README).
 func DefaultReference(model string) Config {
 	c := Default(model)
-	c.Ladder, c.FitLadder, c.Rank1, c.Allocate = evidence.Sigmoid(20, 6), false, nil, false
+	c.Ladder, c.FitLadder, c.Rank1, c.Allocate = evidence.Path(20, 6), false, nil, false
 	c.Gibbs, c.Truncate, c.Stein, c.SteinBelow = false, false, false, 0
 	c.Starts, c.StartSteps, c.StartEM, c.Descent, c.Relax, c.Ascent = 0, 0, 0, 0, 0, 0
 	c.Chains, c.Steps, c.Burnin, c.WarmBurnin, c.SettleSteps = 4, 120, 30, 0, 0
@@ -78,7 +79,7 @@ func (c Config) PathSteps() int {
 }
 
 // CheckSteps is what the path of DefaultReference(model) leaves to its check (Config.Check) of
-// twice SGMCMCSteps per rank: 57 920 steps, where the default ladder's chains take 66 thousand on
+// twice SGMCMCSteps per rank: 54 560 steps, where the default ladder's chains take 66 thousand on
 // a matrix and 75 on a 3-way tensor (Config.Within cuts their records).
 func CheckSteps(model string) int { return 2*SGMCMCSteps - DefaultReference(model).PathSteps() }
 

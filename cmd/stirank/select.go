@@ -202,10 +202,10 @@ func newSelectFlagSet(name, synopsis, help string, extra func(*flag.FlagSet)) (*
 	fs.StringVar(&f.ranks, "ranks", "1-10", "candidate ranks: 1-10, 1,3,5 or 2-4,8 (from 0 for "+models.And(zeroRankNames())+")")
 	fs.StringVar(&f.out, "out", "", "output directory for evidence.json, evidence.csv, timing.json and the report (must not exist, or be empty)")
 	fs.IntVar(&f.temperatures, "temperatures", len(p.Ladder)-1, "number of temperatures above 0 on the ladder")
-	fs.StringVar(&f.ladder, "ladder", defaultLadder, fmt.Sprintf("ladder: power:C (t_i = (i/T)^C), uniform, sigmoid:S (a logistic of −S..S rescaled to 0..1, --reference's default with S = 6), or list:0,…,1 (ignores --temperatures); without it %s fit C to the data (%d to %d, see README)", fittedLadderModels(), evidence.DefaultPower, evidence.MaxFitPower))
+	fs.StringVar(&f.ladder, "ladder", defaultLadder, fmt.Sprintf("ladder: power:C (t_i = (i/T)^C), uniform, sigmoid:S (a logistic of −S..S rescaled to 0..1), path:S (sigmoid:S and up to 7 rungs toward 1 − 10⁻⁶, --reference's default with S = 6), or list:0,…,1 (ignores --temperatures); without it %s fit C to the data (%d to %d, see README)", fittedLadderModels(), evidence.DefaultPower, evidence.MaxFitPower))
 	fs.IntVar(&f.chains, "chains", p.Chains, "chains (replicas) per rank and temperature; with --anneal, annealed replicas per rank (default 3)")
 	fs.BoolVar(&f.anneal, "anneal", false, "anneal a population per replica (adaptive-tempered SMC) for an adaptive ladder, chain starts and a second estimate, SMC's, flagged where the two disagree (see README: as accurate as the default ladder on small sets; on large data it costs several times more and can miss modes)")
-	fs.BoolVar(&f.reference, "reference", false, fmt.Sprintf("integrate along the path from a reference fitted to the posterior instead of the power posteriors (%s): each of 4 replicas per rank fits its own to a Gibbs run at t = 1, then runs one chain per rung of a sigmoid:6 ladder of 20 temperatures (--steps and --burnin count its slice-sampling sweeps); replicas whose runs found basins of less mass are listed apart (see README, Paths from references: slower, and right where the default ladder is 9–43 nats high)", models.Or(models.NamesOf(estimators.BaselineModels()))))
+	fs.BoolVar(&f.reference, "reference", false, fmt.Sprintf("integrate along the path from a reference fitted to the posterior instead of the power posteriors (%s): each of 4 replicas per rank fits its own to a Gibbs run at t = 1, then runs one chain per rung of a path:6 ladder of 27 temperatures (--steps and --burnin count its slice-sampling sweeps); replicas whose runs found basins of less mass are listed apart (see README, Paths from references: slower, and right where the default ladder is 9–43 nats high)", models.Or(models.NamesOf(estimators.BaselineModels()))))
 	fs.BoolVar(&f.crossCheck, "cross-check", true, "with --reference, also estimate every rank on the default ladder of power posteriors, from chains of its own with the records that keep a rank within twice the SG-MCMC defaults' 38 400 steps, and widen the error bar by what of the two estimates' difference their errors do not explain, flagged beyond 3 standard errors (the two fail in different places; see README, Paths from references)")
 	fs.IntVar(&f.particles, "particles", 0, fmt.Sprintf("particles per annealed replica (with --anneal; default: %s)",
 		perModel(configGroupsOf(sti.DefaultAnnealed), func(c sti.Config) any { return c.Annealing.Particles })))
@@ -680,9 +680,9 @@ func selectConfig(model string, f *selectFlags, set map[string]bool) (sti.Config
 		}
 		cfg = sti.DefaultReference(model)
 		if !set["ladder"] {
-			f.ladder = "sigmoid:6"
+			f.ladder = "path:6"
 		}
-		ladderSpec = fmt.Sprintf("sigmoid:6 with %d temperatures, from a reference", len(cfg.Ladder)-1)
+		ladderSpec = fmt.Sprintf("path:6 with %d temperatures, from a reference", len(cfg.Ladder)-1)
 	} else if set["cross-check"] {
 		return cfg, "", usagef("--cross-check applies with --reference")
 	}
