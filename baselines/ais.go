@@ -203,8 +203,8 @@ type sliceState struct {
 	f   Factors
 	cs  [][]float64
 	lam []float64 // λ_n of the positive cells
-	// per-row scratch: the cells' g_n, c_n and counts, and their counts' groups (logtab.Group,
-	// −1 for a count outside them), whose products prods takes the logarithms of.
+	// per-row scratch: the cells' g_n, c_n, counts and count groups (Problem.group), whose
+	// products prods takes the logarithms of.
 	g, c, x []float64
 	group   []int
 	prods   logtab.Products
@@ -261,7 +261,7 @@ func (s *sliceState) logLik() float64 {
 func (s *sliceState) cellsLog(cells []int32) float64 {
 	v := 0.0
 	for _, n := range cells {
-		if i, ok := logtab.Group(s.p.x[n]); ok {
+		if i := s.p.group[n]; i >= 0 {
 			s.prods.Mul(i, s.lam[n])
 		} else {
 			v += s.p.x[n] * logtab.Log(s.lam[n])
@@ -367,10 +367,7 @@ func (s *sliceState) sliceEntry(r *rand.Rand, t float64, m, entry, k int, old fl
 		g[j] = gn
 		c[j] = max(s.lam[n]-old*gn, 0)
 		x[j] = p.x[n]
-		group[j] = -1
-		if i, ok := logtab.Group(x[j]); ok {
-			group[j] = i
-		}
+		group[j] = p.group[n]
 	}
 	a := t*o + lm
 	// v and at keep the cells' sum at the last φ h evaluated: the row's rowLog once the entry

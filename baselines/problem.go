@@ -25,6 +25,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/stirank/stirank/internal/logtab"
 	"github.com/stirank/stirank/models"
 	"github.com/stirank/stirank/tensor"
 )
@@ -41,6 +42,9 @@ type Problem struct {
 	coords [][]int32 // coords[m][n] for the cells n with a positive count
 	x      []float64 // their counts
 	xi     []int     // the counts as integers
+	// group[n] is cell n's count group (logtab.Group), −1 for a count outside the groups: the
+	// slice updates multiply a group's rates and take one logarithm of the product.
+	group []int
 	// rowPtr[m][i]..rowPtr[m][i+1] are the positions in rowCells[m] of the cells in row i of mode m.
 	rowPtr   [][]int
 	rowCells [][]int32
@@ -107,6 +111,11 @@ func NewProblem(data *tensor.Sparse, rates []float64) (*Problem, error) {
 		}
 		p.x = append(p.x, v)
 		p.xi = append(p.xi, int(v))
+		g, ok := logtab.Group(v)
+		if !ok {
+			g = -1
+		}
+		p.group = append(p.group, g)
 		lg, _ := math.Lgamma(v + 1)
 		p.lgamma += lg
 		p.total += v

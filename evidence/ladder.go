@@ -137,9 +137,10 @@ func ParseLadder(spec string, T int) (Ladder, error) {
 		if T < 1 {
 			return nil, fmt.Errorf("ladder %q needs at least 1 temperature above zero, got %d", spec, T)
 		}
-		l = Sigmoid(T, c)
 		if kind == "path" {
 			l = Path(T, c)
+		} else {
+			l = Sigmoid(T, c)
 		}
 	case "list":
 		for _, f := range strings.Split(arg, ",") {
