@@ -208,6 +208,11 @@ type sliceState struct {
 	g, c, x []float64
 	group   []int
 	prods   logtab.Products
+	// gb is the second component's g_n of a transfer move; pairs, cos and dot ridgePairs'
+	// scratch.
+	gb       []float64
+	pairs    [][2]int
+	cos, dot []float64
 	// rowLog[i] is Σ x_n log λ_n over the positive cells of row i of the mode being swept.
 	rowLog    []float64
 	cellEvals int64
@@ -224,6 +229,7 @@ func newSliceState(p *Problem, R int, width float64) *sliceState {
 	}
 	s.g, s.c, s.x = make([]float64, maxRow), make([]float64, maxRow), make([]float64, maxRow)
 	s.group = make([]int, maxRow)
+	s.gb, s.cos, s.dot = make([]float64, maxRow), make([]float64, R*R), make([]float64, R*R)
 	s.rowLog = make([]float64, slices.Max(p.shape))
 	return s
 }

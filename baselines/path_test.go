@@ -52,23 +52,29 @@ func TestPathIntegralExact(t *testing.T) {
 }
 
 // BenchmarkPathSweep is a sweep on the path from a reference (every entry's slice update and the
-// scale and shear moves) at t = 0.3 at ranks 4 and 8 of a 257×275 matrix shaped like the real
-// spectrogram of the README (λ = 1: most cells hold a few counts), and at rank 9 of a 30×20
+// scale, shear and transfer moves) at t = 0.3 at ranks 4 and 8 of a 257×275 matrix shaped like
+// the real spectrogram of the README (λ = 1: most cells hold a few counts), at rank 9 of a 30×20
 // matrix like the embedded default, where the reference's sums over its grid weigh more than the
-// cells.
+// cells, and at rank 3 of an 8×6×5 tensor of rank 2 with counts in the thousands, whose split
+// component the transfers move.
 func BenchmarkPathSweep(b *testing.B) {
 	for _, bc := range []struct {
-		name  string
-		shape []int
-		rate  float64
-		R     int
+		name     string
+		shape    []int
+		rate     float64
+		truth, R int
 	}{
-		{"257x275/R=4", []int{257, 275}, 1, 4},
-		{"257x275/R=8", []int{257, 275}, 1, 8},
-		{"30x20/R=9", []int{30, 20}, 0.5, 9},
+		{"257x275/R=4", []int{257, 275}, 1, 4, 4},
+		{"257x275/R=8", []int{257, 275}, 1, 4, 8},
+		{"30x20/R=9", []int{30, 20}, 0.5, 4, 9},
+		{"8x6x5/R=3", []int{8, 6, 5}, 0.1, 2, 3},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
-			p, err := NewProblem(tiny(b, 3, bc.shape, 4, bc.rate), []float64{bc.rate, bc.rate})
+			rates := make([]float64, len(bc.shape))
+			for m := range rates {
+				rates[m] = bc.rate
+			}
+			p, err := NewProblem(tiny(b, 3, bc.shape, bc.truth, bc.rate), rates)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -731,8 +731,10 @@ func (s *sliceState) shearMoves(r *rand.Rand, t float64) {
 }
 
 // pathMoves are the moves along the directions the likelihood leaves flat that every sweep on the
-// path from a reference ends with: the components' scales, and a matrix's shears.
+// path from a reference ends with: the components' scales, a matrix's shears, and the transfers of
+// a row's mass between components alike in every other mode.
 func (s *sliceState) pathMoves(r *rand.Rand, t float64) {
 	s.scaleMoves(r, t)
 	s.shearMoves(r, t)
+	s.transferMoves(r, t)
 }

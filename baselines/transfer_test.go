@@ -1,0 +1,89 @@
+package baselines
+
+import (
+	"math"
+	"slices"
+	"testing"
+
+	"gonum.org/v1/gonum/stat"
+
+	"github.com/stirank/stirank/rng"
+)
+
+// At t = 0 the path's distribution is the reference, which q.sample draws exactly: the transfers
+// from such a draw must leave it distributed as before. The reference's two components are alike
+// (the same Gamma of shape 20 for every row in both), as a component split in two is, so most
+// draws have a pair to move. The statistics are each mode's Σ log F and the largest share
+// min(F[i, a], F[i, b]) / (F[i, a] + F[i, b]) of a row, which the moves change; a move without
+// q's term (flat along the line at t = 0) fails it.
+func TestTransferKeepsTheReference(t *testing.T) {
+	const R, n = 2, 4000
+	shape := []int{6, 3, 3}
+	d := tiny(t, 9, shape, 1, 0.5)
+	p, err := NewProblem(d, []float64{0.5, 0.5, 0.5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rng.New(6)
+	fit := ReferenceFit{Rank: R}
+	for m, rows := range shape {
+		fit.Alpha, fit.Beta = append(fit.Alpha, make([]float64, rows*R)), append(fit.Beta, make([]float64, rows*R))
+		for i := range rows {
+			mean := 0.5 + float64((i+m)%3)
+			for k := range R {
+				fit.Alpha[m][i*R+k], fit.Beta[m][i*R+k] = 20, 20/mean
+			}
+		}
+	}
+	for range R {
+		fit.OrbitMean, fit.OrbitCov = append(fit.OrbitMean, []float64{0, 0}), append(fit.OrbitCov, []float64{0.01, 0, 0, 0.01})
+	}
+	q, err := p.newReference(fit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newSliceState(p, R, 1)
+	s.ref = q
+	stats := func() []float64 {
+		var v []float64
+		for m := range p.order {
+			logs, share := 0.0, 0.0
+			for i := 0; i < len(s.f.F[m]); i += R {
+				a, b := s.f.F[m][i], s.f.F[m][i+1]
+				logs += math.Log(a) + math.Log(b)
+				share = max(share, min(a, b)/(a+b))
+			}
+			v = append(v, logs, share)
+		}
+		return v
+	}
+	var before, after [][]float64
+	moved := 0
+	for range n {
+		q.sample(r, s.f)
+		s.refresh()
+		before = append(before, stats())
+		old := slices.Clone(s.f.F[0])
+		s.transferMoves(r, 0)
+		if !slices.Equal(old, s.f.F[0]) {
+			moved++
+		}
+		after = append(after, stats())
+	}
+	t.Logf("%d of %d draws moved", moved, n)
+	if moved < n/4 {
+		t.Fatalf("only %d of %d draws had a pair to move", moved, n)
+	}
+	for j := range before[0] {
+		var x, diff []float64
+		for i := range n {
+			x, diff = append(x, before[i][j]), append(diff, after[i][j]-before[i][j])
+		}
+		md, vd := stat.MeanVariance(diff, nil)
+		z := md / math.Sqrt(vd/n)
+		t.Logf("statistic %d: %.4f before, moved by %.4f on average (z = %.2f)", j, stat.Mean(x, nil), md, z)
+		if math.Abs(z) > 4 {
+			t.Errorf("statistic %d moved by %.4f on average (z = %.2f)", j, md, z)
+		}
+	}
+}
