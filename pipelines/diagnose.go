@@ -94,7 +94,9 @@ func (rr RankResult) Diagnose() Diagnostics {
 		case rr.Path != 0:
 			advice = "the path's estimate gives way to the check's (above)"
 		case rr.Disagree:
-			advice = "the estimate may be far off, as the check's disagreement above bears out"
+			// WithCheck gives way to the check where it lies above an uncovered path: here it
+			// lies below.
+			advice = "but a path that misses mass comes out low, and this one lies above the check on the power posteriors' ladder, so its estimate stands, the error bar widened by the difference (above)"
 		case !math.IsNaN(d.Gap):
 			advice = fmt.Sprintf("the estimate may be far off, but the check on the power posteriors' ladder agrees with it within %.1f standard errors", d.Gap)
 		}

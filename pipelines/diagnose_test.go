@@ -47,7 +47,7 @@ func TestDiagnose(t *testing.T) {
 		}, "agrees with it within 0.5 standard errors"},
 		{"disagree,uncovered", func(rr *RankResult) {
 			rr.Uncovered, rr.TIStdErr, rr.Check, rr.CheckStdErr, rr.Disagree = true, 0.6, -20, 0.8, true
-		}, "disagreement above bears out"},
+		}, "lies above the check"},
 		{"disagree,uncovered", func(rr *RankResult) {
 			rr.Uncovered, rr.TIStdErr, rr.Check, rr.CheckStdErr, rr.Disagree = true, 0.6, -10, 0.8, true
 			rr.LogEvidence, rr.Path = -10, -20
