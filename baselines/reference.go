@@ -63,6 +63,11 @@ type reference struct {
 	// (prepare); b is scratch.
 	tb, bb, aj, b, ub []float64
 	perm              *permScratch
+	// pairMinor[j·R + l] is the log permanent of L without rows a and b and columns j and l for
+	// the pair (a, b) of the transfer moves under way (beginPair); subL, subOut and sub are its
+	// scratch.
+	pairMinor, subL, subOut []float64
+	sub                     *permScratch
 }
 
 // ReferenceFit is a fitted reference as plain values, which cross Beam stages: the Gamma shape

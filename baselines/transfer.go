@@ -13,9 +13,9 @@ import (
 // (models.poissonAugmented.ridgePairs).
 const transferCos = 0.8
 
-// transferMoves moves, in every row i of every mode m, the row's mass between two components a
-// and b, for each pair of ridgePairs in turn, along the line F[i, a]·O_a + F[i, b]·O_b = const
-// (O = sliceState.others), which keeps the row's share of Σλ. Where the two components' columns
+// transferMoves moves, for each pair of ridgePairs of every mode m in turn and every row i of the
+// mode, the row's mass between the pair's two components a and b along the line
+// F[i, a]·O_a + F[i, b]·O_b = const (O = sliceState.others), which keeps the row's share of Σλ. Where the two components' columns
 // in every other mode are parallel (a true component split in two at an over-fitted rank), every
 // cell of the row sees the same λ anywhere on the line: the posterior is a ridge along it, shaped
 // by the prior and, on the path, by q, which the entry-wise slice sweeps cross by small steps
@@ -28,12 +28,14 @@ const transferCos = 0.8
 // and one slice update draws it. The pairs depend on the other modes' factors alone, which the
 // moves of mode m's rows leave as they are, so each move leaves π_t invariant.
 //
-// Tensors of order 3 or more only: a matrix has its shears (shearMoves), and the transfers on top
-// of them made the path's replicas spread 3–4 times beyond their noise at ranks 3 and 4 of the
-// 10×8 matrix of README's reference tables and moved rank 3 of the 12×10 one 3 nats low.
+// On a matrix the shears (shearMoves) mix two components' whole columns; a transfer moves one row's
+// share, where the other factor's two columns are nearly parallel. Both are needed: at rank 3 of
+// the 12×10 matrix of the README's reference tables (counts up to 1.4·10⁵, drawn at rank 2) the
+// path with shears alone came out 9.0–18.6 nats below AIS over four seeds, and with the transfers
+// 0.2–3.8.
 func (s *sliceState) transferMoves(r *rand.Rand, t float64) {
 	p, R, q := s.p, s.R, s.ref
-	if p.order < 3 || R < 2 {
+	if R < 2 {
 		return
 	}
 	for m := range p.order {
@@ -42,9 +44,12 @@ func (s *sliceState) transferMoves(r *rand.Rand, t float64) {
 			continue
 		}
 		fm, lm := s.f.F[m], p.Rates[m]
-		for ii := range p.shape[m] * len(pairs) {
-			i, pair := ii/len(pairs), pairs[ii%len(pairs)]
+		for ii := range len(pairs) * p.shape[m] {
+			pair, i := pairs[ii/p.shape[m]], ii%p.shape[m]
 			a, b := pair[0], pair[1]
+			if i == 0 {
+				q.beginPair(a, b)
+			}
 			oa, ob := s.others(m, a), s.others(m, b)
 			fa, fb := fm[i*R+a], fm[i*R+b]
 			total := fa*oa + fb*ob
@@ -148,12 +153,57 @@ func (s *sliceState) ridgePairs(m int) [][2]int {
 	return s.pairs
 }
 
+// beginPair computes the minors pairMinor of L for the transfers between components a and b:
+// they leave every other row of L as it is, so the minors hold for the moves of every row of the
+// mode, and log q along a move is a sum over R(R − 1) terms (transferLog) instead of a
+// permanent's 2^R·R.
+func (q *reference) beginPair(a, b int) {
+	R := q.R
+	if q.pairMinor == nil {
+		q.pairMinor = make([]float64, R*R)
+		if R > 2 {
+			q.subL, q.subOut, q.sub = make([]float64, (R-1)*(R-1)), make([]float64, R-1), newPermScratch(R-1)
+		}
+	}
+	for j := range R {
+		q.pairMinor[j*R+j] = math.Inf(-1)
+		if R == 2 {
+			q.pairMinor[j*R+1-j] = 0
+			continue
+		}
+		// L without row a and column j; b's row in it is b or b − 1.
+		n := 0
+		for r := range R {
+			if r == a {
+				continue
+			}
+			for c := range R {
+				if c != j {
+					q.subL[n] = q.L[r*R+c]
+					n++
+				}
+			}
+		}
+		rb := b
+		if b > a {
+			rb--
+		}
+		q.sub.logMinors(q.subL, rb, q.subOut)
+		for c, v := range q.subOut {
+			l := c
+			if c >= j {
+				l++
+			}
+			q.pairMinor[j*R+l] = v
+		}
+	}
+}
+
 // transferLog is log q with entries a and b of row i of mode m at xa and xb (transferMoves): rows
-// a and b of L recomputed from their changed entries, and the permanent. It needs T and B
-// consistent with f.
+// a and b of L recomputed from their changed entries, and the permanent expanded along them with
+// beginPair's minors. It needs T and B consistent with f.
 func (q *reference) transferLog(f Factors, m, i, a, b int, xa, xb float64) float64 {
 	R, M := q.R, q.M
-	copy(q.Ls, q.L)
 	fm := f.F[m]
 	for _, c := range [2]struct {
 		k  int
@@ -168,5 +218,20 @@ func (q *reference) transferLog(f Factors, m, i, a, b int, xa, xb float64) float
 			q.Ls[c.k*R+j] = q.T[c.k*R+j] + q.term(m, e, j, logNu) - q.term(m, e, j, logOld) + q.orbitLSE(j, q.b, &q.hint[c.k*R+j])
 		}
 	}
-	return q.perm.logPerm(q.Ls) - q.logFact
+	top := math.Inf(-1)
+	for j := range R {
+		for l := range R {
+			top = max(top, q.Ls[a*R+j]+q.Ls[b*R+l]+q.pairMinor[j*R+l])
+		}
+	}
+	if math.IsInf(top, 0) || math.IsNaN(top) {
+		return top
+	}
+	sum := 0.0
+	for j := range R {
+		for l := range R {
+			sum += math.Exp(q.Ls[a*R+j] + q.Ls[b*R+l] + q.pairMinor[j*R+l] - top)
+		}
+	}
+	return top + math.Log(sum) - q.logFact
 }

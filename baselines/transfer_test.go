@@ -25,19 +25,7 @@ func TestTransferKeepsTheReference(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := rng.New(6)
-	fit := ReferenceFit{Rank: R}
-	for m, rows := range shape {
-		fit.Alpha, fit.Beta = append(fit.Alpha, make([]float64, rows*R)), append(fit.Beta, make([]float64, rows*R))
-		for i := range rows {
-			mean := 0.5 + float64((i+m)%3)
-			for k := range R {
-				fit.Alpha[m][i*R+k], fit.Beta[m][i*R+k] = 20, 20/mean
-			}
-		}
-	}
-	for range R {
-		fit.OrbitMean, fit.OrbitCov = append(fit.OrbitMean, []float64{0, 0}), append(fit.OrbitCov, []float64{0.01, 0, 0, 0.01})
-	}
+	fit := alikeFit(shape, R)
 	q, err := p.newReference(fit)
 	if err != nil {
 		t.Fatal(err)
@@ -84,6 +72,69 @@ func TestTransferKeepsTheReference(t *testing.T) {
 		t.Logf("statistic %d: %.4f before, moved by %.4f on average (z = %.2f)", j, stat.Mean(x, nil), md, z)
 		if math.Abs(z) > 4 {
 			t.Errorf("statistic %d moved by %.4f on average (z = %.2f)", j, md, z)
+		}
+	}
+}
+
+// alikeFit is a reference of R alike components on a tensor of the given shape: the same Gamma of
+// shape 20 for every row in each.
+func alikeFit(shape []int, R int) ReferenceFit {
+	fit := ReferenceFit{Rank: R}
+	d := len(shape) - 1
+	for m, rows := range shape {
+		fit.Alpha, fit.Beta = append(fit.Alpha, make([]float64, rows*R)), append(fit.Beta, make([]float64, rows*R))
+		for i := range rows {
+			mean := 0.5 + float64((i+m)%3)
+			for k := range R {
+				fit.Alpha[m][i*R+k], fit.Beta[m][i*R+k] = 20, 20/mean
+			}
+		}
+	}
+	for range R {
+		cov := make([]float64, d*d)
+		for a := range d {
+			cov[a*d+a] = 0.01
+		}
+		fit.OrbitMean, fit.OrbitCov = append(fit.OrbitMean, make([]float64, d)), append(fit.OrbitCov, cov)
+	}
+	return fit
+}
+
+// transferLog, the permanent expanded along the two moved rows with beginPair's minors, is log q
+// at the moved point as a reference refreshed there computes it.
+func TestTransferLogMatchesTheReference(t *testing.T) {
+	shape := []int{5, 4, 3}
+	d := tiny(t, 9, shape, 1, 0.5)
+	p, err := NewProblem(d, []float64{0.5, 0.5, 0.5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rng.New(8)
+	for _, R := range []int{2, 3, 5} {
+		fit := alikeFit(shape, R)
+		q, err := p.newReference(fit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		moved, err := p.newReference(fit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, g := p.NewFactors(R), p.NewFactors(R)
+		for trial := range 20 {
+			q.sample(r, f)
+			m, i := trial%len(shape), r.IntN(shape[trial%len(shape)])
+			a := r.IntN(R)
+			b := (a + 1 + r.IntN(R-1)) % R
+			xa, xb := f.F[m][i*R+a]*math.Exp(r.NormFloat64()), f.F[m][i*R+b]*math.Exp(r.NormFloat64())
+			q.beginPair(a, b)
+			got := q.transferLog(f, m, i, a, b, xa, xb)
+			g.CopyFrom(f)
+			g.F[m][i*R+a], g.F[m][i*R+b] = xa, xb
+			moved.refresh(g)
+			if want := moved.logDensity(); math.Abs(got-want) > 1e-9*max(1, math.Abs(want)) {
+				t.Errorf("R=%d, mode %d, row %d, pair (%d, %d): transferLog %.12g, log q there %.12g", R, m, i, a, b, got, want)
+			}
 		}
 	}
 }
