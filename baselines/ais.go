@@ -130,8 +130,7 @@ type AISRun struct {
 // of the basin q was fitted in (and its relabelings): a basin that the Gibbs run did not visit is
 // missed, as by Chib's method. The conditional gains (1−t)·log q(θ) as a function of the entry,
 // and the prior's term becomes t·λ_m e^φ; every entry is slice-sampled, and every sweep ends with
-// the scale moves and, for a matrix, the shear moves, for a tensor the transfer moves
-// (sliceState.pathMoves).
+// the scale moves, a matrix's shear moves and the transfer moves (sliceState.pathMoves).
 func (p *Problem) AIS(ctx context.Context, R, run int, cfg AISConfig) (AISRun, error) {
 	if err := cfg.Validate(); err != nil {
 		return AISRun{}, err

@@ -20,8 +20,8 @@ import (
 // moment-match a Gamma to every factor entry; the product is spread back along the orbits and
 // symmetrised over the components' relabelings (baselines.ReferenceFit). Then one chain per rung
 // of Config.Ladder draws its start from q and runs Config.Steps sweeps of slice sampling on the
-// exact conditionals of π_t, each ended by scale moves and a matrix's shears or a tensor's
-// transfers (Config.Burnin of them
+// exact conditionals of π_t, each ended by scale moves, a matrix's shears and transfer moves
+// (Config.Burnin of them
 // discarded), recording
 // log p(X | θ) + log p(θ) − log q(θ), whose mean is d/dt log Z(t); the corrected trapezoid in t
 // (evidence.Ladder.PathRule) integrates it to log p(X | R) − log 1.
