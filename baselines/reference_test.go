@@ -80,13 +80,22 @@ func TestReferenceMovesKeepTheReference(t *testing.T) {
 		s.pathMoves(r, 0)
 		after = append(after, stats())
 	}
+	unmoved(t, before, after)
+}
+
+// unmoved checks that the mean change of every statistic from before[i] to after[i] over the draws
+// i is zero within 4 of its standard errors: a move from an exact draw of its invariant
+// distribution leaves each statistic's distribution as it was.
+func unmoved(t *testing.T, before, after [][]float64) {
+	t.Helper()
+	n := len(before)
 	for j := range before[0] {
 		var x, diff []float64
 		for i := range n {
 			x, diff = append(x, before[i][j]), append(diff, after[i][j]-before[i][j])
 		}
 		md, vd := stat.MeanVariance(diff, nil)
-		z := md / math.Sqrt(vd/n)
+		z := md / math.Sqrt(vd/float64(n))
 		t.Logf("statistic %d: %.4f before, moved by %.4f on average (z = %.2f)", j, stat.Mean(x, nil), md, z)
 		if math.Abs(z) > 4 {
 			t.Errorf("statistic %d moved by %.4f on average (z = %.2f)", j, md, z)

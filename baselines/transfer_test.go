@@ -5,8 +5,6 @@ import (
 	"slices"
 	"testing"
 
-	"gonum.org/v1/gonum/stat"
-
 	"github.com/stirank/stirank/rng"
 )
 
@@ -62,18 +60,7 @@ func TestTransferKeepsTheReference(t *testing.T) {
 	if moved < n/4 {
 		t.Fatalf("only %d of %d draws had a pair to move", moved, n)
 	}
-	for j := range before[0] {
-		var x, diff []float64
-		for i := range n {
-			x, diff = append(x, before[i][j]), append(diff, after[i][j]-before[i][j])
-		}
-		md, vd := stat.MeanVariance(diff, nil)
-		z := md / math.Sqrt(vd/n)
-		t.Logf("statistic %d: %.4f before, moved by %.4f on average (z = %.2f)", j, stat.Mean(x, nil), md, z)
-		if math.Abs(z) > 4 {
-			t.Errorf("statistic %d moved by %.4f on average (z = %.2f)", j, md, z)
-		}
-	}
+	unmoved(t, before, after)
 }
 
 // alikeFit is a reference of R alike components on a tensor of the given shape: the same Gamma of
