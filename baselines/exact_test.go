@@ -9,18 +9,33 @@ import (
 	"github.com/stirank/stirank/tensor"
 )
 
-// tiny returns a small dataset drawn from the model.
+// tiny returns a small dataset drawn from the model with the prior rate on every factor.
 func tiny(t testing.TB, seed uint64, shape []int, R int, rate float64) *tensor.Sparse {
 	t.Helper()
-	rates := make([]float64, len(shape))
-	for m := range rates {
-		rates[m] = rate
-	}
-	d, _, err := models.GeneratePoisson(rng.New(seed), shape, R, rates)
+	d, _, err := models.GeneratePoisson(rng.New(seed), shape, R, sameRates(shape, rate))
 	if err != nil {
 		t.Fatal(err)
 	}
 	return d
+}
+
+// tinyProblem is the problem of tiny's dataset under the prior it was drawn from.
+func tinyProblem(t testing.TB, seed uint64, shape []int, R int, rate float64) *Problem {
+	t.Helper()
+	p, err := NewProblem(tiny(t, seed, shape, R, rate), sameRates(shape, rate))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// sameRates is rate for every mode of shape.
+func sameRates(shape []int, rate float64) []float64 {
+	rates := make([]float64, len(shape))
+	for m := range rates {
+		rates[m] = rate
+	}
+	return rates
 }
 
 // forTinyExact calls check with every rank 1–3 of three tiny NMF and CP sets, the set's problem and

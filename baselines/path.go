@@ -32,12 +32,11 @@ func (p *Problem) RunPath(ctx context.Context, r *rand.Rand, fit ReferenceFit, t
 	if !(t >= 0 && t <= 1) {
 		return c, fmt.Errorf("reference path: temperature %v outside [0, 1]", t)
 	}
-	q, err := p.newReference(fit)
+	s, err := p.newPathState(fit, width)
 	if err != nil {
 		return c, err
 	}
-	s := newSliceState(p, fit.Rank, width)
-	s.ref = q
+	q := s.ref
 	q.sample(r, s.f)
 	c.Records = make([]float64, 0, records)
 	s.refresh()
@@ -66,4 +65,16 @@ func (p *Problem) RunPath(ctx context.Context, r *rand.Rand, fit ReferenceFit, t
 	}
 	c.CellEvals = s.cellEvals
 	return c, nil
+}
+
+// newPathState is a slice sampler's state on the path from the reference fit describes, with
+// width its initial interval.
+func (p *Problem) newPathState(fit ReferenceFit, width float64) (*sliceState, error) {
+	q, err := p.newReference(fit)
+	if err != nil {
+		return nil, err
+	}
+	s := newSliceState(p, fit.Rank, width)
+	s.ref = q
+	return s, nil
 }

@@ -70,14 +70,7 @@ func BenchmarkPathSweep(b *testing.B) {
 		{"8x6x5/R=3", []int{8, 6, 5}, 0.1, 2, 3},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
-			rates := make([]float64, len(bc.shape))
-			for m := range rates {
-				rates[m] = bc.rate
-			}
-			p, err := NewProblem(tiny(b, 3, bc.shape, bc.truth, bc.rate), rates)
-			if err != nil {
-				b.Fatal(err)
-			}
+			p := tinyProblem(b, 3, bc.shape, bc.truth, bc.rate)
 			ctx := context.Background()
 			fit, err := p.SketchReference(ctx, rng.New(1), bc.R, 40)
 			if err != nil {

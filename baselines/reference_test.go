@@ -39,22 +39,17 @@ func TestReferenceAISExact(t *testing.T) {
 // without it.
 func TestReferenceMovesKeepTheReference(t *testing.T) {
 	const R, n = 2, 4000
-	d := tiny(t, 21, []int{12, 3}, R, 0.5)
-	p, err := NewProblem(d, []float64{0.5, 0.5})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := tinyProblem(t, 21, []int{12, 3}, R, 0.5)
 	r := rng.New(5)
 	fit, err := p.fitReference(context.Background(), r, R, 1, 0, 200, 400)
 	if err != nil {
 		t.Fatal(err)
 	}
-	q, err := p.newReference(fit)
+	s, err := p.newPathState(fit, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := newSliceState(p, R, 1)
-	s.ref = q
+	q := s.ref
 	stats := func() []float64 {
 		var v []float64
 		for m := range p.order {

@@ -17,19 +17,13 @@ import (
 func TestTransferKeepsTheReference(t *testing.T) {
 	const R, n = 2, 4000
 	shape := []int{6, 3, 3}
-	d := tiny(t, 9, shape, 1, 0.5)
-	p, err := NewProblem(d, []float64{0.5, 0.5, 0.5})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := tinyProblem(t, 9, shape, 1, 0.5)
 	r := rng.New(6)
-	fit := alikeFit(shape, R)
-	q, err := p.newReference(fit)
+	s, err := p.newPathState(alikeFit(shape, R), 1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := newSliceState(p, R, 1)
-	s.ref = q
+	q := s.ref
 	stats := func() []float64 {
 		var v []float64
 		for m := range p.order {
@@ -91,11 +85,7 @@ func alikeFit(shape []int, R int) ReferenceFit {
 // at the moved point as a reference refreshed there computes it.
 func TestTransferLogMatchesTheReference(t *testing.T) {
 	shape := []int{5, 4, 3}
-	d := tiny(t, 9, shape, 1, 0.5)
-	p, err := NewProblem(d, []float64{0.5, 0.5, 0.5})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := tinyProblem(t, 9, shape, 1, 0.5)
 	r := rng.New(8)
 	for _, R := range []int{2, 3, 5} {
 		fit := alikeFit(shape, R)
