@@ -25,8 +25,9 @@ const transferCos = 0.8
 //
 //	log π_t(u) = t·[Σ_{n in row} x_n log λ_n(u) − λ_m·(F[i, a] + F[i, b])] + (1 − t)·log q(θ(u)),
 //
-// and one slice update draws it. The pairs depend on the other modes' factors alone, which the
-// moves of mode m's rows leave as they are, so each move leaves π_t invariant.
+// and one slice update draws it (without a reference, q's term is left out: the power posterior's
+// conditional, as crossFlats takes it). The pairs depend on the other modes' factors alone, which
+// the moves of mode m's rows leave as they are, so each move leaves π_t invariant.
 //
 // On a matrix the shears (shearMoves) mix two components' whole columns; a transfer moves one row's
 // share, where the other factor's two columns are nearly parallel. Both are needed: at rank 3 of
@@ -47,7 +48,7 @@ func (s *sliceState) transferMoves(r *rand.Rand, t float64) {
 		for ii := range len(pairs) * p.shape[m] {
 			pair, i := pairs[ii/p.shape[m]], ii%p.shape[m]
 			a, b := pair[0], pair[1]
-			if i == 0 {
+			if i == 0 && q != nil {
 				q.beginPair(a, b)
 			}
 			oa, ob := s.others(m, a), s.others(m, b)
@@ -88,6 +89,9 @@ func (s *sliceState) transferMoves(r *rand.Rand, t float64) {
 				}
 				v = s.prods.Counted(v)
 				s.cellEvals += int64(nc)
+				if q == nil {
+					return t * (v - lm*(xa+xb))
+				}
 				return t*(v-lm*(xa+xb)) + (1-t)*q.transferLog(s.f, m, i, a, b, xa, xb)
 			}
 			u0 := fa * oa / total
@@ -99,8 +103,10 @@ func (s *sliceState) transferMoves(r *rand.Rand, t float64) {
 			if !(xa > 0 && xb > 0) || math.IsInf(xa, 0) || math.IsInf(xb, 0) {
 				continue
 			}
-			q.update(m, i*R+a, a, fa, xa)
-			q.update(m, i*R+b, b, fb, xb)
+			if q != nil {
+				q.update(m, i*R+a, a, fa, xa)
+				q.update(m, i*R+b, b, fb, xb)
+			}
 			fm[i*R+a], fm[i*R+b] = xa, xb
 			s.cs[m][a] += xa - fa
 			s.cs[m][b] += xb - fb

@@ -16,7 +16,9 @@ import (
 // the posterior (the generalised stepping-stone path of Fan et al. 2011), for the Poisson models
 // with exponential priors (models.Info.ExpPoissonRates). Each replica of a rank (Config.Chains of
 // them) first fits its own q: a Gibbs run at t = 1 from the best of 4 prior runs of 50 sweeps,
-// Burnin sweeps, then Sweeps more whose draws, balanced along their components' scale orbits,
+// Burnin sweeps, each ended by a matrix's shears and transfer moves, which let it reach the basins
+// a split component's rows spread over, then Sweeps more, plain, whose draws, balanced along
+// their components' scale orbits,
 // moment-match a Gamma to every factor entry; the product is spread back along the orbits and
 // symmetrised over the components' relabelings (baselines.ReferenceFit). Then one chain per rung
 // of Config.Ladder draws its start from q and runs Config.Steps sweeps of slice sampling on the
