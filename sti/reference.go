@@ -64,7 +64,7 @@ func (a ReferencePath) Validate() error {
 // row's cells and, from a reference, sums over its grid, where a Gibbs sweep splits the counts
 // once: with the check (Config.Check, which the command line sets within CheckSteps), ranks 3–6
 // of a 257×275 spectrogram took six times the default's wall time, ranks 1–10 of the embedded
-// default twenty-one and of the ICASSP set seventy-four (README).
+// default thirty-three and of the ICASSP set seventy-four (README).
 func DefaultReference(model string) Config {
 	c := Default(model)
 	c.Ladder, c.FitLadder, c.Rank1, c.Allocate = evidence.Path(20, 6), false, nil, false
