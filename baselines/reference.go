@@ -96,7 +96,7 @@ type ReferenceFit struct {
 // out 7–11 nats low at 3 seeds of 4. After a burn-in with the moves the halves' cosine in one
 // mode is 0.48–0.85 at 11 seeds of 12, and the path is within 0.33 nat at all four. The draws q
 // is fitted to are plain: a Gamma product fitted to draws that roam a ridge puts its mass off the
-// ridge too, and with the transfers in every sweep of the fit the path came out 2–70 nats high
+// ridge too, and with the transfers in every sweep of the fit the path came out 1.9–70 nats high
 // at rank 3 of a 12×10 matrix with counts up to 1.4·10⁵.
 func (p *Problem) FitReference(ctx context.Context, r *rand.Rand, R, burnin, sweeps int) (ReferenceFit, error) {
 	return p.fitReference(ctx, r, R, referenceStarts, referenceStartSweeps, burnin, sweeps)
