@@ -270,11 +270,25 @@ func (p *Problem) chib(ctx context.Context, R, replica int, cfg ChibConfig, from
 	}
 
 	// Burn-in; θ* is the point of highest log joint among the sweeps of its second half, moved
-	// uphill to the nearby mode of the posterior of the log-factors (see LogModeRefine).
+	// uphill to the nearby mode of the posterior of the log-factors (see LogModeRefine). The
+	// first half's sweeps end with the moves along the directions the likelihood leaves flat
+	// (sliceState.crossFlats), as a reference's fit's burn-in does (FitReference): at an
+	// over-fitted rank with large counts the plain sweeps leave a component split in two where
+	// the start put its halves, and θ* and the ordinates were read in whichever basin that was.
+	// Over seeds 1–4 on Glass (ranks 2–5), a 10×8 matrix with counts in the hundreds (2–4), a
+	// 12×10 matrix with counts up to 1.4·10⁵ (2–3) and an 8×6×5 tensor with counts in the tens
+	// of thousands (2–3), the 44 estimates' mean distance from long AIS went from 9.65 nats to
+	// 2.22, those within 3 of their standard errors from 35 to 41, and the rank chosen was the
+	// references' in 16 runs of 16 instead of 11 (README). With the moves in every burn-in
+	// sweep, rank 3 of the tensor came out 7.1 nats high at seed 1 instead of 2.6.
 	star := g.State.Clone()
 	bestLJ := math.Inf(-1)
+	flat := newSliceState(p, R, 1)
 	for k := range cfg.Burnin {
 		g.Sweep(r)
+		if k < cfg.Burnin/2 {
+			flat.crossFlats(r, g)
+		}
 		if k >= cfg.Burnin/2 {
 			if lj := g.LogJoint(); lj > bestLJ {
 				bestLJ = lj
@@ -375,7 +389,7 @@ func (p *Problem) chib(ctx context.Context, R, replica int, cfg ChibConfig, from
 		res.BlockSE = append(res.BlockSE, math.Sqrt(v))
 	}
 	g.AfterAllocate = nil
-	res.CellEvals = g.CellEvals()
+	res.CellEvals = g.CellEvals() + flat.cellEvals
 	res.LogEvidence = res.LogLik + res.LogPrior - res.LogOrdinate
 	res.StdErr = math.Sqrt(variance)
 	if math.IsNaN(res.LogEvidence) || math.IsInf(res.LogEvidence, 0) {
