@@ -127,7 +127,7 @@ func TestSTIAgreesWithAISOnLargeCounts(t *testing.T) {
 // agrees with AIS from the prior (20 000 temperatures, 8 runs; at 100 000 it was 0.4 nat higher,
 // README) within 1.5 nats at two seeds, and Chib's method within 3 at one. Both need the moves
 // in their burn-in (Problem.FitReference, Problem.Chib): with plain sweeps the path came out
-// 7.10 and 7.01 nats below AIS at these seeds, and Chib's method 48 above it. About 45 s on two
+// 7.10 and 7.01 nats below AIS at these seeds, and Chib's method 48 above it. About 35 s on two
 // cores; skipped with -short.
 func TestReferencePathAndChibAgreeWithAISOnASplitComponent(t *testing.T) {
 	if testing.Short() {
