@@ -288,12 +288,9 @@ func (p *Problem) chib(ctx context.Context, R, replica int, cfg ChibConfig, from
 		g.Sweep(r)
 		if k < cfg.Burnin/2 {
 			flat.crossFlats(r, g)
-		}
-		if k >= cfg.Burnin/2 {
-			if lj := g.LogJoint(); lj > bestLJ {
-				bestLJ = lj
-				star.CopyFrom(g.State)
-			}
+		} else if lj := g.LogJoint(); lj > bestLJ {
+			bestLJ = lj
+			star.CopyFrom(g.State)
 		}
 		if err := check(k); err != nil {
 			return res, err
