@@ -4,16 +4,13 @@ import (
 	"context"
 	"math"
 	"slices"
-	"sync"
 	"testing"
 
 	"github.com/stirank/stirank/baselines"
 	"github.com/stirank/stirank/estimators"
-	"github.com/stirank/stirank/evidence"
 	"github.com/stirank/stirank/models"
 	"github.com/stirank/stirank/rng"
 	"github.com/stirank/stirank/sti"
-	"github.com/stirank/stirank/tensor"
 )
 
 // STI (sti.Default), Chib and AIS on small NMF (10×8) and CP (6×5×4) datasets of true rank 3:
@@ -149,7 +146,18 @@ func TestReferencePathAndChibAgreeWithAISOnASplitComponent(t *testing.T) {
 	for _, seed := range []uint64{2, 3} {
 		cfg := sti.DefaultReference("cp")
 		cfg.Seed = seed
-		re := runRank(t, d, models.PoissonSpec("cp", rates, models.LogScale), cfg, 3)
+		spec, err := estimators.NewSpec(estimators.STIName, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e, err := estimators.New(models.PoissonSpec("cp", rates, models.LogScale), spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		re, err := estimators.RunRank(context.Background(), e, d, 3, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
 		t.Logf("seed %d: path %.2f ± %.2f, ais %.2f ± %.2f", seed, re.LogEvidence, re.StdErr, ref, refSE)
 		if d := re.LogEvidence - ref; math.Abs(d) > 1.5 {
 			t.Errorf("seed %d: the path's %.2f ± %.2f is %+.2f from ais's %.2f ± %.2f", seed, re.LogEvidence, re.StdErr, d, ref, refSE)
@@ -162,63 +170,4 @@ func TestReferencePathAndChibAgreeWithAISOnASplitComponent(t *testing.T) {
 	if d := c - ref; math.Abs(d) > 3 {
 		t.Errorf("seed 2: chib's %.2f ± %.2f is %+.2f from ais's %.2f ± %.2f", c, cSE, d, ref, refSE)
 	}
-}
-
-// runRank estimates rank R of d with cfg as the pipeline does, its tasks on two cores in-process.
-func runRank(t *testing.T, d *tensor.Sparse, spec models.Spec, cfg sti.Config, R int) evidence.RankEvidence {
-	t.Helper()
-	es, err := estimators.NewSpec(estimators.STIName, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, err := estimators.New(spec, es)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := e.Prepare(d)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// A staged estimator's first tasks (the fits) expand into the rest (the chains).
-	var results []estimators.Result
-	for tasks := e.Tasks(R); len(tasks) > 0; {
-		res, more, errs := make([]estimators.Result, len(tasks)), make([][]estimators.Task, len(tasks)), make([]error, len(tasks))
-		var wg sync.WaitGroup
-		sem := make(chan struct{}, 2)
-		for i, task := range tasks {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				sem <- struct{}{}
-				defer func() { <-sem }()
-				if x, ok := p.(estimators.Expander); ok && estimators.IsStaged(e) && task.Stage == 0 {
-					res[i], more[i], errs[i] = x.Expand(context.Background(), task)
-					return
-				}
-				res[i], errs[i] = p.Run(context.Background(), task)
-			}()
-		}
-		wg.Wait()
-		tasks = nil
-		for i, err := range errs {
-			if err != nil {
-				t.Fatal(err)
-			}
-			results, tasks = append(results, res[i]), append(tasks, more[i]...)
-		}
-	}
-	slices.SortStableFunc(results, func(a, b estimators.Result) int {
-		switch {
-		case a.Task.Less(b.Task):
-			return -1
-		case b.Task.Less(a.Task):
-			return 1
-		}
-		return 0
-	})
-	re, err := e.Combine(R, results)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return re
 }

@@ -15,13 +15,13 @@ const transferCos = 0.8
 
 // transferMoves moves, for each pair of ridgePairs of every mode m in turn and every row i of the
 // mode, the row's mass between the pair's two components a and b along the line
-// F[i, a]·O_a + F[i, b]·O_b = const (O = sliceState.others), which keeps the row's share of Σλ. Where the two components' columns
-// in every other mode are parallel (a true component split in two at an over-fitted rank), every
-// cell of the row sees the same λ anywhere on the line: the posterior is a ridge along it, shaped
-// by the prior and, on the path, by q, which the entry-wise slice sweeps cross by small steps
-// where the counts are large, and chains near t = 1 stay where their draw from q put them. The
-// share u = F[i, a]·O_a / const ∈ (0, 1) maps linearly onto the line, so its conditional on the
-// path is
+// F[i, a]·O_a + F[i, b]·O_b = const (O = sliceState.others), which keeps the row's share of Σλ.
+// Where the two components' columns in every other mode are parallel (a true component split in
+// two at an over-fitted rank), every cell of the row sees the same λ anywhere on the line: the
+// posterior is a ridge along it, shaped by the prior and, on the path, by q, which the entry-wise
+// slice sweeps cross by small steps where the counts are large, and chains near t = 1 stay where
+// their draw from q put them. The share u = F[i, a]·O_a / const ∈ (0, 1) maps linearly onto the
+// line, so its conditional on the path is
 //
 //	log π_t(u) = t·[Σ_{n in row} x_n log λ_n(u) − λ_m·(F[i, a] + F[i, b])] + (1 − t)·log q(θ(u)),
 //

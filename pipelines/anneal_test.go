@@ -1,11 +1,13 @@
 package pipelines
 
 import (
+	"context"
 	"math"
 	"math/rand/v2"
 	"reflect"
 	"testing"
 
+	"github.com/stirank/stirank/estimators"
 	"github.com/stirank/stirank/evidence"
 	"github.com/stirank/stirank/models"
 	"github.com/stirank/stirank/sti"
@@ -107,4 +109,32 @@ func rank1OnWorkers(t *testing.T, cfg sti.Config) (Result, float64) {
 		t.Fatalf("1 and 3 workers differ:\n%+v\n%+v", one.Ranks, three.Ranks)
 	}
 	return one, exact
+}
+
+// estimators.RunRank computes in one process what the pipeline computes for a rank of a staged
+// estimator (the paths from references: fits, then chains), to the last digit.
+func TestRunRankMatchesThePipeline(t *testing.T) {
+	cfg := sti.DefaultReference("nmf")
+	cfg.Chains, cfg.Ladder, cfg.Steps, cfg.Burnin = 2, evidence.Sigmoid(10, 6), 60, 15
+	cfg.Reference.Burnin, cfg.Reference.Sweeps = 100, 100
+	rates := []float64{0.5, 0.5}
+	data, _, err := models.GeneratePoisson(rand.New(rand.NewPCG(7, 7)), []int{12, 9}, 2, rates)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := inline(t, data, models.PoissonSpec("nmf", rates, models.LogScale), cfg)
+	o.Ranks = []int{2}
+	got, _ := runPipeline(t, o)
+	e, err := o.Work.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	re, err := estimators.RunRank(context.Background(), e, data, 2, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := got.Ranks[0]
+	if float64(g.LogEvidence) != re.LogEvidence || float64(g.StdErr) != re.StdErr || g.Steps != int64(re.Steps) {
+		t.Errorf("pipeline %v ± %v in %d steps, RunRank %v ± %v in %d", g.LogEvidence, g.StdErr, g.Steps, re.LogEvidence, re.StdErr, re.Steps)
+	}
 }

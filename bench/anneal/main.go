@@ -26,7 +26,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/stirank/stirank/baselines"
@@ -367,69 +366,13 @@ func run(s dataset, R int, cfg sti.Config) evidence.RankEvidence {
 	if err != nil {
 		log.Fatal(err)
 	}
-	p, err := e.Prepare(s.data)
-	if err != nil {
-		log.Fatal(err)
-	}
-	ctx := context.Background()
-	var (
-		mu      sync.Mutex
-		results []estimators.Result
-		next    []estimators.Task
-	)
-	// Every task on its own core, as the Beam layer runs them; each depends on itself alone.
-	each := func(ts []estimators.Task, do func(estimators.Task)) {
-		var wg sync.WaitGroup
-		sem := make(chan struct{}, runtime.GOMAXPROCS(0))
-		for _, t := range ts {
-			wg.Add(1)
-			sem <- struct{}{}
-			go func() {
-				defer func() { <-sem; wg.Done() }()
-				do(t)
-			}()
-		}
-		wg.Wait()
-	}
-	each(e.Tasks(R), func(t estimators.Task) {
-		if x, ok := p.(estimators.Expander); ok && estimators.IsStaged(e) {
-			r, more, err := x.Expand(ctx, t)
-			if err != nil {
-				log.Fatal(err)
-			}
-			mu.Lock()
-			results, next = append(results, r), append(next, more...)
-			mu.Unlock()
-			return
-		}
-		mu.Lock()
-		next = append(next, t)
-		mu.Unlock()
-	})
-	each(next, func(t estimators.Task) {
-		r, err := p.Run(ctx, t)
-		if err != nil {
-			log.Fatal(err)
-		}
-		mu.Lock()
-		results = append(results, r)
-		mu.Unlock()
-	})
-	sortResults(results)
-	re, err := e.Combine(R, results)
+	// Every task on its own core, as the Beam layer runs them.
+	re, err := estimators.RunRank(context.Background(), e, s.data, R, runtime.GOMAXPROCS(0))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 	return re
-}
-
-func sortResults(rs []estimators.Result) {
-	for i := 1; i < len(rs); i++ {
-		for j := i; j > 0 && rs[j].Task.Less(rs[j-1].Task); j-- {
-			rs[j], rs[j-1] = rs[j-1], rs[j]
-		}
-	}
 }
 
 // aisReferencesCSV holds, per data set (a substring of its name) and rank, the mean of 4 AIS runs
