@@ -7,6 +7,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	core "github.com/stirank/stirank/baselines"
 	"io"
 	"io/fs"
 	"maps"
@@ -148,9 +149,13 @@ Models (--model):%s
 
 Defaults (sti.Default): a power ladder of %d temperatures above 0 with exponent %g (%s),
 steepened up to %d for %s where the data's exact rank-1 curve needs it,
-%d chains per temperature, SG-MCMC steps with control variates where a step reads a subsample;%s`,
+%d chains per temperature, SG-MCMC steps with control variates where a step reads a subsample;%s
+
+On an nmf matrix of at least %d stored cells, at ranks up to %d of which one is above 1, the
+default is --reference instead (sti.PrefersReference: see README, Paths from references), unless
+a flag of the power ladder's chains or --reference=false is given.`,
 		list.String(), len(c.Ladder)-1, float64(evidence.DefaultPower), defaultLadder, evidence.MaxFitPower, fittedLadderModels(), c.Chains,
-		perModel.String())
+		perModel.String(), sti.ReferenceMinCells, core.MaxReferenceRank)
 }
 
 // selectFlags are the command's own flags (the Beam flags are forwarded by the runners package).
@@ -205,7 +210,7 @@ func newSelectFlagSet(name, synopsis, help string, extra func(*flag.FlagSet)) (*
 	fs.StringVar(&f.ladder, "ladder", defaultLadder, fmt.Sprintf("ladder: power:C (t_i = (i/T)^C), uniform, sigmoid:S (a logistic of −S..S rescaled to 0..1), path:S (sigmoid:S and up to 7 rungs toward 1 − 10⁻⁶, --reference's default with S = 6), or list:0,…,1 (ignores --temperatures); without it %s fit C to the data (%d to %d, see README)", fittedLadderModels(), evidence.DefaultPower, evidence.MaxFitPower))
 	fs.IntVar(&f.chains, "chains", p.Chains, "chains (replicas) per rank and temperature; with --anneal, annealed replicas per rank (default 3)")
 	fs.BoolVar(&f.anneal, "anneal", false, "anneal a population per replica (adaptive-tempered SMC) for an adaptive ladder, chain starts and a second estimate, SMC's, flagged where the two disagree (see README: as accurate as the default ladder on small sets; on large data it costs several times more and can miss modes)")
-	fs.BoolVar(&f.reference, "reference", false, fmt.Sprintf("integrate along the path from a reference fitted to the posterior instead of the power posteriors (%s): each of 4 replicas per rank fits its own to a Gibbs run at t = 1, then runs one chain per rung of a path:6 ladder of 27 temperatures (--steps and --burnin count its slice-sampling sweeps); replicas whose runs found basins of less mass are listed apart (see README, Paths from references: slower, and right where the default ladder is 9–43 nats high)", models.Or(models.NamesOf(estimators.BaselineModels()))))
+	fs.BoolVar(&f.reference, "reference", false, fmt.Sprintf("integrate along the path from a reference fitted to the posterior instead of the power posteriors (%s): each of 4 replicas per rank fits its own to a Gibbs run at t = 1, then runs one chain per rung of a path:6 ladder of 27 temperatures (--steps and --burnin count its slice-sampling sweeps); replicas whose runs found basins of less mass are listed apart (see README, Paths from references: slower, and right where the default ladder is 9–43 nats high); the default on an nmf matrix of at least %d stored cells at ranks up to %d of which one is above 1", models.Or(models.NamesOf(estimators.BaselineModels())), sti.ReferenceMinCells, core.MaxReferenceRank))
 	fs.BoolVar(&f.crossCheck, "cross-check", true, "with --reference, also estimate every rank on the default ladder of power posteriors, from chains of its own with the records that keep a rank within twice the SG-MCMC defaults' 38 400 steps, and widen the error bar by what of the two estimates' difference their errors do not explain, flagged beyond 3 standard errors (the two fail in different places; see README, Paths from references)")
 	fs.IntVar(&f.particles, "particles", 0, fmt.Sprintf("particles per annealed replica (with --anneal; default: %s)",
 		perModel(configGroupsOf(sti.DefaultAnnealed), func(c sti.Config) any { return c.Annealing.Particles })))
@@ -439,6 +444,9 @@ func prepareSelection(ctx context.Context, f *selectFlags, set map[string]bool) 
 	if err != nil {
 		return nil, err
 	}
+	if err := chooseReference(f, set, src.String(), meta.Shape, meta.Cells); err != nil {
+		return nil, err
+	}
 	spec, cfg, ladderSpec, err := modelAndConfig(f, set, src.String(), len(meta.Shape))
 	if err != nil {
 		return nil, err
@@ -641,6 +649,54 @@ func openData(ctx context.Context, f *selectFlags, full bool) (transforms.Source
 		info.Source = f.data
 	}
 	return src, info, m, t, nil
+}
+
+// powerLadderFlags shape the power ladder's chains: given one, select keeps to the power ladder
+// where the path from references would be the default (chooseReference).
+var powerLadderFlags = []string{"anneal", "sampler", "sampler-param", "blocks", "subsample", "ladder", "temperatures",
+	"steps", "burnin", "warm-burnin", "descent", "relax", "ascent", "stein", "allocate", "step", "chains", "particles"}
+
+// chooseReference sets --reference, unless it was given, where sti.PrefersReference makes the
+// path from references the default for data of that shape and number of stored cells, and no
+// flag of the power ladder's chains was given; it says so on stderr. Then it marks --reference
+// as given, so the choice is made once.
+func chooseReference(f *selectFlags, set map[string]bool, src string, shape []int, cells int) error {
+	if set["reference"] {
+		return nil
+	}
+	set["reference"] = true
+	info, err := lookupModel(f.model, src, len(shape))
+	if err != nil {
+		return err
+	}
+	ranks, err := parseRanks(f.ranks)
+	if err != nil {
+		return usageError{err}
+	}
+	top := slices.Max(ranks)
+	if !sti.PrefersReference(info.Name, cells) || top < 2 {
+		return nil
+	}
+	keep := ""
+	if top > core.MaxReferenceRank {
+		keep = fmt.Sprintf("rank %d, beyond the paths' %d,", top, core.MaxReferenceRank)
+	}
+	for _, name := range powerLadderFlags {
+		if set[name] && keep == "" {
+			keep = "--" + name
+		}
+	}
+	if keep != "" {
+		if !f.quiet {
+			fmt.Fprintf(os.Stderr, "note: %s keeps the power ladder, which can be tens of nats high above rank 1 on a matrix of %d stored cells (paths from references: --reference, ranks up to %d)\n", keep, cells, core.MaxReferenceRank)
+		}
+		return nil
+	}
+	f.reference = true
+	if !f.quiet {
+		fmt.Fprintf(os.Stderr, "%s: %d stored cells: integrating along paths from references, checked on the power ladder (several times slower; --reference=false for the power ladder alone, which can be tens of nats high on an nmf matrix of %d stored cells or more)\n", src, cells, sti.ReferenceMinCells)
+	}
+	return nil
 }
 
 // selectConfig is sti.Default(model) with the flags given applied. An SG-MCMC --sampler, or

@@ -503,3 +503,45 @@ func TestSelectExact(t *testing.T) {
 		t.Errorf("stdout:\n%s\nwant the line\n%s", stdout, want)
 	}
 }
+
+// TestChooseReference checks when the path from references becomes select's default
+// (sti.PrefersReference): an nmf matrix from sti.ReferenceMinCells stored cells at ranks up to
+// baselines.MaxReferenceRank with one above 1, unless --reference or a flag of the power
+// ladder's chains is given.
+func TestChooseReference(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		shape []int
+		cells int
+		ranks string
+		given map[string]bool
+		want  bool
+	}{
+		{"large matrix", []int{257, 275}, sti.ReferenceMinCells, "1-5", nil, true},
+		{"one cell fewer", []int{257, 275}, sti.ReferenceMinCells - 1, "1-5", nil, false},
+		{"rank 1 alone", []int{257, 275}, 29408, "1", nil, false},
+		{"ranks up to the permanent's reach", []int{257, 275}, 29408, "2-12", nil, true},
+		{"a rank above it", []int{257, 275}, 29408, "2-13", nil, false},
+		{"--reference=false", []int{257, 275}, 29408, "2-6", map[string]bool{"reference": true}, false},
+		{"--steps", []int{257, 275}, 29408, "2-6", map[string]bool{"steps": true}, false},
+		{"a 3-way tensor", []int{100, 100, 100}, 1000000, "2-6", nil, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := &selectFlags{ranks: tc.ranks, quiet: true}
+			set := map[string]bool{}
+			for k, v := range tc.given {
+				set[k] = v
+			}
+			if err := chooseReference(f, set, "D", tc.shape, tc.cells); err != nil {
+				t.Fatal(err)
+			}
+			if f.reference != tc.want || !set["reference"] {
+				t.Errorf("--reference %v (marked given: %v), want %v", f.reference, set["reference"], tc.want)
+			}
+			// The choice is made once: a second call keeps it.
+			if err := chooseReference(f, set, "D", tc.shape, tc.cells); err != nil || f.reference != tc.want {
+				t.Errorf("second call: --reference %v, %v", f.reference, err)
+			}
+		})
+	}
+}
