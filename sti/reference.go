@@ -79,20 +79,20 @@ func DefaultReference(model string) Config {
 // nmf's default (PrefersReference). On spectrograms cut from the 257×275 one of the README, the
 // power ladder came within 1.6 nats of the path at ranks 2–5 with 923 stored cells; against AIS
 // from a fitted reference it was 81–256 nats high at ranks 3–5 with 2 627 (flagged, with error
-// bars of 300–600), 23–103 with 10 625, 11–40 with 20 571 (rank 3 unflagged) and, with 29 408,
-// 9–43 at ranks 3–4 unflagged, and 29 at rank 3 of a 250×250 matrix with counts in the hundreds,
-// unflagged. The path was within 0.85 nat of AIS on the cuts but at one rank (2.11), within 1.53
-// on the whole and 0.26 on the 250×250 matrix. The sets where the power ladder is within a nat, of 600
-// and 741 stored cells, stay on it.
+// bars of 300–600), 23–103 with 10 625, 11–40 with 20 571 (rank 3 unflagged), 9–43 at ranks 3–4
+// with 29 408 (unflagged), and 29 at rank 3 of a 250×250 matrix with counts in the hundreds
+// (unflagged). The path was within 0.85 nat of AIS on the cuts but at one rank (2.11), within
+// 1.53 on the whole spectrogram and 0.26 on the 250×250 matrix. The sets where the power ladder
+// is within a nat, of 600 and 741 stored cells, stay on it.
 const ReferenceMinCells = 2000
 
 // PrefersReference reports whether select integrates along the paths from references
 // (DefaultReference) rather than the power ladder (Default) by default on data of model with
 // cells stored cells: for nmf, from ReferenceMinCells; its caller keeps rank 1 alone and ranks
 // above baselines.MaxReferenceRank on the power ladder. There the power ladder's chains hold one
-// branch where f(t) changes phase, and the path, which passes none, takes 4–10 times its wall
-// time (27 at 923 stored cells, 33–74 on the small sets). cp is left out: no tensor was measured
-// where the power ladder fails unflagged, nor the path's cost on the large ones.
+// branch where f(t) changes phase, and the path, which passes none, takes 4–10 times the power
+// ladder's wall time (27 at 923 stored cells, 33–74 on the small sets). cp is left out: no tensor
+// was measured where the power ladder fails unflagged, nor the path's cost on the large ones.
 func PrefersReference(model string, cells int) bool {
 	return model == "nmf" && cells >= ReferenceMinCells
 }

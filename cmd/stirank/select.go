@@ -7,7 +7,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	core "github.com/stirank/stirank/baselines"
 	"io"
 	"io/fs"
 	"maps"
@@ -20,6 +19,7 @@ import (
 	"strings"
 	"time"
 
+	core "github.com/stirank/stirank/baselines"
 	"github.com/stirank/stirank/estimators"
 	"github.com/stirank/stirank/evidence"
 	"github.com/stirank/stirank/internal/memlimit"
@@ -680,11 +680,8 @@ func chooseReference(f *selectFlags, set map[string]bool, src string, shape []in
 	keep := ""
 	if top > core.MaxReferenceRank {
 		keep = fmt.Sprintf("rank %d, beyond the paths' %d,", top, core.MaxReferenceRank)
-	}
-	for _, name := range powerLadderFlags {
-		if set[name] && keep == "" {
-			keep = "--" + name
-		}
+	} else if i := slices.IndexFunc(powerLadderFlags, func(name string) bool { return set[name] }); i >= 0 {
+		keep = "--" + powerLadderFlags[i]
 	}
 	if keep != "" {
 		if !f.quiet {
