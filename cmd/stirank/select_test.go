@@ -545,3 +545,35 @@ func TestChooseReference(t *testing.T) {
 		})
 	}
 }
+
+// TestSelectionOnALargerMatrixRunsThePath checks the wiring of chooseReference: the selection
+// prepared from a command line on an nmf matrix of sti.ReferenceMinCells stored cells or more
+// runs the path from references with its check, and --reference=false or fewer cells the power
+// ladder.
+func TestSelectionOnALargerMatrixRunsThePath(t *testing.T) {
+	dir := t.TempDir()
+	large, small := filepath.Join(dir, "large"), filepath.Join(dir, "small")
+	mustExec(t, "generate", "--model", "nmf", "--shape", "60x40", "--rank", "2", "--rate", "0.1", "--seed", "3", "--out", large)
+	mustExec(t, "generate", "--model", "nmf", "--shape", "12x10", "--rank", "2", "--rate", "0.1", "--seed", "3", "--out", small)
+	for _, tc := range []struct {
+		args []string
+		path bool
+	}{
+		{[]string{"--data", large, "--ranks", "1-3"}, true},
+		{[]string{"--data", large, "--ranks", "1-3", "--reference=false"}, false},
+		{[]string{"--data", small, "--ranks", "1-3"}, false},
+	} {
+		fs, f, _ := newSelectFlagSet("select", selectSynopsis, "", nil)
+		if err := fs.Parse(append(tc.args, "--rate", "0.1", "--quiet", "--out", filepath.Join(dir, "out"))); err != nil {
+			t.Fatal(err)
+		}
+		job, err := prepareSelection(context.Background(), f, setFlags(fs))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := job.est.Config
+		if path := cfg.Reference != nil && cfg.Check != nil && strings.Contains(job.ladderSpec, "from a reference"); path != tc.path {
+			t.Errorf("%v: path from references with its check %v (ladder %q), want %v", tc.args, path, job.ladderSpec, tc.path)
+		}
+	}
+}
