@@ -8,6 +8,7 @@ import (
 
 	"github.com/stirank/stirank/baselines"
 	"github.com/stirank/stirank/evidence"
+	"github.com/stirank/stirank/models"
 	"github.com/stirank/stirank/rng"
 )
 
@@ -90,13 +91,15 @@ const ReferenceMinCells = 2000
 
 // PrefersReference reports whether select integrates along the paths from references
 // (DefaultReference) rather than the power ladder (Default) by default on data of model with
-// cells stored cells: for nmf, from ReferenceMinCells; its caller keeps rank 1 alone and ranks
-// above baselines.MaxReferenceRank on the power ladder. There the power ladder's chains hold one
+// cells stored cells: for a matrix model the paths run on (exponential priors: nmf), from
+// ReferenceMinCells; its caller keeps rank 1 alone and ranks above baselines.MaxReferenceRank on
+// the power ladder. There the power ladder's chains hold one
 // branch where f(t) changes phase, and the path, which passes none, takes 4–10 times the power
 // ladder's wall time (27 at 923 stored cells, 33–74 on the small sets). cp is left out: no tensor
 // was measured where the power ladder fails unflagged, nor the path's cost on the large ones.
 func PrefersReference(model string, cells int) bool {
-	return model == "nmf" && cells >= ReferenceMinCells
+	info, err := models.Lookup(model)
+	return err == nil && info.ExpPoissonRates != nil && info.Order == 2 && cells >= ReferenceMinCells
 }
 
 // PathSteps is the steps per rank of c's path from a reference: each replica's fit (its start

@@ -510,24 +510,25 @@ func TestSelectExact(t *testing.T) {
 // ladder's chains is given.
 func TestChooseReference(t *testing.T) {
 	for _, tc := range []struct {
-		name  string
-		shape []int
-		cells int
-		ranks string
-		given map[string]bool
-		want  bool
+		name, model string
+		shape       []int
+		cells       int
+		ranks       string
+		given       map[string]bool
+		want        bool
 	}{
-		{"large matrix", []int{257, 275}, sti.ReferenceMinCells, "1-5", nil, true},
-		{"one cell fewer", []int{257, 275}, sti.ReferenceMinCells - 1, "1-5", nil, false},
-		{"rank 1 alone", []int{257, 275}, 29408, "1", nil, false},
-		{"ranks up to the permanent's reach", []int{257, 275}, 29408, "2-12", nil, true},
-		{"a rank above it", []int{257, 275}, 29408, "2-13", nil, false},
-		{"--reference=false", []int{257, 275}, 29408, "2-6", map[string]bool{"reference": true}, false},
-		{"--steps", []int{257, 275}, 29408, "2-6", map[string]bool{"steps": true}, false},
-		{"a 3-way tensor", []int{100, 100, 100}, 1000000, "2-6", nil, false},
+		{"large matrix", "", []int{257, 275}, sti.ReferenceMinCells, "1-5", nil, true},
+		{"one cell fewer", "", []int{257, 275}, sti.ReferenceMinCells - 1, "1-5", nil, false},
+		{"rank 1 alone", "", []int{257, 275}, 29408, "1", nil, false},
+		{"ranks up to the permanent's reach", "", []int{257, 275}, 29408, "2-12", nil, true},
+		{"a rank above it", "", []int{257, 275}, 29408, "2-13", nil, false},
+		{"--reference=false", "", []int{257, 275}, 29408, "2-6", map[string]bool{"reference": true}, false},
+		{"--steps", "", []int{257, 275}, 29408, "2-6", map[string]bool{"steps": true}, false},
+		{"a 3-way tensor", "", []int{100, 100, 100}, 1000000, "2-6", nil, false},
+		{"Itakura–Saito NMF", "isnmf", []int{257, 275}, 70675, "2-6", nil, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			f := &selectFlags{ranks: tc.ranks, quiet: true}
+			f := &selectFlags{model: tc.model, ranks: tc.ranks, quiet: true}
 			set := map[string]bool{}
 			for k, v := range tc.given {
 				set[k] = v
