@@ -146,15 +146,8 @@ func TestReferencePathAndChibAgreeWithAISOnASplitComponent(t *testing.T) {
 	for _, seed := range []uint64{2, 3} {
 		cfg := sti.DefaultReference("cp")
 		cfg.Seed = seed
-		spec, err := estimators.NewSpec(estimators.STIName, cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		e, err := estimators.New(models.PoissonSpec("cp", rates, models.LogScale), spec)
-		if err != nil {
-			t.Fatal(err)
-		}
-		re, err := estimators.RunRank(context.Background(), e, d, 3, 2)
+		e := estimators.STI{Model: models.PoissonSpec("cp", rates, models.LogScale), Config: cfg}
+		re, err := estimators.RunRank(context.Background(), e, d, 3)
 		if err != nil {
 			t.Fatal(err)
 		}

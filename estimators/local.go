@@ -4,18 +4,18 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"sync"
 
 	"github.com/stirank/stirank/evidence"
+	"github.com/stirank/stirank/internal/par"
 	"github.com/stirank/stirank/tensor"
 )
 
 // RunRank computes in this process what the pipeline computes for one rank of e on data: it
-// prepares the problem, runs the rank's tasks workers at a time (a staged estimator's first-stage
-// tasks through Expand, then the follow-on tasks they return), and combines the results in the
-// order Combine expects. Every task depends on itself alone, as on Beam, so the evidence is the
+// prepares the problem, runs the rank's tasks on every core (par.Tasks; a staged estimator's
+// first-stage tasks through Expand, then the follow-on tasks they return), and combines the
+// results in the order Combine expects. Every task depends on itself alone, as on Beam, so the evidence is the
 // pipeline's to the last digit; benchmarks and tests use it where a runner would only add cost.
-func RunRank(ctx context.Context, e Estimator, data *tensor.Sparse, rank, workers int) (evidence.RankEvidence, error) {
+func RunRank(ctx context.Context, e Estimator, data *tensor.Sparse, rank int) (evidence.RankEvidence, error) {
 	p, err := e.Prepare(data)
 	if err != nil {
 		return evidence.RankEvidence{}, err
@@ -25,22 +25,13 @@ func RunRank(ctx context.Context, e Estimator, data *tensor.Sparse, rank, worker
 	var results []Result
 	for tasks := e.Tasks(rank); len(tasks) > 0; {
 		res, more, errs := make([]Result, len(tasks)), make([][]Task, len(tasks)), make([]error, len(tasks))
-		var wg sync.WaitGroup
-		sem := make(chan struct{}, max(workers, 1))
-		for i, t := range tasks {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				sem <- struct{}{}
-				defer func() { <-sem }()
-				if staged && t.Stage == 0 {
-					res[i], more[i], errs[i] = x.Expand(ctx, t)
-					return
-				}
+		par.Tasks(len(tasks), func(i int) {
+			if t := tasks[i]; staged && t.Stage == 0 {
+				res[i], more[i], errs[i] = x.Expand(ctx, t)
+			} else {
 				res[i], errs[i] = p.Run(ctx, t)
-			}()
-		}
-		wg.Wait()
+			}
+		})
 		tasks = nil
 		for i, err := range errs {
 			if err != nil {

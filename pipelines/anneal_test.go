@@ -129,7 +129,7 @@ func TestRunRankMatchesThePipeline(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	re, err := estimators.RunRank(context.Background(), e, data, 2, 3)
+	re, err := estimators.RunRank(context.Background(), e, data, 2)
 	if err != nil {
 		t.Fatal(err)
 	}

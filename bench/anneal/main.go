@@ -22,7 +22,6 @@ import (
 	"log"
 	"math"
 	"os"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -367,7 +366,7 @@ func run(s dataset, R int, cfg sti.Config) evidence.RankEvidence {
 		log.Fatal(err)
 	}
 	// Every task on its own core, as the Beam layer runs them.
-	re, err := estimators.RunRank(context.Background(), e, s.data, R, runtime.GOMAXPROCS(0))
+	re, err := estimators.RunRank(context.Background(), e, s.data, R)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
