@@ -40,6 +40,9 @@ type Task struct {
 	// Chain numbers a follow-on task among those of its (Rank, Index, Replica); 0 for
 	// first-stage tasks, or what the estimator makes of it (marking one kind of them, say).
 	Chain int
+	// Round is the round of a follow-on task of a racing estimator (see Racer): a task of round
+	// k + 1 carries on from where its round-k self stopped (Continue). 0 otherwise.
+	Round int
 	// Payload is the follow-on task's starting point as its first-stage task encoded it (a
 	// few bytes to a few hundred KB); empty for first-stage tasks. The Beam layer drops it from
 	// the task of a Result before the results combine, so Combine must not need it.
@@ -58,8 +61,16 @@ func (t Task) Less(u Task) bool {
 		return t.Index < u.Index
 	case t.Replica != u.Replica:
 		return t.Replica < u.Replica
+	case t.Chain != u.Chain:
+		return t.Chain < u.Chain
 	}
-	return t.Chain < u.Chain
+	return t.Round < u.Round
+}
+
+// Same reports whether t and u are the same unit of work, in the same or another round.
+func (t Task) Same(u Task) bool {
+	t.Round, u.Round = 0, 0
+	return !t.Less(u) && !u.Less(t)
 }
 
 // Result is what one task reports: the accounting every estimator shares, which the Beam layer
@@ -74,6 +85,10 @@ type Result struct {
 	Divergence string
 	// Summary is the estimator's record of the task, encoded by Pack.
 	Summary []byte
+	// State is where a racing estimator's task stopped (Racer), encoded by the estimator: the
+	// next round's task continues from it (Continue). The Beam layer drops it before the
+	// results combine, so Combine must not need it. Empty for a task that does not go on.
+	State []byte
 	// Seconds and CPUSeconds are the wall-clock and CPU time the task took on its worker, set by
 	// the Beam layer that ran it (transforms.RunFn). No estimate depends on them.
 	Seconds, CPUSeconds float64
@@ -122,6 +137,55 @@ func IsStaged(e Estimator) bool {
 type Expander interface {
 	Problem
 	Expand(ctx context.Context, t Task) (Result, []Task, error)
+}
+
+// Racer is an estimator whose follow-on tasks run in rounds: each round a rank's tasks carry
+// their work on from the states the round before left (Result.State) to about twice the
+// records, and package transforms runs as many rounds as the race needs (evidence.Decide).
+// Combine then gets every round's results of a task and keeps the latest.
+type Racer interface {
+	Staged
+	Races() bool
+}
+
+// IsRacer reports whether e runs in rounds (see Racer).
+func IsRacer(e Estimator) bool {
+	r, ok := e.(Racer)
+	return ok && r.Staged() && r.Races()
+}
+
+// Rounder is the problem of a racing estimator: it knows from its data the round at which a
+// rank's tasks reach the configured budget.
+type Rounder interface {
+	Problem
+	// FullRound is the round at which rank's tasks have made the configured budget's records.
+	FullRound(rank int) int
+}
+
+// Continue is the task of the next round that carries on from result r, whose task stopped in
+// state r.State.
+func Continue(r Result) Task {
+	t := r.Task
+	t.Round++
+	t.Payload = r.State
+	return t
+}
+
+// Latest keeps, of results sorted by Task.Less, the last round of each task: the results a
+// racing estimator's Combine reads. With upTo ≥ 0 it ignores rounds after upTo.
+func Latest(results []Result, upTo int) []Result {
+	var out []Result
+	for _, r := range results {
+		if upTo >= 0 && r.Task.Round > upTo {
+			continue
+		}
+		if n := len(out); n > 0 && out[n-1].Task.Same(r.Task) {
+			out[n-1] = r
+			continue
+		}
+		out = append(out, r)
+	}
+	return out
 }
 
 // Planner is a Problem that knows, from its data, the steps each task will report better than its

@@ -47,7 +47,9 @@ var (
 // chain at each rung of the ladder, which carries the reference. A path with a check
 // (sti.Config.Check) lists the check's chains among its first-stage tasks (checkChain); each
 // runs as the check's own estimator would run it and starts nothing.
-func (e STI) Staged() bool { return e.Config.Annealing != nil || e.Config.Reference != nil }
+func (e STI) Staged() bool {
+	return e.Config.Annealing != nil || e.Config.Reference != nil || e.Races()
+}
 
 func (e STI) Validate() error {
 	if err := e.Model.Validate(); err != nil {
@@ -58,6 +60,12 @@ func (e STI) Validate() error {
 
 func (e STI) Tasks(rank int) []Task {
 	var ts []Task
+	if e.Races() {
+		for q := range e.Config.Chains {
+			ts = append(ts, Task{Rank: rank, Replica: q})
+		}
+		return ts
+	}
 	if e.Staged() {
 		for q := range e.Config.Chains {
 			ts = append(ts, Task{Rank: rank, Replica: q})
@@ -82,6 +90,9 @@ func (e STI) Tasks(rank int) []Task {
 // its chain resumes from a saved state. An annealing's length is known only when it ends; it costs
 // about as much as the chains it starts, which is what the estimate assumes until then.
 func (e STI) TaskSteps(t Task, warm bool) int {
+	if e.Races() {
+		return 0
+	}
 	if a := e.Config.Annealing; a != nil {
 		if t.Stage == 0 {
 			return a.Rungs * e.Config.Steps
@@ -143,6 +154,9 @@ func (e STI) Prepare(data *tensor.Sparse) (Problem, error) {
 }
 
 func (e STI) Combine(rank int, results []Result) (evidence.RankEvidence, error) {
+	if e.Races() {
+		return e.combineRace(rank, results)
+	}
 	if e.Config.Reference != nil {
 		var path, checks []Result
 		for _, r := range results {
@@ -216,6 +230,9 @@ var _ Planner = (*stiProblem)(nil)
 
 // TaskSteps is STI.TaskSteps with the records the problem gives each rung (sti.Config.Allocate).
 func (p *stiProblem) TaskSteps(t Task, warm bool) int {
+	if p.races() {
+		return 0
+	}
 	if p.check != nil && isCheck(t) {
 		return p.check.TaskSteps(checkTask(t), warm)
 	}
@@ -232,6 +249,9 @@ func (p *stiProblem) TaskSteps(t Task, warm bool) int {
 // (sti.Problem.PathSweepSeconds) in the unit of its check, whose chains cost what the check
 // prices them at (sti.Problem.UnitSeconds), or without a check in sweeps of the fit.
 func (p *stiProblem) TaskWork(t Task, warm bool) float64 {
+	if p.races() {
+		return 0
+	}
 	if p.check != nil && isCheck(t) {
 		return p.check.TaskWork(checkTask(t), warm)
 	}
@@ -270,6 +290,9 @@ type stiProblem struct {
 }
 
 func (p *stiProblem) Run(ctx context.Context, t Task) (Result, error) {
+	if p.races() {
+		return p.runRace(ctx, t)
+	}
 	if t.Stage == 1 && p.p.Config.Reference != nil {
 		fit, err := Unpack[baselines.ReferenceFit](t.Payload)
 		if err != nil {
@@ -302,6 +325,9 @@ type chainStart struct {
 // on the path from a reference it fits the replica's reference (fitReference), or runs a chain of
 // the check, which starts nothing.
 func (p *stiProblem) Expand(ctx context.Context, t Task) (Result, []Task, error) {
+	if p.races() {
+		return p.startRace(ctx, t)
+	}
 	if p.check != nil && isCheck(t) {
 		res, err := p.check.Run(ctx, checkTask(t))
 		res.Task = t

@@ -41,6 +41,10 @@ type ChainSummary struct {
 	CondVar, CondVarM2 []float64
 	// Divergence describes where the chain produced a non-finite value; empty when it did not.
 	Divergence string
+	// HalfMean is the mean of the first HalfCount of the records Mean averages, about half of
+	// them: a chain whose records still drift shows it in Mean − HalfMean (RankEvidence.Drift).
+	HalfMean  float64
+	HalfCount int
 	// Warm says the chain resumed from a saved state instead of the configured start.
 	Warm bool
 	// Ascent, carried by one chain of a rank, holds the mean log-likelihood of a walk back up the
@@ -84,6 +88,16 @@ type RankEvidence struct {
 	// Trapezoid is the uncorrected rule; |LogEvidence − Trapezoid| indicates how much the
 	// ladder's discretisation matters.
 	Trapezoid float64
+	// Round is the last round a racing rank's chains ran (package estimators, Racer), and
+	// Rounds its estimate after each round; nil for a rank that runs once.
+	Round  int
+	Rounds []RoundEstimate
+	// Drift is, where the chains report the means of the first halves of their records
+	// (ChainSummary.HalfMean), how far the integral of those means lies from LogEvidence beyond
+	// what their noise explains: a transient the chains are still leaving. If a chain's bias
+	// falls like one over its length, the whole's is what the difference shows, so StdErr
+	// includes it (Drift² is added to StdErr²).
+	Drift float64
 	Rungs     []Rung
 	Steps     int
 	CellEvals int64
@@ -136,6 +150,14 @@ type RankEvidence struct {
 	// uncovered and the path below the check by more than three combined standard errors),
 	// the path's own estimate, whose standard error TIStdErr keeps; 0 otherwise.
 	Path float64
+}
+
+// RoundEstimate is a racing rank's estimate after one round.
+type RoundEstimate struct {
+	Round       int
+	LogEvidence float64
+	StdErr      float64
+	Steps       int
 }
 
 // Combine reduces the chain summaries of one rank into its log evidence. Every rung of the ladder
@@ -218,16 +240,57 @@ func combine(l Ladder, wf, wv []float64, chains []ChainSummary) (RankEvidence, e
 		}
 		re.StdErr = math.Sqrt(total)
 	}
+	if d, ok := drift(wf, byRung); ok {
+		re.Drift = d
+		re.StdErr = math.Hypot(re.StdErr, d)
+	}
 	for _, c := range chains {
 		if len(c.Ascent) > 0 {
-			re.Ascent, re.AscentFrom = c.Ascent, c.AscentFrom
-			re.Hysteresis, re.Phase, re.PhaseUnchecked = PhaseCheck(l, re.Rungs, c.AscentFrom, c.Ascent)
-			if re.Phase {
-				re.StdErr = math.Sqrt(re.StdErr*re.StdErr + PhaseVariance(re.Hysteresis))
-			}
+			re = WithPhaseCheck(re, l, c.AscentFrom, c.Ascent)
 		}
 	}
 	return re, nil
+}
+
+// WithPhaseCheck is re with the phase check of a walk back up the ladder l whose means at rungs
+// from, … are ascent (PhaseCheck): where the walk and the rungs part beyond their noise, the
+// area between them widens the standard error.
+func WithPhaseCheck(re RankEvidence, l Ladder, from int, ascent []float64) RankEvidence {
+	re.Ascent, re.AscentFrom = ascent, from
+	re.Hysteresis, re.Phase, re.PhaseUnchecked = PhaseCheck(l, re.Rungs, from, ascent)
+	if re.Phase {
+		re.StdErr = math.Sqrt(re.StdErr*re.StdErr + PhaseVariance(re.Hysteresis))
+	}
+	return re
+}
+
+// drift is RankEvidence.Drift by the rule's weights wf: the difference d between the integrals
+// of the rungs' plain means and of their first halves' means, less its noise, √(d² − σ²) where
+// |d| stands out by more than RaceZ·σ, and 0 where it does not (so that chains without a
+// transient add no noise to their error bar). With independent halves d is half the difference
+// of the halves' integrals, whose variance σ² is that of the whole's plain mean,
+// Σ_i wf_i² s_i²/ESS_i. It needs every chain's HalfMean.
+func drift(wf []float64, byRung [][]ChainSummary) (float64, bool) {
+	d, noise := 0.0, 0.0
+	for i, cs := range byRung {
+		full, half, n := 0.0, 0.0, 0
+		for _, c := range cs {
+			if c.HalfCount == 0 || c.Count < 2 {
+				return 0, false
+			}
+			full += c.Mean
+			half += c.HalfMean
+			if c.ESS > 0 {
+				noise += wf[i] * wf[i] * c.M2 / float64(c.Count-1) / c.ESS / float64(len(cs)*len(cs))
+			}
+			n++
+		}
+		d += wf[i] * (full - half) / float64(n)
+	}
+	if d*d <= RaceZ*RaceZ*noise {
+		return 0, true
+	}
+	return math.Sqrt(d*d - noise), true
 }
 
 // withinVariance is the rung's share of the integral's variance from within its chains, with

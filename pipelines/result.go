@@ -97,6 +97,9 @@ type Result struct {
 	CellEvals int64 `json:"cell_evals"`
 	// Divergences lists every chain that produced a non-finite value; its rank has no estimate.
 	Divergences []string `json:"divergences"`
+	// Unresolved lists, for a race (estimators.Racer), the ranks it still ran at its end beside
+	// the best: those it could not tell from the best within its budget (evidence.RaceZ).
+	Unresolved []int `json:"unresolved,omitempty"`
 	// Command is the command line that produced the result and Version the stirank build that
 	// ran it, so a report can say how to reproduce it.
 	Command []string `json:"command,omitempty"`
@@ -157,8 +160,23 @@ type RankResult struct {
 	PhaseUnchecked bool  `json:"phase_unchecked,omitempty"`
 	// Ascent lists the phase check's walk: its mean log-likelihood at each rung it climbed.
 	Ascent []AscentRung `json:"ascent,omitempty"`
+	// Round is, in a race, the last round this rank's chains ran, Rounds its estimate after
+	// each, and Left why the race left it behind (empty while it ran to the end). Drift is the
+	// part of stderr the chains' records still drifting by add (evidence.RankEvidence.Drift).
+	Round  int           `json:"round,omitempty"`
+	Rounds []RoundResult `json:"rounds,omitempty"`
+	Left   string        `json:"left,omitempty"`
+	Drift  Float         `json:"drift,omitempty"`
 	// Ladder lists the rungs, for an annealed run every temperature of every replica's ladder.
 	Ladder []Rung `json:"ladder"`
+}
+
+// RoundResult is a racing rank's estimate after one round.
+type RoundResult struct {
+	Round       int   `json:"round"`
+	LogEvidence Float `json:"log_evidence"`
+	StdErr      Float `json:"stderr"`
+	Steps       int64 `json:"steps"`
 }
 
 // AscentRung is the phase check's walk at one rung (RankResult.Ascent).
@@ -201,6 +219,13 @@ type Meta struct {
 
 // NewResult assembles the result of an estimation from the evidence of every rank of meta.Ranks.
 func NewResult(meta Meta, ranks []evidence.RankEvidence) (Result, error) {
+	return NewRaceResult(meta, ranks, nil)
+}
+
+// NewRaceResult is NewResult for a race that ended in standing (nil for an estimation that does
+// not race): every rank says why the race left it behind, if it did, and the result which ranks
+// it left unresolved.
+func NewRaceResult(meta Meta, ranks []evidence.RankEvidence, standing *evidence.Standing) (Result, error) {
 	r := Result{
 		Model:       meta.Model.Name,
 		Method:      meta.Estimator.Name,
@@ -222,6 +247,12 @@ func NewResult(meta Meta, ranks []evidence.RankEvidence) (Result, error) {
 	r.Prior = maps.Clone(meta.Model.Params)
 	if err := r.addRanks(meta.Ranks, ranks); err != nil {
 		return r, err
+	}
+	if standing != nil {
+		for i := range r.Ranks {
+			r.Ranks[i].Left = standing.Why(r.Ranks[i].Rank)
+		}
+		r.Unresolved = standing.Unresolved(meta.Ranks)
 	}
 	return r, nil
 }
@@ -259,6 +290,10 @@ func (r *Result) addRanks(want []int, ests []evidence.RankEvidence) error {
 			}
 		}
 		rr.Uncovered = re.Uncovered
+		rr.Round, rr.Drift = re.Round, Float(re.Drift)
+		for _, k := range re.Rounds {
+			rr.Rounds = append(rr.Rounds, RoundResult{Round: k.Round, LogEvidence: Float(k.LogEvidence), StdErr: Float(k.StdErr), Steps: int64(k.Steps)})
+		}
 		for _, v := range re.Apart {
 			rr.Apart = append(rr.Apart, Float(v))
 		}

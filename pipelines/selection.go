@@ -19,13 +19,15 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 
+	"github.com/stirank/stirank/estimators"
 	"github.com/stirank/stirank/evidence"
 	"github.com/stirank/stirank/models"
 	"github.com/stirank/stirank/transforms"
 )
 
 func init() {
-	register.DoFn3x1[context.Context, []evidence.RankEvidence, func(*transforms.RankTime) bool, error](&writeFn{})
+	register.DoFn4x1[context.Context, []evidence.RankEvidence, func(*transforms.RankTime) bool, func(*evidence.Standing) bool, error](&writeFn{})
+	register.Iter1[evidence.Standing]()
 	register.Iter1[transforms.RankTime]()
 }
 
@@ -48,6 +50,9 @@ type Options struct {
 	// Meta is recorded in the result; its Model, Estimator and Ranks are filled from Work and
 	// Ranks.
 	Meta Meta
+	// Rounds is the most rounds a racing estimator runs (estimators.Racer; transforms.Race), and
+	// Extra how many of them a rank may run past the one that completes its configured budget.
+	Rounds, Extra int
 }
 
 // validateRanks checks a list of candidate ranks of the named model: at least one, each at least
@@ -86,17 +91,22 @@ func (o Options) Validate() error {
 }
 
 // Evidence adds the estimation to the pipeline and returns its PCollection<KV<int,
-// evidence.RankEvidence>>, one element per rank, and what each rank cost, a PCollection<KV<int,
-// transforms.RankTime>>. The options must be valid (see Validate).
-func Evidence(s beam.Scope, o Options) (ranks, times beam.PCollection) {
+// evidence.RankEvidence>>, one element per rank, what each rank cost, a PCollection<KV<int,
+// transforms.RankTime>>, and for a racing estimator (estimators.Racer) the race's final
+// standing, a singleton PCollection<evidence.Standing> (an empty PCollection otherwise). The
+// options must be valid (see Validate).
+func Evidence(s beam.Scope, o Options) (ranks, times, standing beam.PCollection) {
 	s = s.Scope("Evidence")
 	e, err := o.Work.New()
 	if err != nil {
 		panic(fmt.Sprintf("pipelines: invalid options: %v", err))
 	}
-	return transforms.Estimate(s, e, o.Ranks, &transforms.RunFn{
-		Work: o.Work, RunID: o.RunID, Workers: o.Workers, StartDir: o.StartDir, StateDir: o.StateDir,
-	})
+	fn := &transforms.RunFn{Work: o.Work, RunID: o.RunID, Workers: o.Workers, StartDir: o.StartDir, StateDir: o.StateDir}
+	if estimators.IsRacer(e) {
+		return transforms.Race(s, e, o.Ranks, fn, max(1, o.Rounds), o.Extra)
+	}
+	ranks, times = transforms.Estimate(s, e, o.Ranks, fn)
+	return ranks, times, beam.CreateList(s, []evidence.Standing{})
 }
 
 // RankSelection adds the whole rank selection to the pipeline: the estimation, then a last step that
@@ -104,9 +114,9 @@ func Evidence(s beam.Scope, o Options) (ranks, times beam.PCollection) {
 // the results to o.OutDir.
 func RankSelection(s beam.Scope, o Options) {
 	s = s.Scope("RankSelection")
-	ranks, times := Evidence(s, o)
+	ranks, times, standing := Evidence(s, o)
 	all := transforms.Gather(s, beam.DropKey(s, ranks))
-	beam.ParDo0(s, &writeFn{OutDir: o.OutDir, Meta: o.meta()}, all, beam.SideInput{Input: beam.DropKey(s, times)})
+	beam.ParDo0(s, &writeFn{OutDir: o.OutDir, Meta: o.meta()}, all, beam.SideInput{Input: beam.DropKey(s, times)}, beam.SideInput{Input: standing})
 }
 
 func (o Options) meta() Meta {
@@ -136,8 +146,14 @@ type writeFn struct {
 	Meta   Meta
 }
 
-func (f *writeFn) ProcessElement(ctx context.Context, ranks []evidence.RankEvidence, times func(*transforms.RankTime) bool) error {
-	r, err := NewResult(f.Meta, ranks)
+func (f *writeFn) ProcessElement(ctx context.Context, ranks []evidence.RankEvidence, times func(*transforms.RankTime) bool, standings func(*evidence.Standing) bool) error {
+	// A race ends in one standing; an estimation that does not race has none.
+	var standing *evidence.Standing
+	var st evidence.Standing
+	for standings(&st) {
+		standing = &evidence.Standing{Round: st.Round, Leader: st.Leader, Left: st.Left}
+	}
+	r, err := NewRaceResult(f.Meta, ranks, standing)
 	if err != nil {
 		return err
 	}

@@ -8,7 +8,6 @@ import (
 
 	"github.com/stirank/stirank/baselines"
 	"github.com/stirank/stirank/evidence"
-	"github.com/stirank/stirank/models"
 	"github.com/stirank/stirank/rng"
 )
 
@@ -74,32 +73,6 @@ func DefaultReference(model string) Config {
 	c.Chains, c.Steps, c.Burnin, c.WarmBurnin, c.SettleSteps = 4, 120, 30, 0, 0
 	c.Reference = &ReferencePath{Burnin: baselines.DefaultReferenceBurnin, Sweeps: 1000, Width: 1}
 	return c
-}
-
-// ReferenceMinCells is the fewest stored cells of a matrix on which the path from a reference is
-// nmf's default (PrefersReference). On spectrograms cut from the 257×275 one of the README, the
-// power ladder came within 1.6 nats of the path at ranks 2–5 with 923 stored cells; against AIS
-// from a fitted reference it was 81–256 nats high at ranks 3–5 with 2 627 (flagged, with error
-// bars of 300–600), 23–103 with 10 625, 11–40 with 20 571 (rank 3 unflagged), 9–43 at ranks 3–4
-// with 29 408 (unflagged), and 29 at rank 3 of a 250×250 matrix with counts in the hundreds
-// (unflagged). The path was within 0.85 nat of AIS on the cuts but at one rank (2.11), within
-// 1.53 on the whole spectrogram and 0.26 on the 250×250 matrix. On two generated matrices of
-// 2 387 and 3 318 stored cells the power ladder was within its error bars, and the path, within
-// 1.08, took 6 and 11 times its time. The sets where the power ladder is within a nat, of 600 and
-// 741 stored cells, stay on it.
-const ReferenceMinCells = 2000
-
-// PrefersReference reports whether select integrates along the paths from references
-// (DefaultReference) rather than the power ladder (Default) by default on data of model with
-// cells stored cells: for a matrix model the paths run on (exponential priors: nmf), from
-// ReferenceMinCells; its caller keeps rank 1 alone and ranks above baselines.MaxReferenceRank on
-// the power ladder. There the power ladder's chains hold one
-// branch where f(t) changes phase, and the path, which passes none, takes 4–10 times the power
-// ladder's wall time (27 at 923 stored cells, 33–74 on the small sets). cp is left out: no tensor
-// was measured where the power ladder fails unflagged, nor the path's cost on the large ones.
-func PrefersReference(model string, cells int) bool {
-	info, err := models.Lookup(model)
-	return err == nil && info.ExpPoissonRates != nil && info.Order == 2 && cells >= ReferenceMinCells
 }
 
 // PathSteps is the steps per rank of c's path from a reference: each replica's fit (its start

@@ -156,9 +156,6 @@ func runReanalyze(ctx context.Context, args []string, stdout io.Writer) error {
 	rf.seed = f.seed
 	f.seed = rng.Key(f.seed, uint64(m.Version))
 	f.warmBurnin = rf.warmBurnin
-	if err := chooseReference(f, set, f.data, m.Shape, int(m.Cells)); err != nil {
-		return err
-	}
 	spec, cfg, _, err := modelAndConfig(f, set, f.data, len(m.Shape))
 	if err != nil {
 		return err

@@ -19,7 +19,6 @@ import (
 	"strings"
 	"time"
 
-	core "github.com/stirank/stirank/baselines"
 	"github.com/stirank/stirank/estimators"
 	"github.com/stirank/stirank/evidence"
 	"github.com/stirank/stirank/internal/memlimit"
@@ -151,11 +150,12 @@ Defaults (sti.Default): a power ladder of %d temperatures above 0 with exponent 
 steepened up to %d for %s where the data's exact rank-1 curve needs it,
 %d chains per temperature, SG-MCMC steps with control variates where a step reads a subsample;%s
 
-On an nmf matrix of at least %d stored cells, at ranks up to %d of which one is above 1, the
-default is --reference instead (sti.PrefersReference: see README, Paths from references), unless
-a flag of the power ladder's chains or --reference=false is given.`,
+Gibbs chains run in rounds that double their records; after each round a rank whose evidence
+lies more than 3 combined standard errors below the leader's leaves the race, and the run stops
+when one rank is left (its standard error refined to 0.5 nat where that is cheap) or the budget
+(--budget) is spent, and says which ranks it could not tell apart.`,
 		list.String(), len(c.Ladder)-1, float64(evidence.DefaultPower), defaultLadder, evidence.MaxFitPower, fittedLadderModels(), c.Chains,
-		perModel.String(), sti.ReferenceMinCells, core.MaxReferenceRank)
+		perModel.String())
 }
 
 // selectFlags are the command's own flags (the Beam flags are forwarded by the runners package).
@@ -168,6 +168,8 @@ type selectFlags struct {
 	crossCheck                                             bool
 	particles                                              int
 	workers                                                int
+	// budget is --budget: the multiple of the configured records a racing rank may reach.
+	budget int
 	// warmBurnin is reanalyze's --warm-burnin (sti.Config.WarmBurnin).
 	warmBurnin     int
 	seed           uint64
@@ -210,7 +212,7 @@ func newSelectFlagSet(name, synopsis, help string, extra func(*flag.FlagSet)) (*
 	fs.StringVar(&f.ladder, "ladder", defaultLadder, fmt.Sprintf("ladder: power:C (t_i = (i/T)^C), uniform, sigmoid:S (a logistic of −S..S rescaled to 0..1), path:S (sigmoid:S and up to 7 rungs toward 1 − 10⁻⁶, --reference's default with S = 6), or list:0,…,1 (ignores --temperatures); without it %s fit C to the data (%d to %d, see README)", fittedLadderModels(), evidence.DefaultPower, evidence.MaxFitPower))
 	fs.IntVar(&f.chains, "chains", p.Chains, "chains (replicas) per rank and temperature; with --anneal, annealed replicas per rank (default 3)")
 	fs.BoolVar(&f.anneal, "anneal", false, "anneal a population per replica (adaptive-tempered SMC) for an adaptive ladder, chain starts and a second estimate, SMC's, flagged where the two disagree (see README: as accurate as the default ladder on small sets; on large data it costs several times more and can miss modes)")
-	fs.BoolVar(&f.reference, "reference", false, fmt.Sprintf("integrate along the path from a reference fitted to the posterior instead of the power posteriors (%s): each of 4 replicas per rank fits its own to a Gibbs run at t = 1, then runs one chain per rung of a path:6 ladder of 27 temperatures (--steps and --burnin count its slice-sampling sweeps); replicas whose runs found basins of less mass are listed apart (see README, Paths from references: slower, and right where the default ladder is 9–43 nats high); the default on an nmf matrix of at least %d stored cells at ranks up to %d of which one is above 1", models.Or(models.NamesOf(estimators.BaselineModels())), sti.ReferenceMinCells, core.MaxReferenceRank))
+	fs.BoolVar(&f.reference, "reference", false, fmt.Sprintf("integrate along the path from a reference fitted to the posterior instead of the power posteriors (%s): each of 4 replicas per rank fits its own to a Gibbs run at t = 1, then runs one chain per rung of a path:6 ladder of 27 temperatures (--steps and --burnin count its slice-sampling sweeps); replicas whose runs found basins of less mass are listed apart (see README, Paths from references: slower, and right where the default ladder is 9–43 nats high))", models.Or(models.NamesOf(estimators.BaselineModels()))))
 	fs.BoolVar(&f.crossCheck, "cross-check", true, "with --reference, also estimate every rank on the default ladder of power posteriors, from chains of its own with the records that keep a rank within twice the SG-MCMC defaults' 38 400 steps, and widen the error bar by what of the two estimates' difference their errors do not explain, flagged beyond 3 standard errors (the two fail in different places; see README, Paths from references)")
 	fs.IntVar(&f.particles, "particles", 0, fmt.Sprintf("particles per annealed replica (with --anneal; default: %s)",
 		perModel(configGroupsOf(sti.DefaultAnnealed), func(c sti.Config) any { return c.Annealing.Particles })))
@@ -243,6 +245,7 @@ func newSelectFlagSet(name, synopsis, help string, extra func(*flag.FlagSet)) (*
 	f.hypers = addModelFlags(fs, models.All(), func(info *models.Info) []models.Hyper { return info.Hypers })
 	fs.StringVar(&f.dict, "dict", "", dictHelp())
 	fs.IntVar(&f.workers, "workers", 0, "chains run at once per worker process (default: one per core)")
+	fs.IntVar(&f.budget, "budget", 1, "Gibbs chains run in rounds that double their records until the choice of rank is settled: a rank may reach this many times the configured records (a power of two) before the run stops and says which ranks it could not tell apart")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress on stderr")
 	fs.DurationVar(&f.progressEvery, "progress-every", 30*time.Second, "interval between progress lines when stderr is not a terminal (a log file, a pipe)")
 	fs.BoolVar(&f.verbose, "verbose", false, "show Beam's and prism's logs on stderr")
@@ -431,6 +434,9 @@ type selection struct {
 	data *tensor.Sparse
 	// planner plans the tasks' steps from the data when this process read them; nil otherwise.
 	planner estimators.Planner
+	// nnz is the number of non-zero cells the chains read: the stored cells, less any stored
+	// zeros of a model that leaves them out where this process read the data.
+	nnz int
 }
 
 // prepareSelection locates and reads the data (see openData), and builds the model and the STI
@@ -442,9 +448,6 @@ func prepareSelection(ctx context.Context, f *selectFlags, set map[string]bool) 
 	// manifest is read when remote workers will read remote data.
 	src, meta, m, data, err := openData(ctx, f, local || !tensorio.IsURL(f.data))
 	if err != nil {
-		return nil, err
-	}
-	if err := chooseReference(f, set, src.String(), meta.Shape, meta.Cells); err != nil {
 		return nil, err
 	}
 	spec, cfg, ladderSpec, err := modelAndConfig(f, set, src.String(), len(meta.Shape))
@@ -475,8 +478,12 @@ func prepareSelection(ctx context.Context, f *selectFlags, set map[string]bool) 
 		return nil, err
 	}
 	work := transforms.Work{Source: src, Model: spec, Estimator: es}
-	j := &selection{work: work, est: est, meta: meta, ladderSpec: ladderSpec, data: data}
+	j := &selection{work: work, est: est, meta: meta, ladderSpec: ladderSpec, data: data, nnz: meta.Cells}
 	if data != nil {
+		j.nnz = data.NNZ()
+		if spec.UnstoredZero() {
+			j.nnz = data.WithoutZeros().NNZ()
+		}
 		p, err := est.Prepare(data)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", src, err)
@@ -492,6 +499,18 @@ func prepareSelection(ctx context.Context, f *selectFlags, set map[string]bool) 
 	return j, nil
 }
 
+// rounds is the most rounds a race of ranks runs with budget (a power of two, --budget), and how
+// many of them a rank may run past the one that completes its configured records.
+func (j *selection) rounds(ranks []int, budget int) (rounds, extra int) {
+	for b := 1; b < budget; b *= 2 {
+		extra++
+	}
+	for _, r := range ranks {
+		rounds = max(rounds, j.est.Config.Doublings(r, j.nnz)+extra+1)
+	}
+	return rounds, extra
+}
+
 // run runs the rank selection of o.Ranks into o.OutDir (o's work and metadata come from the
 // selection) and reads the result back; nil for a dry run, whose job it prints. warm names the
 // ranks whose chains resume from saved states, for the progress estimate. A failed run leaves
@@ -500,6 +519,7 @@ func (j *selection) run(ctx context.Context, f *selectFlags, o pipelines.Options
 	local, dry := runners.IsLocal(), runners.IsDryRun()
 	runID := newRunID()
 	o.Work, o.RunID, o.Workers = j.work, runID, f.workers
+	o.Rounds, o.Extra = j.rounds(o.Ranks, f.budget)
 	o.Meta = pipelines.Meta{LadderSpec: j.ladderSpec, Data: j.meta, Command: f.command, Version: version()}
 	p, err := pipelines.New(o)
 	if err != nil {
@@ -649,51 +669,6 @@ func openData(ctx context.Context, f *selectFlags, full bool) (transforms.Source
 		info.Source = f.data
 	}
 	return src, info, m, t, nil
-}
-
-// powerLadderFlags shape the power ladder's chains: given one, select keeps to the power ladder
-// where the path from references would be the default (chooseReference).
-var powerLadderFlags = []string{"anneal", "sampler", "sampler-param", "blocks", "subsample", "ladder", "temperatures",
-	"steps", "burnin", "warm-burnin", "descent", "relax", "ascent", "stein", "allocate", "step", "chains", "particles"}
-
-// chooseReference sets --reference, unless it was given, where sti.PrefersReference makes the
-// path from references the default for data of that shape and number of stored cells, and no
-// flag of the power ladder's chains was given; it says so on stderr. Then it marks --reference
-// as given, so the choice is made once.
-func chooseReference(f *selectFlags, set map[string]bool, src string, shape []int, cells int) error {
-	if set["reference"] {
-		return nil
-	}
-	set["reference"] = true
-	info, err := lookupModel(f.model, src, len(shape))
-	if err != nil {
-		return err
-	}
-	ranks, err := parseRanks(f.ranks)
-	if err != nil {
-		return usageError{err}
-	}
-	top := slices.Max(ranks)
-	if !sti.PrefersReference(info.Name, cells) || top < 2 {
-		return nil
-	}
-	keep := ""
-	if top > core.MaxReferenceRank {
-		keep = fmt.Sprintf("rank %d, beyond the paths' %d,", top, core.MaxReferenceRank)
-	} else if i := slices.IndexFunc(powerLadderFlags, func(name string) bool { return set[name] }); i >= 0 {
-		keep = "--" + powerLadderFlags[i]
-	}
-	if keep != "" {
-		if !f.quiet {
-			fmt.Fprintf(os.Stderr, "note: %s keeps the power ladder, which can be tens of nats high above rank 1 on a matrix of %d stored cells (paths from references: --reference, ranks up to %d)\n", keep, cells, core.MaxReferenceRank)
-		}
-		return nil
-	}
-	f.reference = true
-	if !f.quiet {
-		fmt.Fprintf(os.Stderr, "%s: %d stored cells: integrating along paths from references, checked on the power ladder (several times slower; --reference=false for the power ladder alone, which can be tens of nats high on an nmf matrix of %d stored cells or more)\n", src, cells, sti.ReferenceMinCells)
-	}
-	return nil
 }
 
 // selectConfig is sti.Default(model) with the flags given applied. An SG-MCMC --sampler, or

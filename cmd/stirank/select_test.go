@@ -504,77 +504,53 @@ func TestSelectExact(t *testing.T) {
 	}
 }
 
-// TestChooseReference checks when the path from references becomes select's default
-// (sti.PrefersReference): an nmf matrix from sti.ReferenceMinCells stored cells at ranks up to
-// baselines.MaxReferenceRank with one above 1, unless --reference or a flag of the power
-// ladder's chains is given.
-func TestChooseReference(t *testing.T) {
-	for _, tc := range []struct {
-		name, model string
-		shape       []int
-		cells       int
-		ranks       string
-		given       map[string]bool
-		want        bool
-	}{
-		{"large matrix", "", []int{257, 275}, sti.ReferenceMinCells, "1-5", nil, true},
-		{"one cell fewer", "", []int{257, 275}, sti.ReferenceMinCells - 1, "1-5", nil, false},
-		{"rank 1 alone", "", []int{257, 275}, 29408, "1", nil, false},
-		{"ranks up to the permanent's reach", "", []int{257, 275}, 29408, "2-12", nil, true},
-		{"a rank above it", "", []int{257, 275}, 29408, "2-13", nil, false},
-		{"--reference=false", "", []int{257, 275}, 29408, "2-6", map[string]bool{"reference": true}, false},
-		{"--steps", "", []int{257, 275}, 29408, "2-6", map[string]bool{"steps": true}, false},
-		{"a 3-way tensor", "", []int{100, 100, 100}, 1000000, "2-6", nil, false},
-		{"Itakura–Saito NMF", "isnmf", []int{257, 275}, 70675, "2-6", nil, false},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			f := &selectFlags{model: tc.model, ranks: tc.ranks, quiet: true}
-			set := map[string]bool{}
-			for k, v := range tc.given {
-				set[k] = v
-			}
-			if err := chooseReference(f, set, "D", tc.shape, tc.cells); err != nil {
-				t.Fatal(err)
-			}
-			if f.reference != tc.want || !set["reference"] {
-				t.Errorf("--reference %v (marked given: %v), want %v", f.reference, set["reference"], tc.want)
-			}
-			// The choice is made once: a second call keeps it.
-			if err := chooseReference(f, set, "D", tc.shape, tc.cells); err != nil || f.reference != tc.want {
-				t.Errorf("second call: --reference %v, %v", f.reference, err)
-			}
-		})
-	}
-}
-
-// TestSelectionOnALargerMatrixRunsThePath checks the wiring of chooseReference: the selection
-// prepared from a command line on an nmf matrix of sti.ReferenceMinCells stored cells or more
-// runs the path from references with its check, and --reference=false or fewer cells the power
-// ladder.
-func TestSelectionOnALargerMatrixRunsThePath(t *testing.T) {
+// TestListedZerosChangeNothing runs the default race on a count matrix imported from a CSV that
+// lists every cell, zeros included, as most exports do, and from one that lists its non-zeros
+// only: the same numbers to the last bit and the same work, whatever the file held.
+func TestListedZerosChangeNothing(t *testing.T) {
 	dir := t.TempDir()
-	large, small := filepath.Join(dir, "large"), filepath.Join(dir, "small")
-	mustExec(t, "generate", "--model", "nmf", "--shape", "60x40", "--rank", "2", "--rate", "0.1", "--seed", "3", "--out", large)
-	mustExec(t, "generate", "--model", "nmf", "--shape", "12x10", "--rank", "2", "--rate", "0.1", "--seed", "3", "--out", small)
-	for _, tc := range []struct {
-		args []string
-		path bool
-	}{
-		{[]string{"--data", large, "--ranks", "1-3"}, true},
-		{[]string{"--data", large, "--ranks", "1-3", "--reference=false"}, false},
-		{[]string{"--data", small, "--ranks", "1-3"}, false},
-	} {
-		fs, f, _ := newSelectFlagSet("select", selectSynopsis, "", nil)
-		if err := fs.Parse(append(tc.args, "--rate", "0.1", "--quiet", "--out", filepath.Join(dir, "out"))); err != nil {
-			t.Fatal(err)
+	data := filepath.Join(dir, "d")
+	mustExec(t, "generate", "--model", "nmf", "--shape", "12x9", "--rank", "2", "--rate", "0.5", "--seed", "4", "--out", data)
+	cells := readDataset(t, data).Tensor
+	full, sparse := filepath.Join(dir, "full.csv"), filepath.Join(dir, "sparse.csv")
+	var all, nz strings.Builder
+	all.WriteString("i,j,value\n")
+	nz.WriteString("i,j,value\n")
+	value := map[[2]int]float64{}
+	for n := range cells.NNZ() {
+		ix := cells.Index(n, nil)
+		value[[2]int{ix[0], ix[1]}] = cells.Values[n]
+	}
+	for i := range 12 {
+		for j := range 9 {
+			v := value[[2]int{i, j}]
+			fmt.Fprintf(&all, "%d,%d,%g\n", i, j, v)
+			if v != 0 {
+				fmt.Fprintf(&nz, "%d,%d,%g\n", i, j, v)
+			}
 		}
-		job, err := prepareSelection(context.Background(), f, setFlags(fs))
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg := job.est.Config
-		if path := cfg.Reference != nil && cfg.Check != nil && strings.Contains(job.ladderSpec, "from a reference"); path != tc.path {
-			t.Errorf("%v: path from references with its check %v (ladder %q), want %v", tc.args, path, job.ladderSpec, tc.path)
+	}
+	if err := os.WriteFile(full, []byte(all.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(sparse, []byte(nz.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var results []pipelines.Result
+	for _, in := range []string{full, sparse} {
+		ds, out := in+".d", in+".out"
+		mustExec(t, "import", "--in", in, "--out", ds)
+		selectOK(t, "select", "--data", ds, "--ranks", "1-3", "--rate", "0.5", "--temperatures", "8", "--steps", "40", "--burnin", "8", "--quiet", "--no-report", "--out", out)
+		results = append(results, readResult(t, out))
+	}
+	if results[0].Data.Cells != 108 || results[1].Data.Cells == 108 {
+		t.Fatalf("stored cells %d and %d: the first file should list all 108", results[0].Data.Cells, results[1].Data.Cells)
+	}
+	for i, a := range results[0].Ranks {
+		b := results[1].Ranks[i]
+		if a.LogEvidence != b.LogEvidence || a.StdErr != b.StdErr || a.Steps != b.Steps || a.Round != b.Round || a.Left != b.Left {
+			t.Errorf("rank %d: %v ± %v in %d steps (round %d, %q) with the zeros listed, %v ± %v in %d (round %d, %q) without",
+				a.Rank, a.LogEvidence, a.StdErr, a.Steps, a.Round, a.Left, b.LogEvidence, b.StdErr, b.Steps, b.Round, b.Left)
 		}
 	}
 }

@@ -1,0 +1,131 @@
+package evidence
+
+import (
+	"fmt"
+	"math"
+	"slices"
+)
+
+// RaceZ is how many combined standard errors a rank's evidence must lie below the leader's for
+// the race to leave it behind (Decide), and for a final choice to count as separated from it.
+const RaceZ = 3
+
+// Standing is where a race between ranks stands after a round: which ranks it has left behind,
+// when and why. Every field is exported: it crosses Beam stages as a side input.
+type Standing struct {
+	// Round is the last round decided, and Leader the live rank with the highest evidence
+	// then (0 when none is live).
+	Round, Leader int
+	// Left are the ranks the race no longer runs, in the order it left them.
+	Left []Departure
+}
+
+// Departure is a rank the race left behind after Round: Leader's evidence lay Gap above its own,
+// more than RaceZ times Sigma, their combined standard error; or it diverged (Diverged set).
+type Departure struct {
+	Rank, Round, Leader int
+	Gap, Sigma          float64
+	Diverged            bool
+}
+
+// Live reports whether the race still runs rank.
+func (s Standing) Live(rank int) bool {
+	return !slices.ContainsFunc(s.Left, func(d Departure) bool { return d.Rank == rank })
+}
+
+// Why says in words why the race left rank behind; empty for a rank it still runs.
+func (s Standing) Why(rank int) string {
+	for _, d := range s.Left {
+		if d.Rank != rank {
+			continue
+		}
+		if d.Diverged {
+			return fmt.Sprintf("diverged in round %d", d.Round)
+		}
+		return fmt.Sprintf("after round %d: %.4g below rank %d, %.1f combined standard errors", d.Round, d.Gap, d.Leader, d.Gap/d.Sigma)
+	}
+	return ""
+}
+
+// Decide is the race's standing after round, from every rank's latest evidence (those it left
+// behind included): a live rank leaves when its chains diverged, or when its evidence lies more
+// than RaceZ combined standard errors below the leader's, the live rank with the highest
+// evidence. A rank once left stays left.
+func Decide(prev Standing, ranks []RankEvidence, round int) Standing {
+	s := Standing{Round: round, Left: slices.Clone(prev.Left)}
+	leader := -1
+	for i, r := range ranks {
+		if !s.Live(r.Rank) {
+			continue
+		}
+		if len(r.Diverged) > 0 || math.IsNaN(r.LogEvidence) {
+			s.Left = append(s.Left, Departure{Rank: r.Rank, Round: round, Diverged: true})
+			continue
+		}
+		if leader < 0 || r.LogEvidence > ranks[leader].LogEvidence {
+			leader = i
+		}
+	}
+	if leader < 0 {
+		return s
+	}
+	l := ranks[leader]
+	s.Leader = l.Rank
+	for _, r := range ranks {
+		if !s.Live(r.Rank) || r.Rank == l.Rank {
+			continue
+		}
+		gap, sigma := l.LogEvidence-r.LogEvidence, math.Hypot(l.StdErr, r.StdErr)
+		if gap > RaceZ*sigma {
+			s.Left = append(s.Left, Departure{Rank: r.Rank, Round: round, Leader: l.Rank, Gap: gap, Sigma: sigma})
+		}
+	}
+	return s
+}
+
+// RacePrecision is the standard error, in nats, down to which a settled race refines its leader
+// (Standing.Continues), where that costs at most 2^LeaderRounds times its round 0: on small data
+// a rank's configured budget, on large data a fraction of it. Where ranks differ by thousands of
+// nats the choice does not need more, and on small data the leader's estimate is as good as a
+// run of the whole budget.
+const RacePrecision = 0.5
+
+// LeaderRounds is the last round in which a settled race refines its leader (RacePrecision).
+const LeaderRounds = 3
+
+// Continues reports whether rank runs round next, given its evidence after the round before:
+// while the race is unresolved every live rank runs up to round last; once it is settled the
+// leader alone runs on while its standard error is above RacePrecision, up to round
+// min(last, LeaderRounds).
+func (s Standing) Continues(ranks []int, re RankEvidence, next, last int) bool {
+	switch {
+	case !s.Live(re.Rank) || next > last:
+		return false
+	case !s.Settled(ranks):
+		return true
+	}
+	return re.Rank == s.Leader && next <= LeaderRounds && re.StdErr > RacePrecision
+}
+
+// Unresolved lists the live ranks other than the leader: those the race could not tell from it
+// within its budget.
+func (s Standing) Unresolved(ranks []int) []int {
+	var out []int
+	for _, r := range ranks {
+		if s.Live(r) && r != s.Leader {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// Settled reports whether at most one of ranks is still live.
+func (s Standing) Settled(ranks []int) bool {
+	live := 0
+	for _, r := range ranks {
+		if s.Live(r) {
+			live++
+		}
+	}
+	return live <= 1
+}

@@ -1,0 +1,92 @@
+package evidence
+
+import (
+	"math"
+	"slices"
+	"testing"
+)
+
+func TestDecideLeavesRanksBeyondTheirErrorsBehind(t *testing.T) {
+	ev := func(rank int, v, se float64) RankEvidence { return RankEvidence{Rank: rank, LogEvidence: v, StdErr: se} }
+	ranks := []int{1, 2, 3, 4, 5}
+	round0 := []RankEvidence{
+		ev(1, -1000, 5),             // far below: leaves
+		ev(2, -110, 3),              // 10 below, combined 3.6: 2.8 standard errors, stays
+		ev(3, -100, 2),              // the leader
+		ev(4, -120, 6),              // 20 below, combined 6.3: 3.2 standard errors, leaves
+		{Rank: 5, LogEvidence: math.NaN(), Diverged: []string{"rank 5, t=1, chain 0: NaN"}},
+	}
+	s := Decide(Standing{Round: -1}, round0, 0)
+	if s.Leader != 3 || s.Round != 0 {
+		t.Fatalf("leader %d after round %d, want 3 after 0", s.Leader, s.Round)
+	}
+	for _, r := range []int{1, 4, 5} {
+		if s.Live(r) || s.Why(r) == "" {
+			t.Errorf("rank %d still live (why %q)", r, s.Why(r))
+		}
+	}
+	if !s.Live(2) || !s.Live(3) || s.Settled(ranks) {
+		t.Errorf("ranks 2 and 3 should still race: %+v", s.Left)
+	}
+	if got := s.Unresolved(ranks); !slices.Equal(got, []int{2}) {
+		t.Errorf("unresolved %v, want [2]", got)
+	}
+	// Every live rank runs the next round, up to its last.
+	if !s.Continues(ranks, round0[1], 1, 3) || s.Continues(ranks, round0[1], 4, 3) || s.Continues(ranks, round0[0], 1, 3) {
+		t.Error("Continues: live ranks run until their last round, others not")
+	}
+	// A rank once left stays left, even when a later round would keep it.
+	round1 := []RankEvidence{ev(1, -100, 5), ev(2, -101.5, 0.5), ev(3, -100.5, 0.5), ev(4, -100, 6), round0[4]}
+	s = Decide(s, round1, 1)
+	if s.Live(1) || s.Live(4) {
+		t.Error("a rank left behind came back")
+	}
+	// Rank 2 lies 1 below, 1.4 combined standard errors: it stays.
+	if s.Leader != 3 || !s.Live(2) {
+		t.Errorf("leader %d, rank 2 live %v", s.Leader, s.Live(2))
+	}
+	round2 := []RankEvidence{ev(1, -100, 5), ev(2, -104, 0.5), ev(3, -100, 0.8), ev(4, -100, 6), round0[4]}
+	s = Decide(s, round2, 2)
+	if !s.Settled(ranks) || s.Live(2) {
+		t.Fatalf("rank 2, 4 below with 0.94 combined, should have left: %+v", s.Left)
+	}
+	// Settled, the leader alone refines its error down to RacePrecision, up to LeaderRounds.
+	if !s.Continues(ranks, round2[2], 3, 10) || s.Continues(ranks, round2[2], LeaderRounds+1, 10) {
+		t.Error("the leader of a settled race refines up to LeaderRounds")
+	}
+	if s.Continues(ranks, ev(3, -100, RacePrecision/2), 3, 10) {
+		t.Error("a leader within RacePrecision goes on")
+	}
+	if s.Continues(ranks, round2[1], 3, 10) {
+		t.Error("a rank left behind goes on")
+	}
+}
+
+func TestDriftShowsATransientAndNotItsNoise(t *testing.T) {
+	l := Ladder{0, 0.5, 1}
+	chain := func(ti, ch int, mean, half float64) ChainSummary {
+		return ChainSummary{Rank: 2, TIndex: ti, T: l[ti], Chain: ch, Count: 100, Mean: mean, M2: 99 * 4, ESS: 100, HalfMean: half, HalfCount: 50}
+	}
+	var still, drifting []ChainSummary
+	for ti := range l {
+		for ch := range 2 {
+			// The rungs' noise is 0.2 per chain: halves 0.1 apart are noise.
+			still = append(still, chain(ti, ch, -10*float64(3-ti), -10*float64(3-ti)+0.1))
+			drifting = append(drifting, chain(ti, ch, -10*float64(3-ti), -10*float64(3-ti)+5))
+		}
+	}
+	re, err := Combine(l, still)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if re.Drift != 0 {
+		t.Errorf("drift %v of chains whose halves agree within their noise", re.Drift)
+	}
+	re2, err := Combine(l, drifting)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if re2.Drift < 4 || re2.StdErr < re2.Drift || math.Abs(re2.StdErr-math.Hypot(re.StdErr, re2.Drift)) > 1e-9 {
+		t.Errorf("drift %v, stderr %v (without drift %v): a transient of 5 nats at every rung", re2.Drift, re2.StdErr, re.StdErr)
+	}
+}
