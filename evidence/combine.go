@@ -97,7 +97,7 @@ type RankEvidence struct {
 	// what their noise explains: a transient the chains are still leaving. If a chain's bias
 	// falls like one over its length, the whole's is what the difference shows, so StdErr
 	// includes it (Drift² is added to StdErr²).
-	Drift float64
+	Drift     float64
 	Rungs     []Rung
 	Steps     int
 	CellEvals int64

@@ -7,13 +7,15 @@ import (
 )
 
 func TestDecideLeavesRanksBeyondTheirErrorsBehind(t *testing.T) {
-	ev := func(rank int, v, se float64) RankEvidence { return RankEvidence{Rank: rank, LogEvidence: v, StdErr: se} }
+	ev := func(rank int, v, se float64) RankEvidence {
+		return RankEvidence{Rank: rank, LogEvidence: v, StdErr: se}
+	}
 	ranks := []int{1, 2, 3, 4, 5}
 	round0 := []RankEvidence{
-		ev(1, -1000, 5),             // far below: leaves
-		ev(2, -110, 3),              // 10 below, combined 3.6: 2.8 standard errors, stays
-		ev(3, -100, 2),              // the leader
-		ev(4, -120, 6),              // 20 below, combined 6.3: 3.2 standard errors, leaves
+		ev(1, -1000, 5), // far below: leaves
+		ev(2, -110, 3),  // 10 below, combined 3.6: 2.8 standard errors, stays
+		ev(3, -100, 2),  // the leader
+		ev(4, -120, 6),  // 20 below, combined 6.3: 3.2 standard errors, leaves
 		{Rank: 5, LogEvidence: math.NaN(), Diverged: []string{"rank 5, t=1, chain 0: NaN"}},
 	}
 	s := Decide(Standing{Round: -1}, round0, 0)
