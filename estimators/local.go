@@ -141,3 +141,17 @@ func combineAll(e Estimator, ranks []int, byRank map[int][]Result) ([]evidence.R
 	}
 	return out, nil
 }
+
+// RunRanks is RunRank for every rank of ranks, in their order: each rank's tasks up to its
+// configured budget, none left behind by a race.
+func RunRanks(ctx context.Context, e Estimator, data *tensor.Sparse, ranks []int) ([]evidence.RankEvidence, error) {
+	out := make([]evidence.RankEvidence, len(ranks))
+	for i, r := range ranks {
+		re, err := RunRank(ctx, e, data, r)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = re
+	}
+	return out, nil
+}

@@ -138,18 +138,6 @@ type RankEvidence struct {
 	// log p(X | R) − f(0), which estimates KL(q ‖ π₁) (CombineReferencePath), and the chains near
 	// t = 1 cannot integrate the path's last stretch.
 	Uncovered bool
-	// Check and CheckStdErr are, for a rank on the path from references run with a check
-	// (WithCheck), the same rank's estimate on the power posteriors' ladder from chains of its
-	// own; StdErr then includes what of the two's difference their standard errors do not
-	// explain, and Disagree flags a difference of more than three combined standard errors, as
-	// for an annealed rank's two estimates. CheckDiverged lists the check's chains that diverged:
-	// the check then has no estimate (NaN) and the rank's stands without it.
-	Check, CheckStdErr float64
-	CheckDiverged      []string
-	// Path is, where the check's estimate stands for the rank (WithCheck: the references
-	// uncovered and the path below the check by more than three combined standard errors),
-	// the path's own estimate, whose standard error TIStdErr keeps; 0 otherwise.
-	Path float64
 }
 
 // RoundEstimate is a racing rank's estimate after one round.

@@ -79,39 +79,3 @@ const (
 	uncoveredNats  = 50
 )
 
-// WithCheck sets check, a rank's estimate on the power posteriors' ladder from chains of its own
-// (sti.Config.Check), against re, the same rank's on the paths from references
-// (CombineReferencePath). The two fail in different places: the path where the references
-// cannot follow the posterior (split components and shear lines with counts in the tens of
-// thousands), the ladder where f(t) changes phase on large informative data; the replicas of
-// each share its failure, and its error bar does not show it. So the difference that their
-// standard errors do not explain widens re's as the second estimate of an annealed rank does
-// (widened), TIStdErr keeping the path's own, and a difference of more than three combined
-// standard errors sets Disagree. Where re is also Uncovered and lies below the check, the path
-// has shown its own failure and its direction: a region the references miss is one where
-// log p̃ − log q is large, and chains that do not reach it make f, and the integral, low. The
-// check's estimate then stands for the rank, its error bar widened by the difference alike, and
-// Path keeps the path's. The check's steps and cell evaluations count with re's. A check with
-// diverged chains has no estimate: re stands as it is, and CheckDiverged lists them; so does one
-// without a standard error (a single chain), which cannot say what its difference means.
-func WithCheck(re, check RankEvidence) RankEvidence {
-	re.Steps += check.Steps
-	re.CellEvals += check.CellEvals
-	re.Check, re.CheckStdErr = check.LogEvidence, check.StdErr
-	if len(check.Diverged) > 0 || math.IsNaN(check.LogEvidence) || math.IsInf(check.LogEvidence, 0) {
-		re.Check, re.CheckStdErr = math.NaN(), math.NaN()
-		re.CheckDiverged = append(re.CheckDiverged, check.Diverged...)
-		return re
-	}
-	if len(re.Diverged) > 0 || math.IsNaN(re.LogEvidence) || math.IsNaN(check.StdErr) {
-		return re
-	}
-	re.TIStdErr = re.StdErr
-	re.StdErr, re.Disagree = widened(re.LogEvidence, re.StdErr, check.LogEvidence, check.StdErr)
-	if re.Disagree && re.Uncovered && check.LogEvidence > re.LogEvidence {
-		re.Path = re.LogEvidence
-		re.LogEvidence = check.LogEvidence
-		re.StdErr, _ = widened(check.LogEvidence, check.StdErr, re.Path, re.TIStdErr)
-	}
-	return re
-}

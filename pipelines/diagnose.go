@@ -64,43 +64,13 @@ func (rr RankResult) Diagnose() Diagnostics {
 			d.Issues = append(d.Issues, Issue{"disagree", fmt.Sprintf("the integral and the SMC estimate differ by %.1f standard errors (the stderr includes the difference): a mode the replicas did not share, or populations that lag.", d.Gap)})
 		}
 	}
-	if rr.Check != 0 && !math.IsNaN(float64(rr.Check)) && !math.IsNaN(float64(rr.LogEvidence)) {
-		path := rr.LogEvidence
-		if rr.Path != 0 {
-			path = rr.Path
-		}
-		d.Gap = math.Abs(float64(path-rr.Check)) / math.Hypot(float64(rr.TIStdErr), float64(rr.CheckStdErr))
-		switch {
-		case rr.Disagree && rr.Path != 0:
-			d.Issues = append(d.Issues, Issue{"disagree", fmt.Sprintf("the path from the references came out %.2f ± %.2f, %.1f standard errors below the power posteriors' ladder, and its references miss where the posterior spreads: a path that misses mass comes out low, so the ladder's estimate stands (the stderr includes the difference; README, Paths from references).", float64(rr.Path), float64(rr.TIStdErr), d.Gap)})
-		case rr.Disagree:
-			d.Issues = append(d.Issues, Issue{"disagree", fmt.Sprintf("the path from the references and the power posteriors' ladder differ by %.1f standard errors (the stderr includes the difference): the references miss where the posterior spreads (large counts, components split or mixing), or the ladder's chains keep one phase of f(t) (README, Paths from references).", d.Gap)})
-		}
-	}
-	if len(rr.CheckDiverged) > 0 {
-		d.Issues = append(d.Issues, Issue{"check-diverged", fmt.Sprintf("%d chains of the check on the power posteriors' ladder produced NaN/Inf (first: %s): the estimate stands unchecked.", len(rr.CheckDiverged), rr.CheckDiverged[0])})
-	}
 	if len(rr.Apart) > 0 {
 		of := "the estimate, which the others make"
-		if rr.Path != 0 {
-			of = "the path's estimate, which the others make"
-		}
 		d.Issues = append(d.Issues, Issue{"apart", fmt.Sprintf("%d replicas' integrals (highest %.2f) lie more than 3 standard errors below %s: their references were fitted in basins of less mass, or their chains lag. Run more --chains to see which.", len(rr.Apart), float64(slices.Max(rr.Apart)), of)})
 	}
 	if rr.Uncovered {
 		n := len(rr.Ladder) - 1
-		advice := "the estimate may be far off: set it against the default ladder's (--cross-check, or a run without --reference)"
-		switch {
-		case rr.Path != 0:
-			advice = "the path's estimate gives way to the check's (above)"
-		case rr.Disagree:
-			// WithCheck gives way to the check where it lies above an uncovered path: here it
-			// lies below.
-			advice = "but a path that misses mass comes out low, and this one lies above the check on the power posteriors' ladder, so its estimate stands, the error bar widened by the difference (above)"
-		case !math.IsNaN(d.Gap):
-			advice = fmt.Sprintf("the estimate may be far off, but the check on the power posteriors' ladder agrees with it within %.1f standard errors", d.Gap)
-		}
-		d.Issues = append(d.Issues, Issue{"uncovered", fmt.Sprintf("the posterior spreads where the references have almost no mass (f(1) − log Z = %.1f against log Z − f(0) = %.1f, alike where they fit it): %s.", float64(rr.Ladder[n].MeanLogLik-rr.LogEvidence), float64(rr.LogEvidence-rr.Ladder[0].MeanLogLik), advice)})
+		d.Issues = append(d.Issues, Issue{"uncovered", fmt.Sprintf("the posterior spreads where the references have almost no mass (f(1) − log Z = %.1f against log Z − f(0) = %.1f, alike where they fit it): the estimate may be far off; set it against the default's (a run without --reference).", float64(rr.Ladder[n].MeanLogLik-rr.LogEvidence), float64(rr.LogEvidence-rr.Ladder[0].MeanLogLik))})
 	}
 	// A rank the race left behind stopped early on purpose: its chains' few records are what
 	// its error bar says, and the race had what it needed of it.

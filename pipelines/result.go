@@ -130,25 +130,13 @@ type RankResult struct {
 	SMC       Float `json:"smc,omitempty"`
 	SMCStdErr Float `json:"smc_stderr,omitempty"`
 	Disagree  bool  `json:"disagree,omitempty"`
-	// Apart lists, for a run on the paths from references (sti.Config.Reference), the estimates
+	// Apart lists, for a run on the paths from references (the path estimator), the estimates
 	// of the replicas left out of log_evidence: more than three standard errors below the best,
 	// their references were fitted in basins of less mass (evidence.CombineReferencePath).
 	Apart []Float `json:"apart,omitempty"`
 	// Uncovered says the posterior spreads where those references have almost no mass, and the
 	// estimate may be far off (evidence.RankEvidence.Uncovered).
 	Uncovered bool `json:"uncovered,omitempty"`
-	// Check is, for a run on those paths with a check (sti.Config.Check), the same rank's
-	// estimate on the power posteriors' ladder from chains of its own, with check_stderr;
-	// ti_stderr is then the path's own standard error, and stderr and disagree are as for an
-	// annealed run's two estimates (evidence.WithCheck). Absent without a check; null, with
-	// check_diverged listing the chains, when the check's chains diverged.
-	Check         Float    `json:"check,omitempty"`
-	CheckStdErr   Float    `json:"check_stderr,omitempty"`
-	CheckDiverged []string `json:"check_diverged,omitempty"`
-	// Path is, where the check's estimate stands for the rank because the path is uncovered and
-	// lies below it beyond three combined standard errors, the path's own estimate, with
-	// ti_stderr (evidence.WithCheck); absent otherwise.
-	Path Float `json:"path,omitempty"`
 	// Hysteresis is the area between the rungs' means and the phase check's walk back up the
 	// ladder (sti.Config.Ascent) from t = 0.01, and phase says the two part beyond their noise
 	// (f(t) changes phase, or the chains sit in a basin the walk did not reach): the estimate
@@ -300,9 +288,6 @@ func (r *Result) addRanks(want []int, ests []evidence.RankEvidence) error {
 		if re.Replicas > 0 {
 			rr.Replicas, rr.TIStdErr, rr.SMC, rr.SMCStdErr, rr.Disagree = re.Replicas, Float(re.TIStdErr), Float(re.SMC), Float(re.SMCStdErr), re.Disagree
 		}
-		if re.Check != 0 {
-			rr.TIStdErr, rr.Check, rr.CheckStdErr, rr.CheckDiverged, rr.Disagree, rr.Path = Float(re.TIStdErr), Float(re.Check), Float(re.CheckStdErr), re.CheckDiverged, re.Disagree, Float(re.Path)
-		}
 		r.Ranks = append(r.Ranks, rr)
 	}
 	r.summarise()
@@ -433,18 +418,14 @@ func ParseResult(b []byte) (Result, error) {
 }
 
 // Table is the short summary printed on a terminal, ending with "best rank: R". An annealed run
-// adds its second estimate, a run on the paths from references its check's, and a '!' marks a rank whose diagnostics (Diagnose) raise an issue,
+// adds its second estimate, and a '!' marks a rank whose diagnostics (Diagnose) raise an issue,
 // explained in one footnote line per such rank.
 func (r Result) Table() string {
 	var b strings.Builder
 	annealed := len(r.Ranks) > 0 && r.Ranks[0].Replicas > 0
-	checked := len(r.Ranks) > 0 && r.Ranks[0].Check != 0
 	fmt.Fprintf(&b, "%5s %14s %9s %9s", "rank", "log p(X|R)", "± stderr", "p(R|X)")
-	switch {
-	case annealed:
+	if annealed {
 		fmt.Fprintf(&b, " %14s %9s", "SMC", "± stderr")
-	case checked:
-		fmt.Fprintf(&b, " %14s %9s", "power ladder", "± stderr")
 	}
 	b.WriteString("\n")
 	var notes []string
@@ -456,11 +437,8 @@ func (r Result) Table() string {
 			p = strconv.FormatFloat(float64(rr.PosteriorProb), 'f', 3, 64)
 		}
 		fmt.Fprintf(&b, "%5d %14s %9s %9s", rr.Rank, ev, se, p)
-		switch {
-		case annealed && !math.IsNaN(float64(rr.SMC)):
+		if annealed && !math.IsNaN(float64(rr.SMC)) {
 			fmt.Fprintf(&b, " %14.2f %9.2f", float64(rr.SMC), float64(rr.SMCStdErr))
-		case checked && !math.IsNaN(float64(rr.Check)):
-			fmt.Fprintf(&b, " %14.2f %9.2f", float64(rr.Check), float64(rr.CheckStdErr))
 		}
 		if issues := rr.Diagnose().Issues; len(issues) > 0 {
 			b.WriteString(" !")

@@ -209,8 +209,7 @@ func (p *Problem) Anneal(ctx context.Context, rank, replica int, a Annealing) (*
 		step[b] = a.Step
 	}
 	out.Stages = append(out.Stages, p.stage(0, 0, 0, float64(n), theta, ll, logW, rank, replica))
-	reported, work := out.Steps, float64(out.Steps) // work weighs each step by its cost (prices)
-	pr := p.reportPrices(ctx, rank)
+	reported := out.Steps
 	t := 0.0
 	for k := 1; t < 1; k++ {
 		if err := ctx.Err(); err != nil {
@@ -300,12 +299,9 @@ func (p *Problem) Anneal(ctx context.Context, rank, replica int, a Annealing) (*
 		s.Resampled, s.Accept, s.Step = resampled, acc, append([]float64(nil), step...)
 		out.Stages = append(out.Stages, s)
 		out.LogZ += logZ
-		// The stage's moves ran at its temperature t.
-		cost := pr.sweep(t, true)
-		progress.AddAt(ctx, out.Steps-reported, cost)
-		work += float64(out.Steps-reported) * cost
+		progress.Add(ctx, out.Steps-reported)
 		reported = out.Steps
-		expectStages(ctx, out.Stages, out.Steps, work, m.Dim(), a.MaxStages, a.Rungs, p.Config.Steps, func(t float64) float64 { return pr.sweep(t, true) })
+		expectStages(ctx, out.Stages, out.Steps, m.Dim(), a.MaxStages, a.Rungs, p.Config.Steps)
 		// The next stage's step follows this one's acceptance towards the target.
 		for b := range step {
 			step[b] *= math.Exp(4 * (acc[b] - targetAccept))
@@ -319,20 +315,17 @@ func (p *Problem) Anneal(ctx context.Context, rank, replica int, a Annealing) (*
 }
 
 // expectStages tells the progress display how many steps the annealing will have spent when it
-// reaches t = 1, and their work, from the stages so far (spent steps of that work, the last
-// stage's temperature below 1), the number of parameters d and what a step at t costs. Where the
-// power posterior is near Gaussian, Var_t[log p(X | θ)] ≈ d_t/(2t²), d_t the parameters the data
-// inform at t, and a stage of a fixed conditional ESS moves log t by about 1/√d_t: the stages left
-// are −log t over the mean step in log t of the last five stages, times √(d/d_t) for the
-// parameters the data will inform by t = 1 (d_t from the population's variance), each making the
-// steps the stages so far did on average, at temperatures spread evenly in log t up to 1 and each
-// step at its temperature's cost (a Gibbs sweep near t = 1 splits more of every count). On the
-// 257×275 speech spectrogram at rank 2 the count is within 20% of the stages the annealing takes
-// from a tenth of them on; without the √(d/d_t) it is half of them there. It expects no more
-// stages than the limit, maxStages. The plan holds the chains the annealing starts too, chains of
-// chainSteps steps each at its stages' temperatures (Annealed.Rungs spreads them evenly over the
-// stages), which the progress display counts as tasks of their own once the annealing ends.
-func expectStages(ctx context.Context, stages []Stage, spent int, work float64, d, maxStages, chains, chainSteps int, cost func(t float64) float64) {
+// reaches t = 1, from the stages so far (spent steps, the last stage's temperature below 1) and
+// the number of parameters d. Where the power posterior is near Gaussian, Var_t[log p(X | θ)] ≈
+// d_t/(2t²), d_t the parameters the data inform at t, and a stage of a fixed conditional ESS
+// moves log t by about 1/√d_t: the stages left are −log t over the mean step in log t of the last
+// five stages, times √(d/d_t) for the parameters the data will inform by t = 1 (d_t from the
+// population's variance), each making the steps the stages so far did on average. On the 257×275
+// speech spectrogram at rank 2 the count is within 20% of the stages the annealing takes from a
+// tenth of them on; without the √(d/d_t) it is half of them there. It expects no more stages than
+// the limit, maxStages. The plan holds the chains the annealing starts too, chains of chainSteps
+// steps each, which the progress display counts as tasks of their own once the annealing ends.
+func expectStages(ctx context.Context, stages []Stage, spent, d, maxStages, chains, chainSteps int) {
 	k := len(stages) - 1
 	t := stages[k].T
 	w := min(5, k-1)
@@ -349,19 +342,8 @@ func expectStages(ctx context.Context, stages []Stage, spent int, work float64, 
 		left *= grow
 	}
 	left = min(math.Ceil(left), float64(maxStages-k))
-	per := spent / k
-	stageCost := 0.0 // what a step costs at each stage, those run and those left
-	for _, s := range stages[1:] {
-		stageCost += cost(s.T)
-	}
-	for j := 1.0; j <= left; j++ {
-		c := cost(math.Pow(t, 1-j/left))
-		work += float64(per) * c
-		stageCost += c
-	}
-	n := chains * chainSteps
-	work += float64(n) * stageCost / (float64(k) + left)
-	progress.Expect(ctx, spent+int(left)*per+n, work)
+	n := spent + int(left)*(spent/k) + chains*chainSteps
+	progress.Expect(ctx, n, float64(n))
 }
 
 // runAll runs job(i) for i < jobs over the movers, each with the stream key(i) and an

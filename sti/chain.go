@@ -6,11 +6,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
-	"sync"
 
-	"github.com/stirank/stirank/baselines"
 	"github.com/stirank/stirank/evidence"
-	"github.com/stirank/stirank/internal/par"
 	"github.com/stirank/stirank/internal/progress"
 	"github.com/stirank/stirank/models"
 	"github.com/stirank/stirank/rng"
@@ -19,7 +16,9 @@ import (
 )
 
 // Problem is a dataset prepared for one model and configuration (its cells ordered by block when
-// the parts schedule needs it). It is read-only and shared by every chain that runs on it.
+// the parts schedule needs it). It is read-only and shared by every task that runs on it: every
+// stage of a rank (StartRank, Extend, RunChain, …) computes what it needs from its own inputs, so
+// a retried task recomputes nothing another task owns.
 type Problem struct {
 	Spec   models.Spec
 	Config Config
@@ -27,38 +26,24 @@ type Problem struct {
 	Data    *tensor.Sparse
 	Blocked *tensor.Blocked // non-nil when the parts schedule is used
 	// size is how much the data concentrate the posterior: the total count for Poisson models,
-	// the number of observations for the Gaussian (see Resumption.Start).
+	// the number of observations for the Gaussian (see State.Size).
 	size float64
 	// split is the number of counts a Gibbs sweep at t = 1 splits per stored cell (sweepCost), 0
 	// for chains on an SG-MCMC kernel, whose steps cost the same at every t.
-	split    float64
-	sampler  samplers.Sampler
-	modes    sync.Map // rank → *rankMode
-	descents sync.Map // descentKey → *descent
-	models   sync.Map // rank → *rankModel
+	split   float64
+	sampler samplers.Sampler
 	// rank1 is the exact rank-1 curve log Z(t) and powerVariance the model's exact
 	// Var_t[log p(X | θ)] (models.Info.PowerVariance), either of which allocates each rank's
-	// records to its rungs (Config.Allocate, rungVariance); both nil for Steps − Burnin at every
-	// rung. records holds them by rank.
+	// records to its rungs (Config.Allocate, Records); both nil for Steps − Burnin at every rung.
 	rank1         func(t float64) (float64, error)
 	powerVariance func(data *tensor.Sparse, R int, s models.Spec) (func(t float64) float64, error)
-	records       sync.Map // rank → *rankRecords
-	// rankPrices holds what each kind of step costs, by rank (prices), for the progress plan
-	// and the chains' reports.
-	rankPrices sync.Map // rank → *rankPrices
-	// pathPrices holds what the sweeps of a path from a reference take, by rank
-	// (PathSweepSeconds).
-	pathPrices sync.Map // rank → *pathPrice
 	// atRank1 is the configuration of rank 1's chains when Config.Rank1 gives them their own
 	// (Config.AtRank, its ladder fitted as Config.Ladder is), nil when they run Config.
 	atRank1 *Config
-	// base is the problem the path from a reference runs on (Config.Reference); nil without one.
-	base *baselines.Problem
 }
 
 // gibbsSweeps reports whether the problem's chains or annealing move θ by the model's Gibbs
-// kernel: the chains under Config.Gibbs, and an annealing of a model that has one (the Gibbs
-// models count).
+// kernel: the chains under Config.Gibbs, and an annealing of a model that has one.
 func (p *Problem) gibbsSweeps() bool {
 	return p.Config.Gibbs || (p.Config.Annealing != nil && p.Spec.Gibbs())
 }
@@ -75,21 +60,10 @@ func (p *Problem) RankConfig(rank int) Config {
 	return p.Config.AtRank(rank)
 }
 
-// rankModel is the model of one rank, built once per problem: models are immutable and shared
-// by the rank's chains (building one sums log Γ(x+1) over every cell).
-type rankModel struct {
-	once sync.Once
-	m    models.Model
-	err  error
-}
-
-// model returns the model of rank R bound to the problem's data.
-func (p *Problem) model(R int) (models.Model, error) {
-	v, _ := p.models.LoadOrStore(R, &rankModel{})
-	rm := v.(*rankModel)
-	rm.once.Do(func() { rm.m, rm.err = p.Spec.Build(p.Data, R) })
-	return rm.m, rm.err
-}
+// model returns the model of rank R bound to the problem's data. Models are immutable; each task
+// builds its own (a Poisson model sums log Γ(x+1) over the cells, and shares the cells grouped
+// by row with every other model of the data).
+func (p *Problem) model(R int) (models.Model, error) { return p.Spec.Build(p.Data, R) }
 
 // NewProblem validates the data against the model and prepares them for the configuration.
 func NewProblem(data *tensor.Sparse, spec models.Spec, cfg Config) (*Problem, error) {
@@ -168,16 +142,10 @@ func NewProblem(data *tensor.Sparse, spec models.Spec, cfg Config) (*Problem, er
 		}
 		p.Blocked, p.Data = b, b.Sparse
 	}
-	if cfg.Reference != nil {
-		var err error
-		if p.base, err = baselines.ForModel(p.Data, spec); err != nil {
-			return nil, fmt.Errorf("reference: %w", err)
-		}
-	}
 	return p, nil
 }
 
-// ChainID names one chain of a sweep.
+// ChainID names one chain: its rank, its rung (TIndex) and its replica (Chain).
 type ChainID struct {
 	Rank, TIndex, Chain int
 }
@@ -200,14 +168,6 @@ func (p *Problem) initStream(id ChainID) *rand.Rand {
 	return rng.New(p.Config.Seed, uint64(id.Rank), uint64(id.TIndex), uint64(id.Chain), streamInit)
 }
 
-// RunChain runs the chain id on the problem from the configured start and summarises its records.
-// A chain that produces a non-finite value stops and reports where in Divergence; errors are for
-// bad set-ups only.
-func (p *Problem) RunChain(ctx context.Context, id ChainID) (evidence.ChainSummary, error) {
-	sum, _, err := p.Resume(ctx, id, nil)
-	return sum, err
-}
-
 // RunFrom runs chain id at temperature t from start (a draw of the power posterior at t from an
 // annealing stage, Problem.Anneal) and summarises its records: Config.Burnin steps of burn-in,
 // then Config.Steps − Config.Burnin recorded. At t = 0 the records are independent prior draws
@@ -226,31 +186,37 @@ func (p *Problem) RunFrom(ctx context.Context, id ChainID, t float64, start []fl
 		return evidence.ChainSummary{}, err
 	}
 	sum := evidence.ChainSummary{Rank: id.Rank, TIndex: id.TIndex, T: t, Chain: id.Chain}
-	records := make([]float64, 0, cfg.Steps-cfg.Burnin)
 	if t > 0 && len(start) != m.Dim() {
 		return sum, fmt.Errorf("rank %d, stage %d, chain %d: start has %d parameters, the model %d", id.Rank, id.TIndex, id.Chain, len(start), m.Dim())
 	}
-	var div string
 	if mv := newGibbsMover(m); mv != nil && t > 0 {
 		per := mv.passes(1)
-		records, div, sum.Steps = p.sweep(ctx, mv, nil, id, t, append([]float64(nil), start...), cfg.Burnin/per, cfg.Steps/per, records)
-		sum.Steps *= per
-		sum.CellEvals = mv.cellEvals()
-		return p.summarize(ctx, sum, div, records, nil)
+		s := &ChainState{Theta: slices.Clone(start)}
+		r := rng.New(p.Config.Seed, uint64(id.Rank), uint64(id.TIndex), uint64(id.Chain), streamSweep)
+		div := advance(ctx, mv, nil, r, t, cfg.Burnin/per, cfg.Steps/per-cfg.Burnin/per, s, func(sweep int) string {
+			return fmt.Sprintf("rank %d, t=%.6g (stage %d), chain %d, sweep %d", id.Rank, t, id.TIndex, id.Chain, sweep)
+		})
+		sum.Steps, sum.CellEvals = mv.passes(s.Sweeps), mv.cellEvals()
+		return p.summarize(ctx, sum, div, s.Records, nil)
 	}
 	w := newWalker(p, m, id, t)
+	records := make([]float64, 0, cfg.Steps-cfg.Burnin)
+	var div string
 	if t == 0 {
 		records, div = p.priorRecords(ctx, w, cfg.Steps-cfg.Burnin, records)
 		sum.Steps = cfg.Steps - cfg.Burnin
 	} else {
 		w.SetTheta(start)
-		records, _, div, sum.Steps = p.walk(ctx, w, true, nil, records)
+		records, div, sum.Steps = p.walk(ctx, w, false, nil, records)
 	}
 	sum.CellEvals = w.cellEvals
 	return p.summarize(ctx, sum, div, records, nil)
 }
 
-// summarize completes a chain's summary from its records unless it diverged.
+// summarize completes a chain's summary from its records unless it diverged: with
+// Config.Truncate the records before the end of their start's transient (evidence.Truncation)
+// are left out, and it carries the records' control variates where cv has them, and the mean of
+// the first half of the records it keeps (evidence.ChainSummary.HalfMean).
 func (p *Problem) summarize(ctx context.Context, sum evidence.ChainSummary, div string, records []float64, cv *controls) (evidence.ChainSummary, error) {
 	if err := ctx.Err(); err != nil {
 		return sum, err
@@ -259,77 +225,62 @@ func (p *Problem) summarize(ctx context.Context, sum evidence.ChainSummary, div 
 	if div != "" {
 		return sum, nil
 	}
-	sum.Count = len(records)
-	sum.Mean, sum.M2, sum.ESS = evidence.Summarize(records)
+	d := 0
+	if p.Config.Truncate && len(records) > 0 {
+		d = evidence.Truncation(records)
+	}
+	kept := records[d:]
+	sum.Count = len(kept)
+	sum.Mean, sum.M2, sum.ESS = evidence.Summarize(kept)
+	if h := len(kept) / 2; h > 0 {
+		sum.HalfMean, _, _ = evidence.Summarize(kept[:h])
+		sum.HalfCount = h
+	}
 	if cv != nil {
-		cv.summarize(records, &sum)
+		cv.from(d).summarize(kept, &sum)
 	}
 	return sum, nil
 }
 
-// sweep runs the mover's data-augmentation kernel on θ, in place, at t for n sweeps, recording
-// log p(X | θ) after every sweep past the first burn, and returns the records, a divergence and
-// the sweeps made. With Config.Truncate the records before the end of the start's transient
-// (evidence.Truncation) are dropped; no sweeps replace them, so that a chain makes the sweeps
-// ChainSteps counts and a rank's steps never pass its plan. The burn-in reads its log-likelihood
-// at its last sweep only, where a divergence in it shows.
-func (p *Problem) sweep(ctx context.Context, mv *gibbsMover, cv *controls, id ChainID, t float64, theta []float64, burn, n int, records []float64) ([]float64, string, int) {
-	r := rng.New(p.Config.Seed, uint64(id.Rank), uint64(id.TIndex), uint64(id.Chain), streamSweep)
+// advance sweeps mv's data-augmentation kernel at t on s's parameters, in place: burn sweeps
+// whose log-likelihoods are not recorded (the last is read, where a divergence shows), then as
+// many as add records more to s.Records, each with its control variates where cv has them. It
+// counts its sweeps in s.Sweeps and returns a divergence, named by where, or "".
+func advance(ctx context.Context, mv *gibbsMover, cv *controls, r *rand.Rand, t float64, burn, records int, s *ChainState, where func(sweep int) string) string {
 	acc := make([]float64, mv.blocks())
-	base, made, per := len(records), 0, mv.passes(1)
-	pr := p.reportPrices(ctx, id.Rank)
-	run := func(sweeps int, record bool) string {
-		for range sweeps {
-			if made%16 == 15 && ctx.Err() != nil {
-				return ""
-			}
-			made++
-			read := record || made >= burn // the burn-in reads its last sweep's only
-			ll := math.NaN()
-			if read {
-				ll = mv.move(r, t, 1, nil, theta, acc)
-			} else {
-				mv.moveOn(r, t, theta, acc)
-			}
-			progress.AddAt(ctx, per, pr.sweep(t, read))
-			if !read {
-				continue
-			}
-			if math.IsNaN(ll) || math.IsInf(ll, 1) {
-				return fmt.Sprintf("rank %d, t=%.6g (rung %d), chain %d, sweep %d: log-likelihood %v", id.Rank, t, id.TIndex, id.Chain, made, ll)
-			}
-			if record {
-				records = append(records, ll)
-				if cv != nil {
-					cv.record(t, theta, ll)
-					if cv.stein > 0 { // the Stein variates' pass, a step of the chain's
-						progress.AddAt(ctx, 1, pr.stein)
-					}
-				}
-			}
+	per := mv.passes(1)
+	sweeps := burn + max(0, records)
+	for k := 1; k <= sweeps; k++ {
+		if k%16 == 0 && ctx.Err() != nil {
+			return ""
 		}
-		return ""
-	}
-	if div := run(burn, false); div != "" || ctx.Err() != nil {
-		return records, div, made
-	}
-	if div := run(n-burn, true); div != "" || ctx.Err() != nil {
-		return records, div, made
-	}
-	if p.Config.Truncate {
-		if d := evidence.Truncation(records[base:]); d > 0 {
-			records = append(records[:base], records[base+d:]...)
-			if cv != nil {
-				cv.drop(d)
+		s.Sweeps++
+		progress.Add(ctx, per)
+		if k < burn {
+			mv.moveOn(r, t, s.Theta, acc)
+			continue
+		}
+		ll := mv.move(r, t, 1, nil, s.Theta, acc)
+		if math.IsNaN(ll) || math.IsInf(ll, 1) {
+			return fmt.Sprintf("%s: log-likelihood %v", where(s.Sweeps), ll)
+		}
+		if k == burn {
+			continue
+		}
+		s.Records = append(s.Records, ll)
+		if cv != nil {
+			cv.record(t, s.Theta, ll)
+			if cv.stein > 0 {
+				progress.Add(ctx, 1)
 			}
 		}
 	}
-	return records, "", made
+	return ""
 }
 
 // State is where a chain ended: its parameters in the model's sampling parameterisation and their
 // layout, so that a later run on the same data, or on data grown by new rows, columns or slices,
-// can resume from it (see Resume).
+// can resume from it (see Resume, StartRankFrom).
 type State struct {
 	// Model is the model's name and Rank its rank; Factors the factor layout of Theta (nil for
 	// models whose parameters are not tied to data modes).
@@ -337,78 +288,109 @@ type State struct {
 	Rank    int
 	Factors []models.Factor
 	Theta   []float64
-	// Size is the size of the data the state was saved on (the problem's size, see Resumption.Start);
-	// zero when unknown.
+	// Size is the size of the data the state was saved on (the problem's size); zero when
+	// unknown.
 	Size float64
 }
 
-// Resume runs the chain id like RunChain, but when from is not nil the chain starts from that
-// saved state instead of the configured start: the parameters of indices the state knows are
-// copied, those of indices the data gained since are drawn from the prior, and the chain burns in
-// for Config.WarmBurnin steps (no mode search) before it records. A state that ended near the
-// power posterior of the data it was saved on is close to that of moderately grown data, so the
-// short burn-in replaces both the mode search and most of the cold burn-in. Resume returns the
-// chain's final state, nil at t = 0 (prior draws carry no state) and after a divergence.
+// StateOf is the saved form of a chain of rank whose parameters are theta.
+func (p *Problem) StateOf(rank int, theta []float64) (*State, error) {
+	m, err := p.model(rank)
+	if err != nil {
+		return nil, err
+	}
+	return &State{Model: m.Name(), Rank: rank, Factors: m.Factors(), Theta: theta, Size: p.size}, nil
+}
+
+// RunChain runs chain id on the configured SG-MCMC kernel from start (its rank's mode, from
+// StartRank) or, where start is nil, from a prior draw of its own, and summarises its records
+// after Config.Burnin steps of burn-in. At t = 0 the records are independent prior draws. It
+// returns the chain's final state, nil at t = 0 (prior draws carry no state) and after a
+// divergence. A chain that produces a non-finite value stops and reports where in Divergence;
+// errors are for bad set-ups only.
+func (p *Problem) RunChain(ctx context.Context, id ChainID, start []float64) (evidence.ChainSummary, *State, error) {
+	return p.runWalker(ctx, id, start, nil)
+}
+
+// Resume runs chain id like RunChain from the saved state from: the parameters of indices the
+// state knows are copied, those of indices the data gained since are drawn from the prior and
+// carried towards their conditional mode (settle), and the chain burns in for Config.WarmBurnin
+// steps before it records. A state that ended near the power posterior of the data it was saved
+// on is close to that of moderately grown data, so the short burn-in replaces most of the cold
+// one.
 func (p *Problem) Resume(ctx context.Context, id ChainID, from *State) (evidence.ChainSummary, *State, error) {
+	return p.runWalker(ctx, id, nil, from)
+}
+
+// runWalker is RunChain from start, or Resume from a saved state.
+func (p *Problem) runWalker(ctx context.Context, id ChainID, start []float64, from *State) (evidence.ChainSummary, *State, error) {
 	cfg := p.RankConfig(id.Rank)
-	w, err := p.chainWalker(id)
+	if cfg.Gibbs {
+		return evidence.ChainSummary{}, nil, fmt.Errorf("rank %d: Gibbs chains run in rounds (Extend)", id.Rank)
+	}
+	w, err := p.NewWalker(id)
 	if err != nil {
 		return evidence.ChainSummary{}, nil, err
 	}
 	sum := evidence.ChainSummary{Rank: id.Rank, TIndex: id.TIndex, T: w.t, Chain: id.Chain}
 	records := make([]float64, 0, p.Records(id.Rank, id.TIndex))
 	var div string
-	var cv *controls
 	if w.t == 0 {
 		records, div = p.priorRecords(ctx, w, cfg.Steps-cfg.Burnin, records)
 		sum.Steps = cfg.Steps - cfg.Burnin
 	} else {
 		var newRows [][2]int
-		if from != nil {
+		switch {
+		case from != nil:
 			if newRows, err = p.warmStart(w, from); err != nil {
 				return sum, nil, fmt.Errorf("rank %d, temperature %d, chain %d: %w", id.Rank, id.TIndex, id.Chain, err)
 			}
 			sum.Warm = true
-		}
-		records, cv, div, sum.Steps = p.walk(ctx, w, from != nil, newRows, records)
-		if div == "" && cfg.phaseCheck(id, from != nil) {
-			ascent, at, passes, cells, err := p.ascend(ctx, id.Rank)
-			if err != nil {
-				div = err.Error()
+		case start != nil:
+			if len(start) != len(w.theta) {
+				return sum, nil, fmt.Errorf("rank %d, temperature %d, chain %d: start has %d parameters, the model %d", id.Rank, id.TIndex, id.Chain, len(start), len(w.theta))
 			}
-			sum.Ascent, sum.AscentFrom = ascent, at
-			sum.Steps += passes
-			w.cellEvals += cells
+			w.SetTheta(start)
+		default:
+			w.SamplePrior(p.initStream(id))
 		}
+		records, div, sum.Steps = p.walk(ctx, w, from != nil, newRows, records)
 	}
 	sum.CellEvals = w.cellEvals
-	sum, err = p.summarize(ctx, sum, div, records, cv)
-	if err != nil || div != "" {
+	sum, err = p.summarize(ctx, sum, div, records, nil)
+	if err != nil || div != "" || w.t == 0 {
 		return sum, nil, err
 	}
-	var final *State
-	if w.t > 0 {
-		final = &State{Model: w.m.Name(), Rank: id.Rank, Factors: w.m.Factors(), Theta: w.theta, Size: p.size}
-	}
-	return sum, final, nil
+	return sum, &State{Model: w.m.Name(), Rank: id.Rank, Factors: w.m.Factors(), Theta: w.theta, Size: p.size}, nil
 }
 
 // warmStart sets the walker's parameters from a saved state and shortens its burn-in to the warm
 // one. Parameters of rows the state does not have keep a prior draw from the chain's own stream;
 // it returns their parameter ranges.
 func (p *Problem) warmStart(w *Walker, s *State) ([][2]int, error) {
-	if s.Model != w.m.Name() || s.Rank != w.m.Rank() {
-		return nil, fmt.Errorf("saved state is of model %s rank %d, not %s rank %d", s.Model, s.Rank, w.m.Name(), w.m.Rank())
-	}
 	w.SamplePrior(p.initStream(w.id))
+	newRows, err := restore(w.m, s, w.theta)
+	if err != nil {
+		return nil, err
+	}
+	w.SetBurnin(p.RankConfig(w.id.Rank).warmBurnin())
+	return newRows, nil
+}
+
+// restore copies the parameters a saved state s knows into theta, a point of model m, which
+// keeps what it holds at the indices the data gained since; it returns their parameter ranges.
+func restore(m models.Model, s *State, theta []float64) ([][2]int, error) {
+	if s.Model != m.Name() || s.Rank != m.Rank() {
+		return nil, fmt.Errorf("saved state is of model %s rank %d, not %s rank %d", s.Model, s.Rank, m.Name(), m.Rank())
+	}
 	var newRows [][2]int
-	fs := w.m.Factors()
+	fs := m.Factors()
 	switch {
 	case fs == nil && s.Factors == nil:
-		if len(s.Theta) != len(w.theta) {
-			return nil, fmt.Errorf("saved state has %d parameters, the model %d", len(s.Theta), len(w.theta))
+		if len(s.Theta) != len(theta) {
+			return nil, fmt.Errorf("saved state has %d parameters, the model %d", len(s.Theta), len(theta))
 		}
-		copy(w.theta, s.Theta)
+		copy(theta, s.Theta)
 	case len(fs) != len(s.Factors):
 		return nil, fmt.Errorf("saved state has %d factors, the model %d", len(s.Factors), len(fs))
 	default:
@@ -418,18 +400,17 @@ func (p *Problem) warmStart(w *Walker, s *State) ([][2]int, error) {
 				return nil, fmt.Errorf("saved state's mode-%d factor is %d×%d, the model's %d×%d: the data are not a growth of the data it was saved on",
 					k, o.Rows, o.Cols, f.Rows, f.Cols)
 			}
-			copy(w.theta[f.Offset:], s.Theta[o.Offset:o.Offset+o.Rows*o.Cols])
+			copy(theta[f.Offset:], s.Theta[o.Offset:o.Offset+o.Rows*o.Cols])
 			if lo, hi := f.Params(o.Rows, f.Rows); hi > lo {
 				newRows = append(newRows, [2]int{lo, hi})
 			}
 		}
 	}
-	for i, v := range w.theta {
+	for i, v := range theta {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			return nil, fmt.Errorf("saved state's parameter %d is %v", i, v)
 		}
 	}
-	w.SetBurnin(p.RankConfig(w.id.Rank).warmBurnin())
 	return newRows, nil
 }
 
@@ -452,88 +433,32 @@ func (p *Problem) priorRecords(ctx context.Context, w *Walker, n int, records []
 	return records, ""
 }
 
-// walk performs burn-in and sampling and returns the records after burn-in, the control variate
-// they carry (nil without any: see controls), a divergence and the steps spent. A warm walker starts
-// where warmStart put it, with the rows it gained settled first; otherwise, with Starts > 0, from
-// its rank's mode (see Problem.mode), and else from a prior draw. Sampling starts after the
-// burn-in, so the start changes how soon the records are right, not what they target.
-func (p *Problem) walk(ctx context.Context, w *Walker, warm bool, newRows [][2]int, records []float64) ([]float64, *controls, string, int) {
+// walk performs an SG-MCMC chain's burn-in and sampling from where the walker stands and returns
+// the records after burn-in, a divergence and the steps spent. A warm walker first settles the
+// rows it gained. Sampling starts after the burn-in, so the start changes how soon the records
+// are right, not what they target.
+func (p *Problem) walk(ctx context.Context, w *Walker, warm bool, newRows [][2]int, records []float64) ([]float64, string, int) {
 	cfg := p.RankConfig(w.id.Rank)
-	recorded, err := p.recordsAt(w.id.Rank, w.id.TIndex)
-	if err != nil {
-		return records, nil, err.Error(), 0
-	}
+	recorded := p.Records(w.id.Rank, w.id.TIndex)
 	steps := w.burnin + recorded
 	spent := 0
-	var center []float64 // the rank's mode (controls), searched before any chain runs
-	gibbs := cfg.Gibbs   // NewProblem checked that the model has the kernel
-	switch {
-	case warm && gibbs:
-		// A sweep draws the rows the state did not have from their conditionals at once.
-		if cfg.Stein && cfg.Starts > 0 {
-			// The basin check searched the grown data's mode before the rank's chains ran
-			// (Resumption.warmBasin): the centre of a cold chain, as good for a warm one.
-			m, err := p.mode(ctx, w.id.Rank)
-			if err != nil {
-				return records, nil, err.Error(), spent
-			}
-			center = m.theta
-		}
-	case warm:
+	if warm {
 		n, err := w.settle(newRows, cfg.SettleSteps)
 		spent += n
 		progress.Add(ctx, n)
 		if err != nil {
-			return records, nil, err.Error(), spent
+			return records, err.Error(), spent
 		}
-	case cfg.Starts > 0:
-		m, err := p.mode(ctx, w.id.Rank)
-		if err != nil {
-			return records, nil, err.Error(), spent
-		}
-		if w.id.Chain == 0 && w.id.TIndex == len(cfg.Ladder)-1 {
-			// The search is shared by the rank's chains; one of them accounts for it.
-			spent += m.steps
-			w.cellEvals += m.cellEvals
-		}
-		start := m.theta
-		center = start
-		if gibbs && cfg.Descent > 0 {
-			theta, passes, cells, err := p.descentStart(ctx, w.id)
-			if err != nil {
-				return records, nil, err.Error(), spent
-			}
-			start = theta
-			spent += passes
-			w.cellEvals += cells
-		}
-		w.SetTheta(start)
-	default:
-		w.SamplePrior(p.initStream(w.id))
-	}
-	if gibbs {
-		mv := newGibbsMover(w.m)
-		var cv *controls
-		if cfg.Stein {
-			cv = newControls(mv, center)
-		}
-		records, div, n := p.sweep(ctx, mv, cv, w.id, w.t, w.theta, w.burnin, steps, records)
-		w.cellEvals += mv.cellEvals()
-		spent += mv.passes(n)
-		if cv != nil {
-			spent += cv.passes
-		}
-		return records, cv, div, spent
 	}
 	for k := 1; k <= steps; k++ {
 		if k%64 == 0 && ctx.Err() != nil {
-			return records, nil, "", spent
+			return records, "", spent
 		}
 		y, err := w.Step(k)
 		spent++
 		progress.Add(ctx, 1)
 		if err != nil {
-			return records, nil, err.Error(), spent
+			return records, err.Error(), spent
 		}
 		if k > w.burnin {
 			records = append(records, y)
@@ -541,20 +466,18 @@ func (p *Problem) walk(ctx context.Context, w *Walker, warm bool, newRows [][2]i
 	}
 	for i, v := range w.theta {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return records, nil, w.divergence(steps, fmt.Sprintf("parameter %d is %v", i, v)).Error(), spent
+			return records, w.divergence(steps, fmt.Sprintf("parameter %d is %v", i, v)).Error(), spent
 		}
 	}
-	return records, nil, "", spent
+	return records, "", spent
 }
 
 // settle carries the parameters of rows a warm walker's saved state did not have (prior draws) to
 // the mode of its power posterior with every other parameter held where the state left it: n
 // steps of ascent that move those rows only, on all cells. A prior draw is many e-folds from where
 // the data put a row, and a short burn-in alone does not bring a growth of half the data or more
-// into equilibrium: on CP data that doubled, a 50-step warm burn-in from prior draws left R = 2…5
-// 29 nats (RMS) off, 7 after settling (bench/engine -workload warm, measured before and after
-// settling was added). The conditional mode is a start that the burn-in then turns into a sample.
-// It returns the steps spent.
+// into equilibrium. The conditional mode is a start that the burn-in then turns into a sample. It
+// returns the steps spent.
 func (w *Walker) settle(rows [][2]int, n int) (int, error) {
 	if len(rows) == 0 || n == 0 {
 		return 0, nil
@@ -571,266 +494,22 @@ func (w *Walker) settle(rows [][2]int, n int) (int, error) {
 	return n, nil
 }
 
-// rankMode is the start point shared by the chains of a rank.
-type rankMode struct {
-	once      sync.Once
-	theta     []float64
-	score     float64 // the log posterior at theta
-	steps     int
-	cellEvals int64
-	err       error
-}
-
-// mode returns the start of every chain of a rank: the best of Starts prior draws, each carried
-// StartSteps steps of preconditioned ascent on the posterior (t = 1) and scored by its log
-// posterior after a few sweeps of EM where the model has them (emAscend, startEMScreen), the best of
-// them then carried through the rest of StartEM's sweeps. On the ICASSP 100×75 NMF at rank 3, 300
-// EM sweeps took the 16 starts to modes up to 6 nats apart, and the start best after the ascent
-// alone was not the best after EM. A prior draw can fall into the basin of a local mode of
-// negligible mass (two components sharing one source, another missing) that a chain at high t
-// never leaves; on large counts such modes are many nats apart and only a search over many starts
-// finds the dominant one. One search per rank, shared by its chains at every temperature (at low
-// t they leave the mode within a few relaxation times), costs far less than one per chain. It
-// depends only on the seed and the rank, so every worker that computes it gets the same point.
-func (p *Problem) mode(ctx context.Context, rank int) (*rankMode, error) {
-	v, _ := p.modes.LoadOrStore(rank, &rankMode{})
-	rm := v.(*rankMode)
-	rm.once.Do(func() {
-		pr := p.reportPrices(ctx, rank)
-		ascent, em := pr.ascent, pr.em
-		// The starts are independent, each on its own walker and streams, so they run on all
-		// cores: the search is the one serial stage of a rank, and the rank's other tasks wait
-		// for it.
-		type start struct {
-			theta []float64
-			score float64
-			steps int
-			cells int64
-			err   error
-		}
-		starts := make([]start, p.Config.Starts)
-		par.Tasks(len(starts), func(s int) {
-			st := &starts[s]
-			w, err := p.NewWalker(ChainID{Rank: rank, TIndex: p.top(rank), Chain: -1})
-			if err != nil {
-				st.err = err
-				return
-			}
-			w.SamplePrior(rng.New(p.Config.Seed, uint64(rank), streamMode, uint64(s)))
-			for k := 1; k <= p.Config.StartSteps; k++ {
-				if k%64 == 0 && ctx.Err() != nil {
-					st.err = ctx.Err()
-					return
-				}
-				if err := w.Ascend(k); err != nil {
-					st.err = fmt.Errorf("mode search, start %d: %w", s, err)
-					return
-				}
-				st.steps++
-				progress.AddAt(ctx, 1, ascent)
-			}
-			passes, err := w.emAscend(ctx, p.Config.screenEM(), em)
-			st.steps += passes
-			st.theta, st.score, st.cells, st.err = w.theta, w.LogPosterior(), w.cellEvals, err
-		})
-		best := math.Inf(-1)
-		for _, st := range starts {
-			if st.err != nil {
-				rm.err = st.err
-				return
-			}
-			rm.steps += st.steps
-			rm.cellEvals += st.cells
-			if st.score > best {
-				best, rm.theta, rm.score = st.score, st.theta, st.score
-			}
-		}
-		if rm.theta == nil {
-			rm.err = fmt.Errorf("mode search for rank %d found no start with a finite log posterior", rank)
-			return
-		}
-		w, err := p.NewWalker(ChainID{Rank: rank, TIndex: p.top(rank), Chain: -1})
-		if err != nil {
-			rm.err = err
-			return
-		}
-		w.SetTheta(rm.theta)
-		passes, err := w.emAscend(ctx, p.Config.StartEM-p.Config.screenEM(), em)
-		if err != nil {
-			rm.err = err
-			return
-		}
-		if passes > 0 {
-			rm.steps += passes
-			copy(rm.theta, w.theta)
-			rm.score = w.LogPosterior()
-		}
-		rm.cellEvals += w.cellEvals
-	})
-	if rm.err != nil {
-		return nil, rm.err
-	}
-	return rm, nil
-}
-
-// emAscend carries the walker's θ the given number of EM sweeps towards a mode of the posterior
-// when its model has a data-augmentation kernel (models.Augmentable), counts the cells they read
-// and returns the passes over the data they made, each reported at that cost (progress.AddAt).
-func (w *Walker) emAscend(ctx context.Context, sweeps int, cost float64) (int, error) {
-	a, ok := w.m.(models.Augmentable)
-	if !ok || sweeps == 0 {
-		return 0, nil
-	}
-	k := a.NewAugmented()
-	for range sweeps {
-		if err := ctx.Err(); err != nil {
-			return 0, err
-		}
-		k.Ascend(1, w.theta)
-		progress.AddAt(ctx, emPasses(len(w.m.Factors())), cost)
-	}
-	passes := sweeps * emPasses(len(w.m.Factors()))
-	w.cellEvals += int64(passes) * int64(models.PassCells(w.m))
-	return passes, nil
-}
-
-// startEMScreen is the number of EM sweeps every start of the mode search gets before the starts
-// are compared; the best gets the rest of Config.StartEM. Most of what EM changes in a start's
-// log posterior it changes early, and the search costs a sixth of what full EM of every start would.
-const startEMScreen = 50
-
-// screenEM is the number of EM sweeps of every start of the mode search.
-func (c Config) screenEM() int { return min(c.StartEM, startEMScreen) }
-
 // emPasses is the number of passes over the data an EM sweep of a model with that many factors
 // makes: one per factor.
 func emPasses(factors int) int { return factors }
 
-// basinPlan is the steps of a rank's basin check (Resumption.warmBasin) and what they cost at
-// those prices: each replica's saved state settled on the rows the data gained and carried by
-// StartSteps ascent steps and StartEM EM sweeps.
-func (cfg Config) basinPlan(order int, pr prices) (int, float64) {
-	settle, ascent, em := cfg.Chains*cfg.SettleSteps, cfg.Chains*cfg.StartSteps, cfg.Chains*cfg.StartEM*emPasses(order)
-	return settle + ascent + em, float64(settle) + float64(ascent)*pr.ascent + float64(em)*pr.em
-}
-
-// ChainSteps is the number of sampler steps RunChain (warm false) or Resume from a saved state
-// (warm true) reports for chain id of a model of the given order, with Steps − Burnin records at
-// every rung (see Problem.ChainSteps for the records Config.Allocate gives): prior draws at t = 0;
-// otherwise the burn-in and the recorded steps, plus the pass of each record's control variate
-// (Config.Stein, with a mode search), for the cold chains that account for them the rank's mode
-// search and the replica's descent (Config.Descent), and for a warm one the steps that settle new
-// rows (which it spends only when the data gained rows) and, for the one that accounts for its
-// rank's mode search, that search and the basin check (Resumption.warmBasin). A Gibbs sweep
-// counts as the passes over the data it makes, the unit of a full-data step, so that progress
-// estimates weigh sweeps and steps alike. A chain makes exactly these steps: Config.Truncate
-// drops records and sweeps none to replace them.
-func (cfg Config) ChainSteps(id ChainID, warm bool, order int) int {
+// ChainSteps is the number of sampler steps an SG-MCMC chain id (RunChain, or Resume when warm)
+// of a model of the given order reports, with Steps − Burnin records at every rung: prior draws
+// at t = 0; otherwise its burn-in and records, and for a warm chain the steps that settle new
+// rows (which it spends only when the data gained rows).
+func (cfg Config) ChainSteps(id ChainID, warm bool) int {
 	cfg = cfg.AtRank(id.Rank)
-	n, _ := cfg.chainPlan(id, warm, order, cfg.Steps-cfg.Burnin, unitPrices)
-	return n
-}
-
-// ChainSteps is Config.ChainSteps for the problem's chains, which record Records(id.Rank,
-// id.TIndex), and ChainWork what those steps cost in all, each at the price the chain reports it
-// at (progress.AddAt): its rank's prices, timed when first asked for.
-func (p *Problem) ChainSteps(id ChainID, warm bool) int {
-	n, _ := p.chainPlan(id, warm, unitPrices)
-	return n
-}
-
-// ChainWork is the cost of chain id's steps (see ChainSteps).
-func (p *Problem) ChainWork(id ChainID, warm bool) float64 {
-	_, w := p.chainPlan(id, warm, p.prices(id.Rank))
-	return w
-}
-
-// chainPlan is ChainSteps and ChainWork at those prices.
-func (p *Problem) chainPlan(id ChainID, warm bool, pr prices) (int, float64) {
-	order, _ := p.Spec.Order()
-	cfg := p.RankConfig(id.Rank)
-	return cfg.chainPlan(id, warm, order, p.Records(id.Rank, id.TIndex), pr)
-}
-
-// chainPlan is ChainSteps for a chain that records that many steps, and what they cost at those
-// prices.
-func (cfg Config) chainPlan(id ChainID, warm bool, order, records int, pr prices) (int, float64) {
-	if cfg.Ladder[id.TIndex] == 0 {
-		return records, float64(records)
+	records := cfg.Steps - cfg.Burnin
+	switch {
+	case cfg.Ladder[id.TIndex] == 0:
+		return records
+	case warm:
+		return cfg.SettleSteps + cfg.warmBurnin() + records
 	}
-	t := cfg.Ladder[id.TIndex]
-	per := sweepPasses(order)
-	// sweeps is the price of n sweeps at u of which the last reads its log-likelihood (the
-	// end of a burn-in, a relaxation or a rung of a walk) and of records more that all do.
-	sweeps := func(u float64, n, records int) float64 {
-		w := float64(records) * pr.sweep(u, true)
-		if n > 0 {
-			w += float64(n-1)*pr.sweep(u, false) + pr.sweep(u, true)
-		}
-		return float64(per) * w
-	}
-	stein := cfg.Stein && cfg.Starts > 0 // a pass per record (the Stein variates of controls)
-	// search adds the rank's mode search (Problem.mode), which the first replica's chain at t = 1
-	// accounts for, and for a warm one the basin check that it accounts for too (basinPlan).
-	search := func(n int, w float64) (int, float64) {
-		if cfg.Starts == 0 || id.Chain != 0 || id.TIndex != len(cfg.Ladder)-1 {
-			return n, w
-		}
-		ascent := cfg.Starts * cfg.StartSteps
-		em := (cfg.Starts*cfg.screenEM() + cfg.StartEM - cfg.screenEM()) * emPasses(order)
-		if warm {
-			bn, bw := cfg.basinPlan(order, pr)
-			n, w = n+bn, w+bw
-		}
-		return n + ascent + em, w + float64(ascent)*pr.ascent + float64(em)*pr.em
-	}
-	if cfg.Gibbs && warm {
-		n := (cfg.warmBurnin() + records) * per
-		w := sweeps(t, cfg.warmBurnin(), records)
-		if stein {
-			n += records
-			w += float64(records) * pr.stein
-		}
-		return search(n, w)
-	}
-	if warm {
-		n := cfg.SettleSteps + cfg.warmBurnin() + records
-		return search(n, float64(n))
-	}
-	n := cfg.Burnin + records
-	w := float64(n)
-	if cfg.Gibbs {
-		n *= per
-		w = sweeps(t, cfg.Burnin, records)
-		if stein {
-			n += records
-			w += float64(records) * pr.stein
-		}
-	}
-	n, w = search(n, w)
-	if cfg.Gibbs && cfg.Starts > 0 && cfg.Descent > 0 && id.TIndex == len(cfg.Ladder)-1 {
-		// The replica's walk: its relaxation at t = 1, then Descent sweeps at every rung above 0.
-		n += (cfg.Relax + cfg.Descent*(len(cfg.Ladder)-1)) * per
-		w += sweeps(1, cfg.Relax, 0)
-		for _, u := range cfg.Ladder[1:] {
-			w += sweeps(u, cfg.Descent, 0)
-		}
-	}
-	if cfg.phaseCheck(id, false) {
-		// The phase check's ascent: Ascent sweeps at every rung from phaseRung up, the last
-		// half of them reading their log-likelihoods (ascend).
-		read := cfg.ascentReads()
-		for _, u := range cfg.Ladder[cfg.phaseRung():] {
-			n += cfg.Ascent * per
-			w += float64(per) * (float64(cfg.Ascent-read)*pr.sweep(u, false) + float64(read)*pr.sweep(u, true))
-		}
-	}
-	return n, w
-}
-
-// phaseCheck says whether chain id, warm or not, runs its rank's phase check (Config.Ascent): the
-// first replica's cold chain at t = 1 of Gibbs chains that start from descents.
-func (cfg Config) phaseCheck(id ChainID, warm bool) bool {
-	return cfg.Gibbs && cfg.Starts > 0 && cfg.Descent > 0 && cfg.Ascent > 0 && !warm &&
-		id.Chain == 0 && id.TIndex == len(cfg.Ladder)-1
+	return cfg.Burnin + records
 }

@@ -7,7 +7,6 @@ package sti
 
 import (
 	"fmt"
-	"slices"
 
 	"github.com/stirank/stirank/evidence"
 	"github.com/stirank/stirank/models"
@@ -110,15 +109,6 @@ type Config struct {
 	// one chain of Steps steps (Burnin of them discarded) from a population draw at each of at
 	// most Annealing.Rungs of its temperatures. Ladder is then not used.
 	Annealing *Annealing `json:"annealing,omitempty"`
-	// Reference, when set, runs each replica's chains on the path from a reference fitted to the
-	// posterior instead of the power posteriors (see ReferencePath), on Ladder, one chain per
-	// replica and rung of Steps slice-sampling sweeps (Burnin of them discarded).
-	Reference *ReferencePath `json:"reference,omitempty"`
-	// Check, with Reference, is the configuration of a second, independent estimate of every
-	// rank on the power posteriors' ladder (a fixed-ladder run, Default's as a rule), set against
-	// the path's (evidence.WithCheck): the two fail in different places, and where either does
-	// the disagreement widens the error bar.
-	Check *Config `json:"check,omitempty"`
 	// Allocate gives each rung of the ladder its share of the chains' records, (Steps − Burnin)
 	// times the number of rungs above t = 0 in all, in proportion to the standard deviation it
 	// adds to the integral on an exact curve: the rank-1 curve of the models with
@@ -143,79 +133,6 @@ type RankBudget struct {
 	WarmBurnin int `json:"warm_burnin,omitempty"`
 	Descent    int `json:"descent,omitempty"`
 	Ascent     int `json:"ascent,omitempty"`
-}
-
-// SGMCMCSteps is the steps per rank of a factor model's SG-MCMC defaults (DefaultSGMCMC): 30
-// rungs × 2 chains × 600 steps, 2 × 400 prior draws at t = 0 and 16 × 100 mode-search steps.
-// Every default run, the path from a reference with its check included, spends at most twice
-// as many.
-const SGMCMCSteps = 30*2*600 + 2*400 + 16*100
-
-// RankSteps is the number of steps the cold chains of rank take on c's fixed ladder in all, as
-// they report them (ChainSteps), with Steps − Burnin records at every rung.
-func (c Config) RankSteps(rank, order int) int {
-	rc, n := c.AtRank(rank), 0
-	for ti := range rc.Ladder {
-		for ch := range rc.Chains {
-			n += c.ChainSteps(ChainID{Rank: rank, TIndex: ti, Chain: ch}, false, order)
-		}
-	}
-	return n
-}
-
-// Within returns c, a fixed ladder's configuration for model, with the fewest records cut from
-// its chains (Steps, and Rank1's at rank 1) for every rank to take at most steps steps
-// (RankSteps); burn-ins, walks and the mode search are left whole. It is an error when they alone
-// take more.
-func (c Config) Within(steps int, model string) (Config, error) {
-	info, err := models.Lookup(model)
-	if err != nil {
-		return c, err
-	}
-	// Ranks from max(2, SteinBelow) up cost the same: the phase check runs from rank 2 and the
-	// control variates below SteinBelow.
-	var ranks []int
-	for R := info.MinRank(); R <= max(2, c.SteinBelow); R++ {
-		ranks = append(ranks, R)
-	}
-	if c.Rank1 != nil {
-		b := *c.Rank1
-		c.Rank1 = &b
-	}
-	// most is the largest number of steps a rank of ranks takes. An allocation (Allocate) spends
-	// no more records than the plan in all but rounds each rung's, by half a record or less per
-	// rung and chain, which most allows for.
-	most := func(ranks []int, length *int) int {
-		n, more := 0, 0
-		for _, R := range ranks {
-			n = max(n, c.RankSteps(R, info.Order))
-		}
-		if c.Allocate {
-			*length++
-			for _, R := range ranks {
-				more = max(more, c.RankSteps(R, info.Order))
-			}
-			*length--
-			n += (more - n + 1) / 2
-		}
-		return n
-	}
-	cut := func(length *int, burnin int, ranks []int) error {
-		for most(ranks, length) > steps {
-			if *length-burnin <= 2 {
-				return fmt.Errorf("ranks %v take %d steps with 2 records per chain, more than the %d they may", ranks, most(ranks, length), steps)
-			}
-			*length--
-		}
-		return nil
-	}
-	if c.Rank1 != nil {
-		if err := cut(&c.Rank1.Steps, c.Rank1.Burnin, []int{1}); err != nil {
-			return c, err
-		}
-		ranks = slices.DeleteFunc(ranks, func(R int) bool { return R == 1 })
-	}
-	return c, cut(&c.Steps, c.Burnin, ranks)
 }
 
 // AtRank returns the configuration the chains of that rank run with: c, without control variates
@@ -248,22 +165,6 @@ func (c Config) Validate() error {
 		r1 := c.AtRank(1)
 		if err := r1.Validate(); err != nil {
 			return fmt.Errorf("rank 1: %w", err)
-		}
-	}
-	if c.Reference != nil {
-		if err := c.validateReference(); err != nil {
-			return err
-		}
-	}
-	if c.Check != nil {
-		switch {
-		case c.Reference == nil:
-			return fmt.Errorf("check: a second estimate checks the path from a reference; this configuration has none")
-		case c.Check.Reference != nil || c.Check.Annealing != nil || c.Check.Check != nil:
-			return fmt.Errorf("check: the second estimate runs on the power posteriors' fixed ladder: no reference, annealing or check of its own")
-		}
-		if err := c.Check.Validate(); err != nil {
-			return fmt.Errorf("check: %w", err)
 		}
 	}
 	if c.Annealing != nil {

@@ -105,13 +105,14 @@ func (c *controls) record(t float64, theta []float64, ll float64) {
 	}
 }
 
-// drop discards the first n records' variates, with the records the chain discards.
-func (c *controls) drop(n int) {
-	c.z = append(c.z[:0], c.z[n*c.p:]...)
+// from is c without the variates of the first n records, which the chain's summary leaves out.
+func (c *controls) from(n int) *controls {
+	kept := *c
+	kept.z = c.z[n*c.p:]
 	if c.rb != nil {
-		k := c.p - c.stein
-		c.condVar = append(c.condVar[:0], c.condVar[n*k:]...)
+		kept.condVar = c.condVar[n*(c.p-c.stein):]
 	}
+	return &kept
 }
 
 // summarize adds the variates' summary to sum (evidence.ChainSummary.SteinMean and the fields

@@ -3,7 +3,6 @@ package sti
 import (
 	"fmt"
 	"math"
-	"sync"
 
 	"github.com/stirank/stirank/evidence"
 )
@@ -24,19 +23,13 @@ const (
 // timing of the kernel).
 const splitCost = 0.15
 
-// rankRecords is the number of records of each rung of one rank's chains, computed once.
-type rankRecords struct {
-	once sync.Once
-	n    []int
-	err  error
-}
-
 // Records is the number of records of rank R's chains at rung ti of the ladder: Steps − Burnin,
 // or with Config.Allocate that rung's share (allocateRecords).
 func (p *Problem) Records(R, ti int) int {
 	n, err := p.recordsAt(R, ti)
 	if err != nil {
-		// The rank's chains report the error; a plan counts what a uniform ladder records.
+		// The rank's start reports the error (Allocation); a plan counts what a uniform ladder
+		// records.
 		cfg := p.RankConfig(R)
 		return cfg.Steps - cfg.Burnin
 	}
@@ -50,20 +43,15 @@ func (p *Problem) recordsAt(R, ti int) (int, error) {
 	if p.rank1 == nil && p.powerVariance == nil {
 		return n, nil
 	}
-	v, _ := p.records.LoadOrStore(R, &rankRecords{})
-	rr := v.(*rankRecords)
-	rr.once.Do(func() {
-		variance, err := p.rungVariance(R)
-		if err != nil {
-			rr.err = err
-			return
-		}
-		rr.n, rr.err = allocateRecords(variance, cfg.Ladder, R, n, p.split)
-	})
-	if rr.err != nil {
-		return 0, fmt.Errorf("rank %d: allocating the records to the rungs: %w", R, rr.err)
+	variance, err := p.rungVariance(R)
+	if err != nil {
+		return 0, fmt.Errorf("rank %d: allocating the records to the rungs: %w", R, err)
 	}
-	return rr.n[ti], nil
+	rs, err := allocateRecords(variance, cfg.Ladder, R, n, p.split)
+	if err != nil {
+		return 0, fmt.Errorf("rank %d: allocating the records to the rungs: %w", R, err)
+	}
+	return rs[ti], nil
 }
 
 // rungVariance returns v(t) = Var_t[log p(X | θ)] at rank R as the allocation reads it: the exact

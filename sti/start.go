@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"math/rand/v2"
 
 	"github.com/stirank/stirank/internal/par"
 	"github.com/stirank/stirank/internal/progress"
@@ -11,14 +12,14 @@ import (
 	"github.com/stirank/stirank/rng"
 )
 
-// ReplicaStart is the start stage's output for one replica of a rank (StartReplica): the state
-// each of its chains starts round 0 from, by rung, and for the replica that runs its rank's phase
-// check, where that walk starts. All fields are exported: it crosses Beam stages.
-type ReplicaStart struct {
-	// States holds each rung's start, by ladder index; the rungs at t = 0 have none.
-	States []ChainState
-	// Check is the state the phase check's walk starts from (PhaseCheck) at rung CheckFrom,
-	// nil for a replica that runs none.
+// RankStart is a rank's start stage (StartRank, StartRankFrom): the state every chain starts
+// from, by replica and rung, and where the rank's phase check starts. All fields are exported:
+// it crosses Beam stages.
+type RankStart struct {
+	// States[q][i] is replica q's start at rung i; the rungs at t = 0 have none.
+	States [][]ChainState
+	// Check is the state the phase check's walk starts from (PhaseCheck) at rung CheckFrom, nil
+	// for a rank that runs none.
 	Check     []float64
 	CheckFrom int
 	// Steps counts the passes over the data the stage made and CellEvals its cell reads.
@@ -26,124 +27,309 @@ type ReplicaStart struct {
 	CellEvals int64
 }
 
-// StartReplica is the start stage of replica q of rank: its own mode search (the best of its
-// starts carried by EM towards a mode of the posterior), a relaxation at t = 1 and a walk down the
-// ladder whose state at the end of each rung starts that rung's chain (see descend for why each
-// stage is there). Every length is the configuration's times startScale. It depends on the seed,
-// the rank and the replica alone, so a retried stage returns the same states bit for bit.
-func (p *Problem) StartReplica(ctx context.Context, rank, q int) (*ReplicaStart, error) {
+// StartRank is the start stage of a rank: its mode search (searchMode), and for Gibbs chains
+// with a descent each replica's walk from the mode, a relaxation at t = 1 and a walk down the
+// ladder whose state at the end of each rung starts that rung's chain of the replica (descend);
+// other chains start at the mode. Every length is the configuration's times startScale. It
+// depends on the seed and the rank alone, so a retried stage returns the same states bit for
+// bit.
+func (p *Problem) StartRank(ctx context.Context, rank int) (*RankStart, error) {
 	cfg := p.RankConfig(rank)
-	if !cfg.Gibbs {
-		return nil, fmt.Errorf("rank %d: only Gibbs chains run in rounds", rank)
-	}
 	m, err := p.model(rank)
 	if err != nil {
 		return nil, err
 	}
-	s := p.startScale(rank)
-	out := &ReplicaStart{States: make([]ChainState, len(cfg.Ladder))}
-	mode, passes, cells, err := p.searchMode(ctx, m, rank, s)
+	if _, err := p.recordsAt(rank, 0); err != nil {
+		return nil, err
+	}
+	mode, passes, cells, err := p.searchMode(ctx, m, rank)
 	if err != nil {
 		return nil, err
 	}
-	out.Steps, out.CellEvals = passes, cells
+	out := &RankStart{States: make([][]ChainState, cfg.Chains), Steps: passes, CellEvals: cells}
+	if !cfg.Gibbs || cfg.Descent == 0 {
+		for q := range out.States {
+			out.States[q] = make([]ChainState, len(cfg.Ladder))
+			for i, t := range cfg.Ladder {
+				if t > 0 {
+					out.States[q][i] = ChainState{Theta: mode}
+				}
+			}
+		}
+		return out, nil
+	}
+	return out, p.descend(ctx, m, rank, mode, out)
+}
+
+// descend fills out's states with each replica's walk from the rank's mode (on all cores, one
+// replica a task): Config.Relax sweeps at t = 1, then Config.Descent sweeps per rung down the
+// ladder, each rung's chain starting where the walk left it, and the first replica's state at
+// phaseRung for the phase check. The highest mode sits where the posterior's density peaks, not
+// where its mass lies (at a rank above the data's the extra component fits noise there, and the
+// posterior spreads it over configurations the kernel reaches only over hundreds of sweeps), and
+// below t = 1 a chain from the mode must spread out to its rung's typical set, slowly along the
+// directions the kernel mixes badly in: the walk spreads out once for all rungs of a replica,
+// each rung's start having relaxed through every rung above it. Each replica relaxes on its own
+// stream, so that where the relaxation can end in basins of different levels the replicas'
+// spread shows it.
+func (p *Problem) descend(ctx context.Context, m models.Model, rank int, mode []float64, out *RankStart) error {
+	cfg := p.RankConfig(rank)
+	s := p.startScale(rank)
 	var center []float64
 	if cfg.Stein {
 		center = mode
 	}
-	w := newRungWalk(ctx, p, rank, m, append([]float64(nil), mode...), rng.New(p.Config.Seed, uint64(rank), 0, uint64(q), streamDescent))
-	where := fmt.Sprintf("rank %d, replica %d: ", rank, q)
-	if _, err := w.rung(ctx, 1, scaled(cfg.Relax, s, 0), 1, where+"relaxation at t=1"); err != nil {
-		return nil, err
-	}
-	check := q == 0 && cfg.Ascent > 0 && rank > 1
+	check := cfg.Ascent > 0 && rank > 1
 	out.CheckFrom = cfg.phaseRung()
-	descent := scaled(cfg.Descent, s, 1)
-	for i := len(cfg.Ladder) - 1; i >= 1; i-- {
-		t := cfg.Ladder[i]
-		if t == 0 {
-			break
-		}
-		if _, err := w.rung(ctx, t, descent, 1, where+fmt.Sprintf("descent at t=%.6g (rung %d)", t, i)); err != nil {
-			return nil, err
-		}
-		out.States[i] = ChainState{Theta: append([]float64(nil), w.theta...), Center: center}
-		if check && i == out.CheckFrom {
-			out.Check = append([]float64(nil), w.theta...)
-		}
-	}
-	for i := range out.States {
-		out.States[i].Center = center
-	}
-	out.Steps += w.mv.passes(w.sweeps)
-	out.CellEvals += w.mv.cellEvals()
-	return out, nil
-}
-
-// searchMode is a rank's mode search: Starts prior draws, each carried startEMScreen·s EM
-// sweeps, the best by its log posterior then StartEM·s sweeps more. A prior draw can fall into
-// the basin of a local mode of negligible mass (two components sharing one source, another
-// missing) that a chain at high t never leaves; on large counts such modes are many nats apart and
-// only a search over many starts finds the dominant one. It depends on the seed and the rank
-// alone: every replica's start stage searches the same starts and finds the same mode, which
-// costs what a search per replica would and shares nothing between tasks. It returns the mode,
-// the passes over the data it made and its cell reads.
-func (p *Problem) searchMode(ctx context.Context, m models.Model, rank int, s float64) ([]float64, int, int64, error) {
-	cfg := p.RankConfig(rank)
-	n := max(1, cfg.Starts)
-	screen := scaled(cfg.screenEM(), s, 1)
-	type start struct {
-		theta []float64
-		score float64
-		err   error
-	}
-	starts := make([]start, n)
-	par.Tasks(n, func(k int) {
-		theta := make([]float64, m.Dim())
-		m.SamplePrior(rng.New(p.Config.Seed, uint64(rank), 0, streamMode, uint64(k)), theta)
-		if err := ascendEM(ctx, m, theta, screen); err != nil {
-			starts[k].err = err
+	errs := make([]error, cfg.Chains)
+	walks := make([]*rungWalk, cfg.Chains)
+	par.Tasks(cfg.Chains, func(q int) {
+		states := make([]ChainState, len(cfg.Ladder))
+		w := newRungWalk(m, append([]float64(nil), mode...), rng.New(p.Config.Seed, uint64(rank), 0, uint64(q), streamDescent))
+		walks[q] = w
+		where := fmt.Sprintf("rank %d, replica %d: ", rank, q)
+		if _, errs[q] = w.rung(ctx, 1, scaled(cfg.Relax, s, 0), 1, where+"relaxation at t=1"); errs[q] != nil {
 			return
 		}
-		starts[k] = start{theta: theta, score: logPosterior(m, theta)}
+		for i := len(cfg.Ladder) - 1; i >= 1 && cfg.Ladder[i] > 0; i-- {
+			t := cfg.Ladder[i]
+			if _, errs[q] = w.rung(ctx, t, scaled(cfg.Descent, s, 1), 1, where+fmt.Sprintf("descent at t=%.6g (rung %d)", t, i)); errs[q] != nil {
+				return
+			}
+			states[i] = ChainState{Theta: append([]float64(nil), w.theta...), Center: center}
+			if check && q == 0 && i == out.CheckFrom {
+				out.Check = append([]float64(nil), w.theta...)
+			}
+		}
+		out.States[q] = states
+	})
+	for q, w := range walks {
+		if errs[q] != nil {
+			return errs[q]
+		}
+		out.Steps += w.mv.passes(w.sweeps)
+		out.CellEvals += w.mv.cellEvals()
+	}
+	return nil
+}
+
+// searchMode is a rank's mode search: Starts prior draws, each carried StartSteps steps of
+// preconditioned ascent on the posterior and startEMScreen EM sweeps where the model has a
+// data-augmentation kernel, and scored by its log posterior; the best is carried through the rest
+// of StartEM's sweeps. Every length is the configuration's times startScale. A prior draw can fall
+// into the basin of a local mode of negligible mass (two components sharing one source, another
+// missing) that a chain at high t never leaves; on large counts such modes are many nats apart and
+// only a search over many starts finds the dominant one. It depends on the seed and the rank
+// alone. It returns the mode, the passes over the data it made and its cell reads.
+func (p *Problem) searchMode(ctx context.Context, m models.Model, rank int) ([]float64, int, int64, error) {
+	cfg := p.RankConfig(rank)
+	s := p.startScale(rank)
+	ascent, screen := scaled(cfg.StartSteps, s, 0), scaled(cfg.screenEM(), s, 0)
+	if cfg.StartEM > 0 {
+		screen = max(screen, 1)
+	}
+	type start struct {
+		theta  []float64
+		score  float64
+		passes int
+		cells  int64
+		err    error
+	}
+	starts := make([]start, max(1, cfg.Starts))
+	par.Tasks(len(starts), func(k int) {
+		st := &starts[k]
+		w, err := p.NewWalker(ChainID{Rank: rank, TIndex: p.top(rank), Chain: -1})
+		if err != nil {
+			st.err = err
+			return
+		}
+		w.SamplePrior(rng.New(p.Config.Seed, uint64(rank), streamMode, uint64(k)))
+		for j := 1; j <= ascent; j++ {
+			if j%64 == 0 && ctx.Err() != nil {
+				st.err = ctx.Err()
+				return
+			}
+			if err := w.Ascend(j); err != nil {
+				st.err = fmt.Errorf("mode search, start %d: %w", k, err)
+				return
+			}
+			st.passes++
+			progress.Add(ctx, 1)
+		}
+		n, err := ascendEM(ctx, m, w.theta, screen)
+		st.passes += n
+		st.theta, st.score, st.err = w.theta, w.LogPosterior(), err
+		st.cells = w.cellEvals + int64(n)*int64(models.PassCells(m))
 	})
 	best := -1
+	passes, cells := 0, int64(0)
 	for k, st := range starts {
 		if st.err != nil {
 			return nil, 0, 0, st.err
 		}
+		passes, cells = passes+st.passes, cells+st.cells
 		if !math.IsNaN(st.score) && (best < 0 || st.score > starts[best].score) {
 			best = k
 		}
 	}
 	if best < 0 {
-		return nil, 0, 0, fmt.Errorf("rank %d: mode search found no start with a finite log posterior", rank)
+		return nil, 0, 0, fmt.Errorf("mode search for rank %d found no start with a finite log posterior", rank)
 	}
-	more := scaled(cfg.StartEM-cfg.screenEM(), s, 0)
 	theta := starts[best].theta
-	if err := ascendEM(ctx, m, theta, more); err != nil {
+	n, err := ascendEM(ctx, m, theta, scaled(cfg.StartEM-cfg.screenEM(), s, 0))
+	if err != nil {
 		return nil, 0, 0, err
 	}
-	passes := (n*screen + more) * emPasses(len(m.Factors()))
-	// Each start's score reads the cells once.
-	return theta, passes + n, int64(passes+n) * int64(models.PassCells(m)), nil
+	return theta, passes + n, cells + int64(n)*int64(models.PassCells(m)), nil
 }
 
-// ascendEM carries θ sweeps EM sweeps towards a mode of m's posterior.
-func ascendEM(ctx context.Context, m models.Model, theta []float64, sweeps int) error {
+// startEMScreen is the number of EM sweeps every start of the mode search gets before the starts
+// are compared; the best gets the rest of Config.StartEM. Most of what EM changes in a start's
+// log posterior it changes early, and the search costs a sixth of what full EM of every start
+// would.
+const startEMScreen = 50
+
+// screenEM is the number of EM sweeps of every start of the mode search.
+func (c Config) screenEM() int { return min(c.StartEM, startEMScreen) }
+
+// ascendEM carries θ sweeps EM sweeps towards a mode of m's posterior where m has a
+// data-augmentation kernel, and returns the passes over the data they made.
+func ascendEM(ctx context.Context, m models.Model, theta []float64, sweeps int) (int, error) {
 	a, ok := m.(models.Augmentable)
 	if !ok || sweeps == 0 {
-		return nil
+		return 0, nil
 	}
 	k := a.NewAugmented()
 	for range sweeps {
 		if err := ctx.Err(); err != nil {
-			return err
+			return 0, err
 		}
 		k.Ascend(1, theta)
 		progress.Add(ctx, emPasses(len(m.Factors())))
 	}
-	return nil
+	return sweeps * emPasses(len(m.Factors())), nil
+}
+
+// basinTolerance is by how many nats of log posterior a fresh mode search may beat a replica's
+// saved state, carried to its mode, before a warm start drops the state (StartRankFrom). In one
+// diagnostic on growing CP data (rank 2, true rank 3) the saved states beat the fresh search by
+// 1.7–2.5 nats or trailed it by about 3 where warm chains were accurate, and trailed by 4–6 where
+// they were 9 nats low. The margin errs towards cold starts, which cost a full start stage but
+// no accuracy.
+const basinTolerance = 2
+
+// StartRankFrom is the start stage of a rank whose chains resume from the states of an earlier
+// run on data that have grown since (stirank reanalyze), read through load, which returns nil,
+// nil for a chain without one. Each replica resumes where its saved state at t = 1, carried to
+// its mode as the search's best start is, comes within basinTolerance of the log posterior of a
+// fresh mode search: data growth can move the dominant mode (after CP data grew by a third,
+// warm chains that stayed in the old basin were 9 nats low at rank 2, while the fresh search
+// beat their basin by 4–6 nats). Its chain at rung i then resumes from its saved state at the
+// rung whose temperature is closest, on a log scale, to min(1, g·t_i), g being how much the data
+// grew (their size ratio): the power posterior at t of data g times larger is close to the old
+// data's at g·t. The rows the data gained are drawn from the prior, and the chain's first sweep
+// draws them from their conditionals. A replica that fails the check, or has no states, starts
+// cold (StartRank's walk). It returns the stage and whether every replica resumed.
+func (p *Problem) StartRankFrom(ctx context.Context, rank int, load func(context.Context, ChainID) (*State, error)) (*RankStart, bool, error) {
+	cfg := p.RankConfig(rank)
+	if !cfg.Gibbs || cfg.Descent == 0 {
+		return nil, false, fmt.Errorf("rank %d: only Gibbs chains that start from walks down the ladder resume in rounds", rank)
+	}
+	m, err := p.model(rank)
+	if err != nil {
+		return nil, false, err
+	}
+	mode, passes, cells, err := p.searchMode(ctx, m, rank)
+	if err != nil {
+		return nil, false, err
+	}
+	out := &RankStart{States: make([][]ChainState, cfg.Chains), Steps: passes, CellEvals: cells}
+	fresh := logPosterior(m, mode)
+	warm := true
+	for q := range cfg.Chains {
+		states, n, err := p.resumeReplica(ctx, m, rank, q, load, fresh)
+		if err != nil {
+			return nil, false, err
+		}
+		out.Steps += n
+		out.CellEvals += int64(n) * int64(models.PassCells(m))
+		out.States[q] = states
+		warm = warm && states != nil
+	}
+	if warm {
+		return out, true, nil
+	}
+	// The replicas that did not resume walk from the fresh mode, as a cold rank's do.
+	cold := &RankStart{States: make([][]ChainState, cfg.Chains)}
+	if err := p.descend(ctx, m, rank, mode, cold); err != nil {
+		return nil, false, err
+	}
+	for q := range cfg.Chains {
+		if out.States[q] == nil {
+			out.States[q] = cold.States[q]
+		}
+	}
+	out.Check, out.CheckFrom = cold.Check, cold.CheckFrom
+	out.Steps += cold.Steps
+	out.CellEvals += cold.CellEvals
+	return out, false, nil
+}
+
+// resumeReplica is replica q's warm start (StartRankFrom): its chains' saved states mapped to
+// the grown data's rungs, or nil where it has none or fails the basin check against fresh, the
+// log posterior of the fresh mode; and the passes over the data the check made.
+func (p *Problem) resumeReplica(ctx context.Context, m models.Model, rank, q int, load func(context.Context, ChainID) (*State, error), fresh float64) ([]ChainState, int, error) {
+	cfg := p.RankConfig(rank)
+	l := cfg.Ladder
+	top, err := load(ctx, ChainID{Rank: rank, TIndex: len(l) - 1, Chain: q})
+	if err != nil || top == nil {
+		return nil, 0, err
+	}
+	r := rng.New(p.Config.Seed, uint64(rank), 0, uint64(q), streamInit)
+	theta, err := resumed(m, top, r)
+	if err != nil {
+		return nil, 0, fmt.Errorf("rank %d, replica %d: %w", rank, q, err)
+	}
+	n, err := ascendEM(ctx, m, theta, cfg.StartEM)
+	if err != nil || logPosterior(m, theta) < fresh-basinTolerance {
+		return nil, n, err
+	}
+	var center []float64
+	if cfg.Stein {
+		center = theta
+	}
+	states := make([]ChainState, len(l))
+	for i, t := range l {
+		if t == 0 {
+			continue
+		}
+		j := i
+		if top.Size > 0 {
+			j = l.Nearest(min(1, t*p.size/top.Size))
+		}
+		s, err := load(ctx, ChainID{Rank: rank, TIndex: j, Chain: q})
+		if err != nil {
+			return nil, n, err
+		}
+		if s == nil {
+			return nil, n, nil
+		}
+		th, err := resumed(m, s, r)
+		if err != nil {
+			return nil, n, fmt.Errorf("rank %d, replica %d, rung %d: %w", rank, q, j, err)
+		}
+		states[i] = ChainState{Theta: th, Center: center, Warm: true}
+	}
+	return states, n, nil
+}
+
+// resumed is a point of m with the parameters s knows and, at the indices the data gained since,
+// prior draws from r.
+func resumed(m models.Model, s *State, r *rand.Rand) ([]float64, error) {
+	theta := make([]float64, m.Dim())
+	m.SamplePrior(r, theta)
+	_, err := restore(m, s, theta)
+	return theta, err
 }
 
 // logPosterior is log p(θ) + log p(X | θ), the score of a start.
@@ -154,9 +340,12 @@ func logPosterior(m models.Model, theta []float64) float64 {
 }
 
 // PhaseCheck is a rank's phase check (Config.Ascent; evidence.PhaseCheck): from theta, the first
-// replica's descent at rung from (ReplicaStart.Check), a walk back up the ladder of Ascent·
+// replica's descent at rung from (RankStart.Check), a walk back up the ladder of Ascent·
 // startScale sweeps per rung, whose last half read their log-likelihoods. It returns the mean of
 // each rung's reads, from rung from to t = 1, and the passes over the data and cell reads it made.
+// Where f(t) has one phase the walk follows the rungs' chains, which start from the same descent;
+// where it changes phase the descent has kept the phase of t = 1 below where it gives way, and
+// the walk, started below that, keeps the other phase above it.
 func (p *Problem) PhaseCheck(ctx context.Context, rank, from int, theta []float64) ([]float64, int, int64, error) {
 	cfg := p.RankConfig(rank)
 	m, err := p.model(rank)
@@ -166,7 +355,7 @@ func (p *Problem) PhaseCheck(ctx context.Context, rank, from int, theta []float6
 	if len(theta) != m.Dim() || from < 0 || from >= len(cfg.Ladder) {
 		return nil, 0, 0, fmt.Errorf("rank %d: phase check from rung %d with %d parameters", rank, from, len(theta))
 	}
-	w := newRungWalk(ctx, p, rank, m, append([]float64(nil), theta...), rng.New(p.Config.Seed, uint64(rank), 0, 0, streamAscent))
+	w := newRungWalk(m, append([]float64(nil), theta...), rng.New(p.Config.Seed, uint64(rank), 0, 0, streamAscent))
 	if k, ok := w.mv.k.(models.Shearing); ok {
 		// The walk must keep the phase it starts in where the chains' has given way, and shear
 		// moves let it cross.

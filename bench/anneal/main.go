@@ -7,7 +7,7 @@
 // breaks, and the seconds each took. With -reference-ais K each Poisson row ends with AIS from a
 // fitted reference (baselines.AISConfig.ReferenceSweeps, K temperatures) against the same
 // reference: where it agrees it can stand in for the long runs on data too large for them. With
-// -path each Poisson row ends with select --reference's estimate (sti.DefaultReference).
+// -path each Poisson row ends with select --reference's estimate (estimators.DefaultPath).
 //
 //	go run ./bench/anneal -ais 20000
 //	go run ./bench/anneal -stored-refs -references-only -reference-ais 4000
@@ -66,7 +66,7 @@ func main() {
 	flag.IntVar(&tune.seeds, "gibbs-seeds", 1, "run the Gibbs ladder with seeds 1…N and print the mean offset (with N > 1, the spread of the offsets and the mean reported standard error follow the line)")
 	refAISK := flag.Int("reference-ais", 0, "temperatures of AIS from a fitted reference (1000 Gibbs sweeps of burn-in and 1000 to fit it, sigmoid:6 schedule), printed at the end of each Poisson row (0: not run)")
 	refAISRuns := flag.Int("reference-ais-runs", 8, "runs of AIS from a fitted reference per rank")
-	path := flag.Bool("path", false, "run select --reference's configuration (sti.DefaultReference: thermodynamic integration along the paths from references fitted to the posterior) and print its offset at the end of each Poisson row")
+	path := flag.Bool("path", false, "run select --reference's configuration (estimators.DefaultPath: thermodynamic integration along the paths from references fitted to the posterior) and print its offset at the end of each Poisson row")
 	refsOnly := flag.Bool("references-only", false, "run only the reference and, with -reference-ais or -path, AIS from a fitted reference or the paths from references")
 	fixedOnly := flag.Bool("fixed-only", false, "run only the reference and the fixed ladders (the annealing's columns print NaN)")
 	gibbsOnly := flag.Bool("gibbs-only", false, "run only the reference and the Gibbs ladder")
@@ -182,7 +182,11 @@ func main() {
 			}
 			if info, _ := models.Lookup(s.spec.Name); *path && info.ExpPoissonRates != nil {
 				t := time.Now()
-				re := run(s, R, sti.DefaultReference(s.spec.Name))
+				c := estimators.DefaultPath()
+				re, err := estimators.RunRank(context.Background(), estimators.Path{Model: s.spec, Config: c}, s.data, R)
+				if err != nil {
+					log.Fatal(err)
+				}
 				seeds += fmt.Sprintf("  path %+.2f ± %.2f (%.1f s", re.LogEvidence-ref, re.StdErr, time.Since(t).Seconds())
 				if len(re.Apart) > 0 {
 					seeds += fmt.Sprintf(", %d replicas apart", len(re.Apart))

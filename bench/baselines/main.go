@@ -3,7 +3,7 @@
 // J = 75, λ = 5, one dataset per true rank R* (3 and 6 by default), and every candidate rank
 // R = 1 … 10. For every dataset and rank it runs
 //
-//   - STI: sti.Default("nmf") (sti.DefaultSGMCMC with -sgmcmc) through (*sti.Problem).Sweep, one
+//   - STI: sti.Default("nmf") (sti.DefaultSGMCMC with -sgmcmc) through estimators.RunRank, one
 //     rank at a time on -workers cores;
 //   - Chib: -replicas replicas of baselines.DefaultChib (or the paper's recipe with -chib paper),
 //     run concurrently on the same cores;
@@ -37,10 +37,12 @@ import (
 	"time"
 
 	"github.com/stirank/stirank/baselines"
+	"github.com/stirank/stirank/estimators"
 	"github.com/stirank/stirank/internal/cputime"
 	"github.com/stirank/stirank/models"
 	"github.com/stirank/stirank/rng"
 	"github.com/stirank/stirank/sti"
+	"github.com/stirank/stirank/tensor"
 )
 
 type estimate struct {
@@ -117,10 +119,7 @@ func main() {
 		}
 		fmt.Printf("\ndataset: true rank %d, %d non-zero cells, total count %.0f (mean %.3f per cell)\n",
 			truth, data.NNZ(), data.Sum(), data.Sum()/data.Cells())
-		sp, err := sti.NewProblem(data, models.PoissonSpec("nmf", rates, models.LogScale), stiCfg)
-		if err != nil {
-			fail(err)
-		}
+		sp := estimators.STI{Model: models.PoissonSpec("nmf", rates, models.LogScale), Config: stiCfg}
 		bp, err := baselines.NewProblem(data, rates)
 		if err != nil {
 			fail(err)
@@ -134,7 +133,7 @@ func main() {
 		maxS, maxC, maxA := math.Inf(-1), math.Inf(-1), math.Inf(-1)
 		var devS, devC float64
 		for _, R := range ranks {
-			s := runSTI(sp, R, *workers)
+			s := runSTI(sp, data, R)
 			c := runBaseline(bp, baselines.MethodChib, R, *replicas, *workers, chib, ais)
 			totSTI += s.wall
 			totChib += c.wall
@@ -176,13 +175,13 @@ func main() {
 		math.Sqrt(varSTI/n), math.Sqrt(varChib/n), cpuChib.Seconds()*varChib/(cpuSTI.Seconds()*varSTI))
 }
 
-func runSTI(p *sti.Problem, R, workers int) estimate {
+func runSTI(e estimators.STI, data *tensor.Sparse, R int) estimate {
 	t0, c0 := time.Now(), cputime.Now()
-	res, err := p.Sweep(context.Background(), []int{R}, workers)
+	re, err := estimators.RunRank(context.Background(), e, data, R)
 	if err != nil {
 		fail(err)
 	}
-	return estimate{res[0].LogEvidence, res[0].StdErr, time.Since(t0), cputime.Now() - c0}
+	return estimate{re.LogEvidence, re.StdErr, time.Since(t0), cputime.Now() - c0}
 }
 
 func runBaseline(p *baselines.Problem, method string, R, n, workers int, chib baselines.ChibConfig, ais baselines.AISConfig) estimate {

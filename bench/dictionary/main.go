@@ -34,6 +34,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/stirank/stirank/estimators"
 	"github.com/stirank/stirank/internal/cputime"
 	"github.com/stirank/stirank/models"
 	"github.com/stirank/stirank/models/isnmf"
@@ -269,14 +270,11 @@ func rank() {
 	if err != nil {
 		panic(err)
 	}
-	prob, err := sti.NewProblem(data, spec, sti.Default(spec.Name))
-	if err != nil {
-		panic(err)
-	}
+	prob := estimators.STI{Model: spec, Config: sti.Default(spec.Name)}
 	fmt.Printf("%4s %16s %16s %8s %10s %10s\n", "rank", "STI", "AIS", "gap/se", "STI CPU", "AIS CPU")
 	for R := 1; R <= 4; R++ {
 		start := cputime.Now()
-		ev, err := prob.Sweep(context.Background(), []int{R}, runtime.GOMAXPROCS(0))
+		ev, err := estimators.RunRanks(context.Background(), prob, data, []int{R})
 		if err != nil {
 			panic(err)
 		}

@@ -3,9 +3,7 @@
 // 10-rung ladder costs even with exact expectations), the ICASSP 100×75 Poisson NMF sweep over
 // R = 1…10 against the paper's 137 s, and rank-1 estimates against the exact rank-1 evidence.
 //
-// The warm workload measures the warm start of stirank reanalyze on a growing CP tensor.
-//
-//	go run ./bench/engine [-workload gauss,nmf,rank1,warm]
+//	go run ./bench/engine [-workload gauss,nmf,rank1]
 package main
 
 import (
@@ -18,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/stirank/stirank/estimators"
 	"github.com/stirank/stirank/evidence"
 	"github.com/stirank/stirank/models"
 	"github.com/stirank/stirank/rng"
@@ -39,8 +38,6 @@ func main() {
 			err = nmf(*seed)
 		case "rank1":
 			err = rank1(*seed)
-		case "warm":
-			err = warm(*seed)
 		default:
 			err = fmt.Errorf("unknown workload %q", w)
 		}
@@ -69,12 +66,8 @@ func gauss(seed uint64) error {
 		for i, v := range x {
 			d.Append([]int{i}, v)
 		}
-		p, err := sti.NewProblem(d, models.GaussSpec(models.ICASSPGauss), cfg)
-		if err != nil {
-			return err
-		}
 		start := time.Now()
-		res, err := p.Sweep(context.Background(), rankList(1, 20), 0)
+		res, err := estimators.RunRanks(context.Background(), estimators.STI{Model: models.GaussSpec(models.ICASSPGauss), Config: cfg}, d, rankList(1, 20))
 		if err != nil {
 			return err
 		}
@@ -127,12 +120,8 @@ func nmf(seed uint64) error {
 		}
 		cfg := sti.Default("nmf")
 		cfg.Seed = seed
-		p, err := sti.NewProblem(d, models.PoissonSpec("nmf", []float64{5, 5}, models.LogScale), cfg)
-		if err != nil {
-			return err
-		}
 		start := time.Now()
-		res, err := p.Sweep(context.Background(), rankList(1, 10), 0)
+		res, err := estimators.RunRanks(context.Background(), estimators.STI{Model: models.PoissonSpec("nmf", []float64{5, 5}, models.LogScale), Config: cfg}, d, rankList(1, 10))
 		if err != nil {
 			return err
 		}
@@ -168,11 +157,7 @@ func rank1(seed uint64) error {
 		exact, _ := models.Rank1LogEvidence(d, []float64{c.rate, c.rate})
 		cfg := sti.Default("nmf")
 		cfg.Seed = seed
-		p, err := sti.NewProblem(d, models.PoissonSpec("nmf", []float64{c.rate, c.rate}, models.LogScale), cfg)
-		if err != nil {
-			return err
-		}
-		res, err := p.Sweep(context.Background(), []int{1}, 0)
+		res, err := estimators.RunRanks(context.Background(), estimators.STI{Model: models.PoissonSpec("nmf", []float64{c.rate, c.rate}, models.LogScale), Config: cfg}, d, []int{1})
 		if err != nil {
 			return err
 		}

@@ -34,6 +34,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/stirank/stirank/estimators"
 	"github.com/stirank/stirank/models"
 	"github.com/stirank/stirank/rng"
 	"github.com/stirank/stirank/sti"
@@ -162,11 +163,7 @@ func main() {
 					if pm, ok := paramOf[k]; ok {
 						spec = spec.With("param", models.Word(pm.String()))
 					}
-					pr, err := sti.NewProblem(p.data, spec, cfg)
-					if err != nil {
-						panic(err)
-					}
-					res, err := pr.Sweep(context.Background(), p.ranks, 0)
+					res, err := estimators.RunRanks(context.Background(), estimators.STI{Model: spec, Config: cfg}, p.data, p.ranks)
 					if err != nil {
 						panic(err)
 					}

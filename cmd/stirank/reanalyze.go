@@ -254,7 +254,7 @@ func runReanalyze(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	run := runstate.Run{
 		ID: id, DatasetVersion: m.Version, DatasetChecksum: m.Checksum(), Settings: settings.key(),
-		Seed: job.est.Config.Seed, BestRank: int(res.BestRank),
+		Seed: f.seed, BestRank: int(res.BestRank),
 	}
 	if rf.stateURL != "" {
 		run.States = states

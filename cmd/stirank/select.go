@@ -165,7 +165,6 @@ type selectFlags struct {
 	temperatures, chains, steps, burnin, subsample, blocks int
 	descent, relax, ascent                                 int
 	anneal, reference, stein, allocate                     bool
-	crossCheck                                             bool
 	particles                                              int
 	workers                                                int
 	// budget is --budget: the multiple of the configured records a racing rank may reach.
@@ -213,7 +212,6 @@ func newSelectFlagSet(name, synopsis, help string, extra func(*flag.FlagSet)) (*
 	fs.IntVar(&f.chains, "chains", p.Chains, "chains (replicas) per rank and temperature; with --anneal, annealed replicas per rank (default 3)")
 	fs.BoolVar(&f.anneal, "anneal", false, "anneal a population per replica (adaptive-tempered SMC) for an adaptive ladder, chain starts and a second estimate, SMC's, flagged where the two disagree (see README: as accurate as the default ladder on small sets; on large data it costs several times more and can miss modes)")
 	fs.BoolVar(&f.reference, "reference", false, fmt.Sprintf("integrate along the path from a reference fitted to the posterior instead of the power posteriors (%s): each of 4 replicas per rank fits its own to a Gibbs run at t = 1, then runs one chain per rung of a path:6 ladder of 27 temperatures (--steps and --burnin count its slice-sampling sweeps); replicas whose runs found basins of less mass are listed apart (see README, Paths from references: slower, and right where the default ladder is 9–43 nats high))", models.Or(models.NamesOf(estimators.BaselineModels()))))
-	fs.BoolVar(&f.crossCheck, "cross-check", true, "with --reference, also estimate every rank on the default ladder of power posteriors, from chains of its own with the records that keep a rank within twice the SG-MCMC defaults' 38 400 steps, and widen the error bar by what of the two estimates' difference their errors do not explain, flagged beyond 3 standard errors (the two fail in different places; see README, Paths from references)")
 	fs.IntVar(&f.particles, "particles", 0, fmt.Sprintf("particles per annealed replica (with --anneal; default: %s)",
 		perModel(configGroupsOf(sti.DefaultAnnealed), func(c sti.Config) any { return c.Annealing.Particles })))
 	fs.StringVar(&f.sampler, "sampler", "", "kernel of the chains: "+gibbsSampler+" (for "+gibbsModels()+": the model's exact data-augmentation Gibbs sampler; --steps and --burnin count its sweeps) or an SG-MCMC kernel: "+strings.Join(samplers.Names(), ", ")+" (their parameters are listed below) (default: "+
@@ -425,7 +423,7 @@ func printExact(w io.Writer, job *selection, r *pipelines.Result) error {
 // what the result records about the data.
 type selection struct {
 	work       transforms.Work
-	est        estimators.STI
+	est        estimators.Estimator
 	meta       pipelines.DataInfo
 	ladderSpec string
 	// manifest is the dataset's manifest; nil for embedded data.
@@ -472,8 +470,16 @@ func prepareSelection(ctx context.Context, f *selectFlags, set map[string]bool) 
 	if err := checkRunMemory(src.String(), meta.Shape, int64(meta.Cells), ranks, tasks, f.workers, population); err != nil {
 		return nil, err
 	}
-	est := estimators.STI{Model: spec, Config: cfg}
+	var est estimators.Estimator = estimators.STI{Model: spec, Config: cfg}
 	es, err := estimators.NewSpec(estimators.STIName, cfg)
+	if f.reference {
+		pc, ls, err := pathConfig(spec.Name, f, set)
+		if err != nil {
+			return nil, err
+		}
+		est, ladderSpec = estimators.Path{Model: spec, Config: pc}, ls
+		es, err = estimators.NewSpec(estimators.PathName, pc)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -505,8 +511,12 @@ func (j *selection) rounds(ranks []int, budget int) (rounds, extra int) {
 	for b := 1; b < budget; b *= 2 {
 		extra++
 	}
+	e, ok := j.est.(estimators.STI)
+	if !ok {
+		return 1, extra
+	}
 	for _, r := range ranks {
-		rounds = max(rounds, j.est.Config.Doublings(r, j.nnz)+extra+1)
+		rounds = max(rounds, e.Config.Doublings(r, j.nnz)+extra+1)
 	}
 	return rounds, extra
 }
@@ -525,7 +535,7 @@ func (j *selection) run(ctx context.Context, f *selectFlags, o pipelines.Options
 	if err != nil {
 		return nil, err
 	}
-	plan := transforms.Plan{Steps: j.est.TaskSteps, Warm: warm}
+	plan := transforms.Plan{Steps: func(estimators.Task, bool) int { return 0 }, Warm: warm}
 	if j.planner != nil {
 		plan.Steps, plan.Work = j.planner.TaskSteps, j.planner.TaskWork
 	}
@@ -680,9 +690,6 @@ func selectConfig(model string, f *selectFlags, set map[string]bool) (sti.Config
 		cfg = sti.DefaultSGMCMC(model)
 	}
 	ladderSpec := fmt.Sprintf("%s with %d temperatures", defaultLadder, len(cfg.Ladder)-1)
-	if f.anneal && f.reference {
-		return cfg, "", usagef("give --anneal or --reference, not both")
-	}
 	if f.anneal {
 		if set["ladder"] || set["temperatures"] {
 			return cfg, "", usagef("--anneal makes its own ladder: give --ladder or --temperatures without it")
@@ -697,22 +704,6 @@ func selectConfig(model string, f *selectFlags, set map[string]bool) (sti.Config
 		}
 	} else if set["particles"] {
 		return cfg, "", usagef("--particles applies with --anneal")
-	}
-	if f.reference {
-		info, _ := models.Lookup(model)
-		switch {
-		case info.ExpPoissonRates == nil:
-			return cfg, "", usagef("--reference runs on %s, not %s", models.Or(models.NamesOf(estimators.BaselineModels())), model)
-		case set["sampler"] || set["blocks"] || set["subsample"]:
-			return cfg, "", usagef("--reference's chains slice-sample every cell: drop --sampler, --blocks and --subsample")
-		}
-		cfg = sti.DefaultReference(model)
-		if !set["ladder"] {
-			f.ladder = "path:6"
-		}
-		ladderSpec = fmt.Sprintf("path:6 with %d temperatures, from a reference", len(cfg.Ladder)-1)
-	} else if set["cross-check"] {
-		return cfg, "", usagef("--cross-check applies with --reference")
 	}
 	if set["ladder"] || set["temperatures"] {
 		if set["temperatures"] && strings.HasPrefix(f.ladder, "list:") {
@@ -855,23 +846,53 @@ func selectConfig(model string, f *selectFlags, set map[string]bool) (sti.Config
 	if b := cfg.Rank1; b != nil {
 		ladderSpec += fmt.Sprintf(", %d at rank 1", b.Rungs)
 	}
-	if f.reference && f.crossCheck {
-		// The check is the run the same command without --reference and its flags would make,
-		// with the records per chain the default path leaves it of the steps every default may
-		// take (sti.CheckSteps).
-		g := *f
-		g.reference = false
-		chk, _, err := selectConfig(model, &g, map[string]bool{"seed": set["seed"]})
-		if err != nil {
-			return cfg, "", err
-		}
-		if chk, err = chk.Within(sti.CheckSteps(model), model); err != nil {
-			return cfg, "", err
-		}
-		cfg.Check = &chk
-		ladderSpec += ", checked on the default ladder"
-	}
 	return cfg, ladderSpec, nil
+}
+
+// pathConfig is estimators.DefaultPath with the flags given applied, for --reference on model;
+// it returns the ladder's description too.
+func pathConfig(model string, f *selectFlags, set map[string]bool) (estimators.PathConfig, string, error) {
+	c := estimators.DefaultPath()
+	info, err := models.Lookup(model)
+	if err != nil {
+		return c, "", err
+	}
+	if info.ExpPoissonRates == nil {
+		return c, "", usagef("--reference runs on %s, not %s", models.Or(models.NamesOf(estimators.BaselineModels())), model)
+	}
+	for _, name := range []string{"anneal", "sampler", "sampler-param", "blocks", "subsample", "descent", "relax", "ascent", "stein", "allocate", "step", "particles", "warm-burnin"} {
+		if set[name] {
+			return c, "", usagef("--%s does not apply with --reference, whose chains slice-sample from their references", name)
+		}
+	}
+	spec := fmt.Sprintf("path:6 with %d temperatures, from a reference", len(c.Ladder)-1)
+	if set["ladder"] || set["temperatures"] {
+		l := "path:6"
+		if set["ladder"] {
+			l = f.ladder
+		}
+		if c.Ladder, err = evidence.ParseLadder(l, f.temperatures); err != nil {
+			return c, "", usageError{err}
+		}
+		spec = fmt.Sprintf("%s with %d temperatures, from a reference", l, len(c.Ladder)-1)
+	}
+	if set["chains"] {
+		c.Chains = f.chains
+	}
+	if set["steps"] {
+		c.Steps = f.steps
+		if !set["burnin"] && c.Burnin > f.steps/5 {
+			c.Burnin = f.steps / 5
+		}
+	}
+	if set["burnin"] {
+		c.Burnin = f.burnin
+	}
+	c.Seed = f.seed
+	if err := c.Validate(); err != nil {
+		return c, "", usageError{err}
+	}
+	return c, spec, nil
 }
 
 // parseRanks reads 1-10, 1,3,5 or 2-4,8 into sorted distinct ranks, each from 0 to maxRank;

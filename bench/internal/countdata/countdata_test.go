@@ -9,7 +9,6 @@ import (
 	"github.com/stirank/stirank/io/tensorio"
 	"github.com/stirank/stirank/models"
 	"github.com/stirank/stirank/rng"
-	"github.com/stirank/stirank/sti"
 )
 
 // A matrix reads as nmf and a 3-way tensor as cp, every factor at the rate given, and the model
@@ -45,10 +44,11 @@ func TestReadGivesTheModelOfTheOrder(t *testing.T) {
 			t.Fatal(err)
 		}
 		top := len(p.RankConfig(3).Ladder) - 1
-		theta, err := p.DescentState(ctx, sti.ChainID{Rank: 3, TIndex: top})
+		st, err := p.StartRank(ctx, 3)
 		if err != nil {
 			t.Fatal(err)
 		}
+		theta := st.States[0][top].Theta
 		if len(theta) != m.Dim() {
 			t.Errorf("%v: select's state has %d parameters, the model %d", tc.shape, len(theta), m.Dim())
 		}
