@@ -188,14 +188,11 @@ func Latest(results []Result, upTo int) []Result {
 	return out
 }
 
-// Planner is a Problem that knows, from its data, the steps each task will report better than its
-// estimator's configuration alone does (STI with records allocated to rungs by the data), and
-// what they cost in all, each at the cost the task reports it with (progress.AddAt): the progress
-// of a run whose tasks run where the data were read asks it first.
+// Planner is a Problem that knows, from its data, about how many steps each task will report,
+// for a progress display's plan.
 type Planner interface {
 	Problem
-	TaskSteps(t Task, warm bool) int
-	TaskWork(t Task, warm bool) float64
+	TaskSteps(t Task) int
 }
 
 // Resumable is a Problem whose tasks can resume from the states a previous run saved in

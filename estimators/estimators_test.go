@@ -17,7 +17,7 @@ import (
 )
 
 func TestRegistry(t *testing.T) {
-	if got := Names(); !reflect.DeepEqual(got, []string{"ais", "chib", "sti"}) {
+	if got := Names(); !reflect.DeepEqual(got, []string{"ais", "chib", "path", "sti"}) {
 		t.Errorf("registered %v", got)
 	}
 	nmf := models.PoissonSpec("nmf", []float64{1, 1}, models.LogScale)
@@ -33,8 +33,14 @@ func TestRegistry(t *testing.T) {
 	if got := e.(STI); !reflect.DeepEqual(got, STI{Model: nmf, Config: cfg}) {
 		t.Errorf("decoded %+v", got)
 	}
-	if n := len(e.Tasks(3)); n != len(cfg.Ladder)*cfg.Chains {
-		t.Errorf("%d tasks", n)
+	// A race starts from one task per rank, its start stage; chains on an SG-MCMC kernel without
+	// a start are tasks of their own.
+	if n := len(e.Tasks(3)); n != 1 || !IsRacer(e) {
+		t.Errorf("%d tasks, racing %v", n, IsRacer(e))
+	}
+	g := STI{Config: sti.Default("gauss")}
+	if n := len(g.Tasks(3)); n != len(g.Config.Ladder)*g.Config.Chains || IsStaged(g) {
+		t.Errorf("gauss: %d tasks, staged %v", n, IsStaged(g))
 	}
 	for _, bad := range []struct {
 		model models.Spec
@@ -73,14 +79,14 @@ func TestPack(t *testing.T) {
 	}
 }
 
-// An STI problem saves its chains' final states and resumes from them.
+// An STI problem saves its SG-MCMC chains' final states and resumes from them.
 func TestSTIResume(t *testing.T) {
 	ctx := context.Background()
 	data, _, err := models.GeneratePoisson(rng.New(3), []int{8, 6}, 2, []float64{1, 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := sti.Default("nmf")
+	cfg := sti.DefaultSGMCMC("nmf")
 	cfg.Ladder = evidence.Power(2, 4)
 	cfg.Steps, cfg.Burnin, cfg.WarmBurnin, cfg.Starts = 30, 10, 5, 0
 	p, err := STI{Model: models.PoissonSpec("nmf", []float64{1, 1}, models.LogScale), Config: cfg}.Prepare(data)
@@ -93,7 +99,7 @@ func TestSTIResume(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(chainstate.Path(dir, ChainID(task))); err != nil {
+	if _, err := os.Stat(chainstate.Path(dir, chainOf(ChainID(task)))); err != nil {
 		t.Fatalf("no state saved: %v", err)
 	}
 	plain, err := p.Run(ctx, task)
@@ -149,7 +155,7 @@ func TestIsStaged(t *testing.T) {
 	for _, c := range []struct {
 		e    Estimator
 		want bool
-	}{{STI{}, false}, {Chib{}, false}, {AIS{}, false}, {stagedSTI{on: false}, false}, {stagedSTI{on: true}, true}, {STI{Config: sti.DefaultReference("nmf")}, true}} {
+	}{{STI{}, false}, {Chib{}, false}, {AIS{}, false}, {stagedSTI{on: false}, false}, {stagedSTI{on: true}, true}, {STI{Config: sti.Default("nmf")}, true}, {STI{Config: sti.Default("gauss")}, false}, {Path{}, true}} {
 		if got := IsStaged(c.e); got != c.want {
 			t.Errorf("IsStaged(%T %+v) = %v", c.e, c.e, got)
 		}
@@ -173,12 +179,17 @@ func TestSTICombinesTheFittedLadder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var results []Result
-	for _, task := range e.Tasks(2) {
+	start, chains, err := p.(Expander).Expand(ctx, e.Tasks(2)[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	results := []Result{start}
+	for _, task := range chains {
 		r, err := p.Run(ctx, task)
 		if err != nil {
 			t.Fatal(err)
 		}
+		r.State = nil
 		results = append(results, r)
 	}
 	re, err := e.Combine(2, results)
@@ -188,12 +199,12 @@ func TestSTICombinesTheFittedLadder(t *testing.T) {
 	if l := cfg.Ladder; len(re.Rungs) != len(l) || !(re.Rungs[1].T < l[1]) {
 		t.Fatalf("combined %d rungs, the first above 0 at %v (configured %d rungs, the first at %v)", len(re.Rungs), re.Rungs[1].T, len(l), l[1])
 	}
-	sum, err := Unpack[evidence.ChainSummary](results[5].Summary)
+	sum, err := Unpack[evidence.ChainSummary](results[6].Summary)
 	if err != nil {
 		t.Fatal(err)
 	}
 	sum.Chain, sum.T = 1, sum.T*1.01
-	odd := Result{Task: Task{Rank: 2, Index: sum.TIndex, Replica: 1}, Summary: Pack(sum)}
+	odd := Result{Task: Task{Rank: 2, Stage: 1, Index: sum.TIndex, Replica: 1}, Summary: Pack(sum)}
 	if _, err := e.Combine(2, append(results, odd)); err == nil || !strings.Contains(err.Error(), "temperature index 5") {
 		t.Errorf("chains of one rung at two temperatures combined (%v)", err)
 	}

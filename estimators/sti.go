@@ -47,18 +47,16 @@ var (
 	_ Resumable = (*stiProblem)(nil)
 	_ Expander  = (*stiProblem)(nil)
 	_ Rounder   = (*stiProblem)(nil)
+	_ Planner   = (*stiProblem)(nil)
 )
 
-// Staged reports whether a rank's tasks start from a first stage: an annealing or a mode search.
-func (e STI) Staged() bool { return e.Config.Annealing != nil || e.Config.Starts > 0 }
+// Staged reports whether a rank's tasks start from a first stage: an annealing, a mode search or
+// the start of a race.
+func (e STI) Staged() bool { return e.Config.Annealing != nil || e.Config.Starts > 0 || e.Races() }
 
-// Races reports whether the configuration's chains run in rounds: Gibbs chains that start from
-// their replicas' walks down the ladder (sti.Default's), whose state is their parameters and
-// records alone (sti.ChainState).
-func (e STI) Races() bool {
-	c := e.Config
-	return c.Gibbs && c.Annealing == nil && c.Starts > 0 && c.Descent > 0
-}
+// Races reports whether the configuration's chains run in rounds: Gibbs chains on a fixed
+// ladder (sti.Default's), whose state is their parameters and records alone (sti.ChainState).
+func (e STI) Races() bool { return e.Config.Gibbs && e.Config.Annealing == nil }
 
 func (e STI) Validate() error {
 	if err := e.Model.Validate(); err != nil {
@@ -89,6 +87,11 @@ func (e STI) Tasks(rank int) []Task {
 // checkChain marks in Task.Chain the follow-on task that runs a rank's phase check
 // (sti.Problem.PhaseCheck) from the start stage's state at rung Index.
 const checkChain = 1
+
+// chainOf is chain id as a states directory names it.
+func chainOf(id sti.ChainID) chainstate.Chain {
+	return chainstate.Chain{Rank: id.Rank, Rung: id.TIndex, Replica: id.Chain}
+}
 
 // ChainID is the chain of task t.
 func ChainID(t Task) sti.ChainID { return sti.ChainID{Rank: t.Rank, TIndex: t.Index, Chain: t.Replica} }
@@ -130,8 +133,8 @@ func (p *stiProblem) Resume(startDir, stateDir string) Problem {
 
 // load reads chain id's saved state from the problem's start directory; nil, nil where it has
 // none.
-func (p *stiProblem) load(ctx context.Context, id sti.ChainID) (*sti.State, error) {
-	s, err := chainstate.Read(ctx, chainstate.Path(p.from, id))
+func (p *stiProblem) load(ctx context.Context, id sti.ChainID) (*models.State, error) {
+	s, err := chainstate.Read(ctx, chainstate.Path(p.from, chainOf(id)))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -147,7 +150,7 @@ func (p *stiProblem) save(ctx context.Context, id sti.ChainID, theta []float64) 
 	if err != nil {
 		return err
 	}
-	return chainstate.Write(ctx, chainstate.Path(p.stateDir, id), s)
+	return chainstate.Write(ctx, chainstate.Path(p.stateDir, chainOf(id)), s)
 }
 
 // startSummary is what a rank's start stage reports.
@@ -199,7 +202,7 @@ func (p *stiProblem) Expand(ctx context.Context, t Task) (Result, []Task, error)
 		warm bool
 		err  error
 	)
-	if p.from != "" && p.races() {
+	if c := p.p.Config; p.from != "" && p.races() && c.Starts > 0 && c.Descent > 0 {
 		st, warm, err = p.p.StartRankFrom(ctx, t.Rank, p.load)
 	} else {
 		st, err = p.p.StartRank(ctx, t.Rank)
@@ -270,10 +273,10 @@ func (p *stiProblem) Run(ctx context.Context, t Task) (Result, error) {
 	}
 	var (
 		sum   evidence.ChainSummary
-		final *sti.State
+		final *models.State
 		err   error
 	)
-	if from := (*sti.State)(nil); p.from != "" && t.Stage == 0 {
+	if from := (*models.State)(nil); p.from != "" && t.Stage == 0 {
 		if from, err = p.load(ctx, id); err == nil && from != nil {
 			sum, final, err = p.p.Resume(ctx, id, from)
 		} else if err == nil {
@@ -286,6 +289,28 @@ func (p *stiProblem) Run(ctx context.Context, t Task) (Result, error) {
 		err = p.save(ctx, id, final.Theta)
 	}
 	return chainResult(t, sum, err)
+}
+
+// TaskSteps is about how many steps task t reports: an annealing's length is known only when it
+// ends (it costs about as much as the chains it starts, which is what the plan assumes until it
+// says), a racing chain's round's from its configuration (sti.Config.RoundSteps).
+func (p *stiProblem) TaskSteps(t Task) int {
+	c := p.p.Config
+	order, _ := p.p.Spec.Order()
+	nnz := p.p.Data.NNZ()
+	switch {
+	case c.Annealing != nil && t.Stage == 0:
+		return c.Annealing.Rungs * c.Steps
+	case c.Annealing != nil:
+		return c.Steps
+	case t.Stage == 0 && STI{Config: c}.Staged():
+		return c.StartStageSteps(t.Rank, order, nnz)
+	case t.Chain == checkChain:
+		return c.CheckSteps(t.Rank, order, nnz)
+	case p.races():
+		return c.RoundSteps(t.Rank, t.Round, order, nnz)
+	}
+	return c.ChainSteps(ChainID(t), p.from != "")
 }
 
 // chainResult is the result of the chain of task t.

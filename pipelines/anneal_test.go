@@ -20,7 +20,7 @@ import (
 func TestAnnealedSelection(t *testing.T) {
 	cfg := sti.DefaultAnnealed("nmf")
 	cfg.Chains, cfg.Annealing.Rungs = 4, 10
-	one, exact := rank1OnWorkers(t, cfg)
+	one, exact := rank1OnWorkers(t, stiSpec(t, cfg))
 	for _, rr := range one.Ranks {
 		if rr.Replicas != 4 || len(rr.Ladder) < 4*3 || math.IsNaN(float64(rr.SMC)) || rr.Steps <= int64(4*10*cfg.Steps) {
 			t.Errorf("rank %d: %d replicas, %d rungs, SMC %v, %d steps", rr.Rank, rr.Replicas, len(rr.Ladder), rr.SMC, rr.Steps)
@@ -37,11 +37,13 @@ func TestAnnealedSelection(t *testing.T) {
 // chain per rung carrying it): rank-1 NMF lands on the exact evidence within three standard
 // errors, the steps count both stages, and the result does not depend on the number of workers.
 func TestReferenceSelection(t *testing.T) {
-	cfg := sti.DefaultReference("nmf")
-	cfg.Chains, cfg.Ladder, cfg.Steps, cfg.Burnin = 2, evidence.Sigmoid(10, 6), 60, 15
-	cfg.Reference.Burnin, cfg.Reference.Sweeps = 100, 100
-	one, exact := rank1OnWorkers(t, cfg)
-	fit := 200 + cfg.Reference.Burnin + cfg.Reference.Sweeps
+	cfg := pathConfig()
+	es, err := estimators.NewSpec(estimators.PathName, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	one, exact := rank1OnWorkers(t, es)
+	fit := 200 + cfg.ReferenceBurnin + cfg.ReferenceSweeps
 	for _, rr := range one.Ranks {
 		if len(rr.Ladder) != len(cfg.Ladder) || rr.Steps != int64(cfg.Chains*(fit+len(cfg.Ladder)*cfg.Steps)) {
 			t.Errorf("rank %d: %d rungs, %d steps", rr.Rank, len(rr.Ladder), rr.Steps)
@@ -54,41 +56,18 @@ func TestReferenceSelection(t *testing.T) {
 	}
 }
 
-// A selection on the paths from references with a check runs the check's chains beside them on
-// Beam: its numbers are those of the check's configuration run alone, to the last digit, its
-// steps count with the path's, and the error bar is never below the path's own.
-func TestReferenceSelectionChecked(t *testing.T) {
-	chk := sti.Default("nmf")
-	cfg := sti.DefaultReference("nmf")
+// pathConfig is the path from references cut to a unit test's budget.
+func pathConfig() estimators.PathConfig {
+	cfg := estimators.DefaultPath()
 	cfg.Chains, cfg.Ladder, cfg.Steps, cfg.Burnin = 2, evidence.Sigmoid(10, 6), 60, 15
-	cfg.Reference.Burnin, cfg.Reference.Sweeps = 100, 100
-	cfg.Check = &chk
-	checked, _ := rank1OnWorkers(t, cfg)
-	alone, _ := rank1OnWorkers(t, chk)
-	cfg.Check = nil
-	path, _ := rank1OnWorkers(t, cfg)
-	for i, rr := range checked.Ranks {
-		a, p := alone.Ranks[i], path.Ranks[i]
-		t.Logf("rank %d: path %.3f ± %.3f (own %.3f), check %.3f ± %.3f, disagree %v", rr.Rank, rr.LogEvidence, rr.StdErr, rr.TIStdErr, rr.Check, rr.CheckStdErr, rr.Disagree)
-		if rr.Check != a.LogEvidence || rr.CheckStdErr != a.StdErr {
-			t.Errorf("rank %d: check %v ± %v, the check's configuration alone %v ± %v", rr.Rank, rr.Check, rr.CheckStdErr, a.LogEvidence, a.StdErr)
-		}
-		if rr.LogEvidence != p.LogEvidence || rr.TIStdErr != p.StdErr || rr.StdErr < rr.TIStdErr {
-			t.Errorf("rank %d: %v ± %v (own %v), the path alone %v ± %v", rr.Rank, rr.LogEvidence, rr.StdErr, rr.TIStdErr, p.LogEvidence, p.StdErr)
-		}
-		if p.Steps != int64(cfg.PathSteps()) {
-			t.Errorf("rank %d: the path took %d steps, planned %d", rr.Rank, p.Steps, cfg.PathSteps())
-		}
-		if rr.Steps != a.Steps+p.Steps {
-			t.Errorf("rank %d: %d steps, the check %d and the path %d", rr.Rank, rr.Steps, a.Steps, p.Steps)
-		}
-	}
+	cfg.ReferenceBurnin, cfg.ReferenceSweeps = 100, 100
+	return cfg
 }
 
 // rank1OnWorkers runs ranks 1 and 2 of a 12×9 matrix drawn at rank 1 through the pipeline with
-// cfg, on 1 and on 3 workers, checks the two results are the same, and returns one of them and
-// the exact evidence of rank 1.
-func rank1OnWorkers(t *testing.T, cfg sti.Config) (Result, float64) {
+// the estimator es, on 1 and on 3 workers, checks the two results are the same, and returns one
+// of them and the exact evidence of rank 1.
+func rank1OnWorkers(t *testing.T, es estimators.Spec) (Result, float64) {
 	t.Helper()
 	rates := []float64{0.5, 0.5}
 	data, _, err := models.GeneratePoisson(rand.New(rand.NewPCG(7, 7)), []int{12, 9}, 1, rates)
@@ -99,7 +78,7 @@ func rank1OnWorkers(t *testing.T, cfg sti.Config) (Result, float64) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := inline(t, data, models.PoissonSpec("nmf", rates, models.LogScale), cfg)
+	o := inlineOf(data, models.PoissonSpec("nmf", rates, models.LogScale), es)
 	o.Ranks = []int{1, 2}
 	o.Workers = 1
 	one, _ := runPipeline(t, o)
@@ -114,15 +93,16 @@ func rank1OnWorkers(t *testing.T, cfg sti.Config) (Result, float64) {
 // estimators.RunRank computes in one process what the pipeline computes for a rank of a staged
 // estimator (the paths from references: fits, then chains), to the last digit.
 func TestRunRankMatchesThePipeline(t *testing.T) {
-	cfg := sti.DefaultReference("nmf")
-	cfg.Chains, cfg.Ladder, cfg.Steps, cfg.Burnin = 2, evidence.Sigmoid(10, 6), 60, 15
-	cfg.Reference.Burnin, cfg.Reference.Sweeps = 100, 100
+	es, err := estimators.NewSpec(estimators.PathName, pathConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
 	rates := []float64{0.5, 0.5}
 	data, _, err := models.GeneratePoisson(rand.New(rand.NewPCG(7, 7)), []int{12, 9}, 2, rates)
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := inline(t, data, models.PoissonSpec("nmf", rates, models.LogScale), cfg)
+	o := inlineOf(data, models.PoissonSpec("nmf", rates, models.LogScale), es)
 	o.Ranks = []int{2}
 	got, _ := runPipeline(t, o)
 	e, err := o.Work.New()

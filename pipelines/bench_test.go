@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stirank/stirank/estimators"
 	"github.com/stirank/stirank/models"
 	"github.com/stirank/stirank/runners"
 	"github.com/stirank/stirank/sti"
@@ -24,7 +25,7 @@ func cpuTime() time.Duration {
 
 // BenchmarkPipelineVsSweep runs the same sweep (the embedded default NMF data, ranks 1-6,
 // sti.Default) through the Beam pipeline on in-process prism and through the in-process
-// (*sti.Problem).Sweep, and reports both wall times, their ratio (pipeline/sweep; 1 means the
+// race (estimators.RunRace), and reports both wall times, their ratio (pipeline/sweep; 1 means the
 // Beam layer costs nothing) and each one's CPU time over wall time (2 on two busy cores).
 //
 //	go test ./pipelines -run '^$' -bench PipelineVsSweep -benchtime 3x
@@ -32,10 +33,11 @@ func BenchmarkPipelineVsSweep(b *testing.B) {
 	spec := models.PoissonSpec("nmf", []float64{1, 1}, models.LogScale)
 	o, data := embedded(b, "default", spec, sti.Default("nmf"))
 	o.Ranks = []int{1, 2, 3, 4, 5, 6}
-	prob, err := sti.NewProblem(data, spec, sti.Default("nmf"))
+	e, err := o.Work.New()
 	if err != nil {
 		b.Fatal(err)
 	}
+	o.Rounds = 8
 	dir := b.TempDir()
 	var pipeWall, pipeCPU, sweepWall, sweepCPU time.Duration
 	for i := 0; b.Loop(); i++ {
@@ -49,7 +51,7 @@ func BenchmarkPipelineVsSweep(b *testing.B) {
 			b.Fatal(err)
 		}
 		t1, c1 := time.Now(), cpuTime()
-		if _, err := prob.Sweep(context.Background(), o.Ranks, 0); err != nil {
+		if _, _, err := estimators.RunRace(context.Background(), e, data, o.Ranks, 0); err != nil {
 			b.Fatal(err)
 		}
 		t2, c2 := time.Now(), cpuTime()

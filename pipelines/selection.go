@@ -26,9 +26,13 @@ import (
 )
 
 func init() {
-	register.DoFn4x1[context.Context, []evidence.RankEvidence, func(*transforms.RankTime) bool, func(*evidence.Standing) bool, error](&writeFn{})
+	register.DoFn5x1[context.Context, int, func(*[]evidence.RankEvidence) bool, func(*transforms.RankTime) bool, func(*evidence.Standing) bool, error](&writeFn{})
+	register.Iter1[[]evidence.RankEvidence]()
 	register.Iter1[evidence.Standing]()
 	register.Iter1[transforms.RankTime]()
+	register.Function1x2(keyRanks)
+	register.Function1x2(keyTime)
+	register.Function1x2(keyStanding)
 }
 
 // Options configures a rank selection.
@@ -50,10 +54,16 @@ type Options struct {
 	// Meta is recorded in the result; its Model, Estimator and Ranks are filled from Work and
 	// Ranks.
 	Meta Meta
-	// Rounds is the most rounds a racing estimator runs (estimators.Racer; transforms.Race), and
-	// Extra how many of them a rank may run past the one that completes its configured budget.
+	// Rounds is the most rounds a racing estimator runs (estimators.Racer; transforms.Race), 0
+	// for DefaultRounds, and Extra how many of them a rank may run past the one that completes
+	// its configured budget.
 	Rounds, Extra int
 }
+
+// DefaultRounds is the most rounds of a race whose launcher did not count them from the data:
+// enough for data on which a rank's records double from an eighth of the budget, with four to
+// spare. A round left with nothing to run costs only its stages.
+const DefaultRounds = 8
 
 // validateRanks checks a list of candidate ranks of the named model: at least one, each at least
 // the model's smallest, none twice.
@@ -103,7 +113,11 @@ func Evidence(s beam.Scope, o Options) (ranks, times, standing beam.PCollection)
 	}
 	fn := &transforms.RunFn{Work: o.Work, RunID: o.RunID, Workers: o.Workers, StartDir: o.StartDir, StateDir: o.StateDir}
 	if estimators.IsRacer(e) {
-		return transforms.Race(s, e, o.Ranks, fn, max(1, o.Rounds), o.Extra)
+		rounds := o.Rounds
+		if rounds == 0 {
+			rounds = DefaultRounds
+		}
+		return transforms.Race(s, e, o.Ranks, fn, rounds, o.Extra)
 	}
 	ranks, times = transforms.Estimate(s, e, o.Ranks, fn)
 	return ranks, times, beam.CreateList(s, []evidence.Standing{})
@@ -116,8 +130,17 @@ func RankSelection(s beam.Scope, o Options) {
 	s = s.Scope("RankSelection")
 	ranks, times, standing := Evidence(s, o)
 	all := transforms.Gather(s, beam.DropKey(s, ranks))
-	beam.ParDo0(s, &writeFn{OutDir: o.OutDir, Meta: o.meta()}, all, beam.SideInput{Input: beam.DropKey(s, times)}, beam.SideInput{Input: standing})
+	// Joined by key rather than read as side inputs, which not every runner has ready in time.
+	joined := beam.CoGroupByKey(s, beam.ParDo(s, keyRanks, all), beam.ParDo(s, keyTime, beam.DropKey(s, times)), beam.ParDo(s, keyStanding, standing))
+	beam.ParDo0(s, &writeFn{OutDir: o.OutDir, Meta: o.meta()}, joined)
 }
+
+// keyRanks, keyTime and keyStanding key every element by 0, for the join of the write step.
+func keyRanks(v []evidence.RankEvidence) (int, []evidence.RankEvidence) { return 0, v }
+
+func keyTime(v transforms.RankTime) (int, transforms.RankTime) { return 0, v }
+
+func keyStanding(v evidence.Standing) (int, evidence.Standing) { return 0, v }
 
 func (o Options) meta() Meta {
 	m := o.Meta
@@ -146,7 +169,11 @@ type writeFn struct {
 	Meta   Meta
 }
 
-func (f *writeFn) ProcessElement(ctx context.Context, ranks []evidence.RankEvidence, times func(*transforms.RankTime) bool, standings func(*evidence.Standing) bool) error {
+func (f *writeFn) ProcessElement(ctx context.Context, _ int, gathered func(*[]evidence.RankEvidence) bool, times func(*transforms.RankTime) bool, standings func(*evidence.Standing) bool) error {
+	var ranks []evidence.RankEvidence
+	if !gathered(&ranks) {
+		return errors.New("no rank was estimated")
+	}
 	// A race ends in one standing; an estimation that does not race has none.
 	var standing *evidence.Standing
 	var st evidence.Standing

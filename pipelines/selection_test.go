@@ -46,9 +46,14 @@ func stiSpec(t testing.TB, cfg sti.Config) estimators.Spec {
 
 // inline returns the options for in-memory data.
 func inline(t testing.TB, data *tensor.Sparse, spec models.Spec, cfg sti.Config) Options {
+	return inlineOf(data, spec, stiSpec(t, cfg))
+}
+
+// inlineOf returns the options of estimator es for in-memory data.
+func inlineOf(data *tensor.Sparse, spec models.Spec, es estimators.Spec) Options {
 	src := transforms.Source{Inline: data, Checksum: transforms.InlineChecksum(data)}
 	return Options{
-		Work: transforms.Work{Source: src, Model: spec, Estimator: stiSpec(t, cfg)},
+		Work: transforms.Work{Source: src, Model: spec, Estimator: es},
 		Meta: Meta{Data: DataInfo{Source: src.String(), Checksum: src.Checksum, Shape: data.Shape, Cells: data.NNZ()}},
 	}
 }
@@ -74,22 +79,28 @@ func runPipeline(t testing.TB, o Options) (Result, runners.Result) {
 	return r, rr
 }
 
-// sweep runs the same sweep in-process and returns its result as the pipeline would write it.
+// sweep runs the same estimation in-process (estimators.RunRace, estimators.RunRanks) and returns
+// its result as the pipeline would write it.
 func sweep(t testing.TB, o Options, data *tensor.Sparse) Result {
 	t.Helper()
 	e, err := o.Work.New()
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := sti.NewProblem(data, o.Work.Model, e.(estimators.STI).Config)
-	if err != nil {
-		t.Fatal(err)
+	var r Result
+	if estimators.IsRacer(e) {
+		res, standing, err := estimators.RunRace(context.Background(), e, data, o.Ranks, o.Extra)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err = NewRaceResult(o.meta(), res, &standing)
+	} else {
+		res, err := estimators.RunRanks(context.Background(), e, data, o.Ranks)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err = NewResult(o.meta(), res)
 	}
-	res, err := p.Sweep(context.Background(), o.Ranks, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := NewResult(o.meta(), res)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -183,7 +194,8 @@ func TestInlinePoissonMatchesSweep(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("pipeline and in-process sweep differ:\n%+v\n%+v", got.Ranks, want.Ranks)
 	}
-	// timing.json has every rank, all of its tasks, and CPU shares that add up to no more than
+	// timing.json has every rank, all of its tasks (its start stage, each of its chains in every
+	// round it ran, and above rank 1 its phase check), and CPU shares that add up to no more than
 	// the process used.
 	timing, err := ReadTiming(o.OutDir)
 	if err != nil {
@@ -193,7 +205,10 @@ func TestInlinePoissonMatchesSweep(t *testing.T) {
 	var sum float64
 	for i, rt := range timing.Ranks {
 		// Rank 1 runs a ladder of its own (sti.Config.Rank1).
-		tasks := len(c.AtRank(rt.Rank).Ladder) * c.Chains
+		tasks := 1 + (got.Ranks[i].Round+1)*len(c.AtRank(rt.Rank).Ladder)*c.Chains
+		if rt.Rank > 1 {
+			tasks++
+		}
 		if rt.Rank != i+1 || rt.Tasks != tasks || !(rt.Seconds > 0) || rt.CPUSeconds < 0 {
 			t.Errorf("timing of rank %d: %+v, want %d tasks and a positive time", i+1, rt, tasks)
 		}

@@ -5,6 +5,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/stirank/stirank/estimators"
 	"github.com/stirank/stirank/models"
 	"github.com/stirank/stirank/rng"
 	"github.com/stirank/stirank/sti"
@@ -30,11 +31,7 @@ func TestSTIGaussianEvidence(t *testing.T) {
 	for _, name := range stiSamplers {
 		cfg := sti.Default("gauss")
 		cfg.Sampler = name
-		p, err := sti.NewProblem(d, spec, cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		res, err := p.Sweep(context.Background(), []int{8, 9, 10, 11, 12}, 0)
+		res, err := estimators.RunRanks(context.Background(), estimators.STI{Model: spec, Config: cfg}, d, []int{8, 9, 10, 11, 12})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -68,11 +65,7 @@ func TestSTIPoissonRank1(t *testing.T) {
 	for _, name := range stiSamplers {
 		cfg := sti.Default("nmf")
 		cfg.Sampler = name
-		p, err := sti.NewProblem(d, models.PoissonSpec("nmf", rates, models.LogScale), cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		res, err := p.Sweep(context.Background(), []int{1}, 0)
+		res, err := estimators.RunRanks(context.Background(), estimators.STI{Model: models.PoissonSpec("nmf", rates, models.LogScale), Config: cfg}, d, []int{1})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -343,7 +343,7 @@ func expectStages(ctx context.Context, stages []Stage, spent, d, maxStages, chai
 	}
 	left = min(math.Ceil(left), float64(maxStages-k))
 	n := spent + int(left)*(spent/k) + chains*chainSteps
-	progress.Expect(ctx, n, float64(n))
+	progress.Expect(ctx, n)
 }
 
 // runAll runs job(i) for i < jobs over the movers, each with the stream key(i) and an

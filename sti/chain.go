@@ -40,6 +40,8 @@ type Problem struct {
 	// atRank1 is the configuration of rank 1's chains when Config.Rank1 gives them their own
 	// (Config.AtRank, its ladder fitted as Config.Ladder is), nil when they run Config.
 	atRank1 *Config
+	// build, when set, builds the model of a rank instead of Spec (a test's model).
+	build func(R int) (models.Model, error)
 }
 
 // gibbsSweeps reports whether the problem's chains or annealing move θ by the model's Gibbs
@@ -63,7 +65,12 @@ func (p *Problem) RankConfig(rank int) Config {
 // model returns the model of rank R bound to the problem's data. Models are immutable; each task
 // builds its own (a Poisson model sums log Γ(x+1) over the cells, and shares the cells grouped
 // by row with every other model of the data).
-func (p *Problem) model(R int) (models.Model, error) { return p.Spec.Build(p.Data, R) }
+func (p *Problem) model(R int) (models.Model, error) {
+	if p.build != nil {
+		return p.build(R)
+	}
+	return p.Spec.Build(p.Data, R)
+}
 
 // NewProblem validates the data against the model and prepares them for the configuration.
 func NewProblem(data *tensor.Sparse, spec models.Spec, cfg Config) (*Problem, error) {
@@ -278,28 +285,13 @@ func advance(ctx context.Context, mv *gibbsMover, cv *controls, r *rand.Rand, t 
 	return ""
 }
 
-// State is where a chain ended: its parameters in the model's sampling parameterisation and their
-// layout, so that a later run on the same data, or on data grown by new rows, columns or slices,
-// can resume from it (see Resume, StartRankFrom).
-type State struct {
-	// Model is the model's name and Rank its rank; Factors the factor layout of Theta (nil for
-	// models whose parameters are not tied to data modes).
-	Model   string
-	Rank    int
-	Factors []models.Factor
-	Theta   []float64
-	// Size is the size of the data the state was saved on (the problem's size); zero when
-	// unknown.
-	Size float64
-}
-
 // StateOf is the saved form of a chain of rank whose parameters are theta.
-func (p *Problem) StateOf(rank int, theta []float64) (*State, error) {
+func (p *Problem) StateOf(rank int, theta []float64) (*models.State, error) {
 	m, err := p.model(rank)
 	if err != nil {
 		return nil, err
 	}
-	return &State{Model: m.Name(), Rank: rank, Factors: m.Factors(), Theta: theta, Size: p.size}, nil
+	return &models.State{Model: m.Name(), Rank: rank, Factors: m.Factors(), Theta: theta, Size: p.size}, nil
 }
 
 // RunChain runs chain id on the configured SG-MCMC kernel from start (its rank's mode, from
@@ -308,7 +300,7 @@ func (p *Problem) StateOf(rank int, theta []float64) (*State, error) {
 // returns the chain's final state, nil at t = 0 (prior draws carry no state) and after a
 // divergence. A chain that produces a non-finite value stops and reports where in Divergence;
 // errors are for bad set-ups only.
-func (p *Problem) RunChain(ctx context.Context, id ChainID, start []float64) (evidence.ChainSummary, *State, error) {
+func (p *Problem) RunChain(ctx context.Context, id ChainID, start []float64) (evidence.ChainSummary, *models.State, error) {
 	return p.runWalker(ctx, id, start, nil)
 }
 
@@ -318,12 +310,12 @@ func (p *Problem) RunChain(ctx context.Context, id ChainID, start []float64) (ev
 // steps before it records. A state that ended near the power posterior of the data it was saved
 // on is close to that of moderately grown data, so the short burn-in replaces most of the cold
 // one.
-func (p *Problem) Resume(ctx context.Context, id ChainID, from *State) (evidence.ChainSummary, *State, error) {
+func (p *Problem) Resume(ctx context.Context, id ChainID, from *models.State) (evidence.ChainSummary, *models.State, error) {
 	return p.runWalker(ctx, id, nil, from)
 }
 
 // runWalker is RunChain from start, or Resume from a saved state.
-func (p *Problem) runWalker(ctx context.Context, id ChainID, start []float64, from *State) (evidence.ChainSummary, *State, error) {
+func (p *Problem) runWalker(ctx context.Context, id ChainID, start []float64, from *models.State) (evidence.ChainSummary, *models.State, error) {
 	cfg := p.RankConfig(id.Rank)
 	if cfg.Gibbs {
 		return evidence.ChainSummary{}, nil, fmt.Errorf("rank %d: Gibbs chains run in rounds (Extend)", id.Rank)
@@ -361,13 +353,13 @@ func (p *Problem) runWalker(ctx context.Context, id ChainID, start []float64, fr
 	if err != nil || div != "" || w.t == 0 {
 		return sum, nil, err
 	}
-	return sum, &State{Model: w.m.Name(), Rank: id.Rank, Factors: w.m.Factors(), Theta: w.theta, Size: p.size}, nil
+	return sum, &models.State{Model: w.m.Name(), Rank: id.Rank, Factors: w.m.Factors(), Theta: w.theta, Size: p.size}, nil
 }
 
 // warmStart sets the walker's parameters from a saved state and shortens its burn-in to the warm
 // one. Parameters of rows the state does not have keep a prior draw from the chain's own stream;
 // it returns their parameter ranges.
-func (p *Problem) warmStart(w *Walker, s *State) ([][2]int, error) {
+func (p *Problem) warmStart(w *Walker, s *models.State) ([][2]int, error) {
 	w.SamplePrior(p.initStream(w.id))
 	newRows, err := restore(w.m, s, w.theta)
 	if err != nil {
@@ -379,7 +371,7 @@ func (p *Problem) warmStart(w *Walker, s *State) ([][2]int, error) {
 
 // restore copies the parameters a saved state s knows into theta, a point of model m, which
 // keeps what it holds at the indices the data gained since; it returns their parameter ranges.
-func restore(m models.Model, s *State, theta []float64) ([][2]int, error) {
+func restore(m models.Model, s *models.State, theta []float64) ([][2]int, error) {
 	if s.Model != m.Name() || s.Rank != m.Rank() {
 		return nil, fmt.Errorf("saved state is of model %s rank %d, not %s rank %d", s.Model, s.Rank, m.Name(), m.Rank())
 	}

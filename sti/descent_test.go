@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"reflect"
+	"runtime"
 	"slices"
 	"sync"
 	"testing"
@@ -33,11 +34,15 @@ func TestDescentStartsAtEquilibrium(t *testing.T) {
 	ctx := context.Background()
 	ti := cfg.Ladder.Nearest(0.15)
 	temp := cfg.Ladder[ti]
-	m, err := p.mode(ctx, R)
+	model, err := p.model(R)
 	if err != nil {
 		t.Fatal(err)
 	}
-	model, err := p.model(R)
+	mode, _, _, err := p.searchMode(ctx, model, R)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := p.StartRank(ctx, R)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,13 +64,9 @@ func TestDescentStartsAtEquilibrium(t *testing.T) {
 	}
 	var eq, fromMode, fromDescent []float64
 	for c := range cfg.Chains {
-		start, _, _, err := p.descentStart(ctx, ChainID{Rank: R, TIndex: ti, Chain: c})
-		if err != nil {
-			t.Fatal(err)
-		}
-		eq = append(eq, mean(m.theta, uint64(c), 500, 1500))
-		fromMode = append(fromMode, mean(m.theta, uint64(100+c), 0, 20))
-		fromDescent = append(fromDescent, mean(start, uint64(200+c), 0, 20))
+		eq = append(eq, mean(mode, uint64(c), 500, 1500))
+		fromMode = append(fromMode, mean(mode, uint64(100+c), 0, 20))
+		fromDescent = append(fromDescent, mean(st.States[c][ti].Theta, uint64(200+c), 0, 20))
 	}
 	e, es := evidence.MeanStdErr(eq)
 	a, as := evidence.MeanStdErr(fromMode)
@@ -79,238 +80,114 @@ func TestDescentStartsAtEquilibrium(t *testing.T) {
 	}
 }
 
-// Descents are shared by a replica's chains and handed out once; a chain that asks again walks
-// its descent afresh, and the phase check its first replica's descent to where the check starts.
-// Both give the same bits, on any number of workers, and the steps the descents cost, their
-// relaxation at t = 1 included, are counted once per replica, and the check's once per rank, as
-// Problem.ChainSteps expects.
-func TestDescentDeterminism(t *testing.T) {
-	d, rates := poissonData(t, []int{10, 8}, 2, 0.5, 5)
-	cfg := Default("nmf")
-	cfg.Ladder = evidence.Power(6, 4)
-	cfg.Steps, cfg.Burnin, cfg.Descent = 30, 10, 5
-	cfg.Starts, cfg.StartSteps, cfg.StartEM = 2, 10, 20
-	spec := models.PoissonSpec("nmf", rates, models.LogScale)
-	p, err := NewProblem(d, spec, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, err := p.Sweep(context.Background(), []int{1, 2}, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := p.Sweep(context.Background(), []int{1, 2}, 3) // every descent state already taken
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(a, b) {
-		t.Fatalf("a second sweep differs:\n%+v\n%+v", a[1], b[1])
-	}
-	noDescent := cfg
-	noDescent.Descent = 0
-	c := sweep(t, d, spec, noDescent, []int{1, 2})
-	order := 2
-	want := 0
-	for ti := range cfg.Ladder {
-		for ch := range cfg.Chains {
-			want += p.ChainSteps(ChainID{Rank: 2, TIndex: ti, Chain: ch}, false)
-		}
-	}
-	descents := cfg.Chains * (cfg.Relax + cfg.Descent*(len(cfg.Ladder)-1)) * sweepPasses(order)
-	// The phase check walks back up from the first replica's descent (Config.Ascent), which
-	// without a descent it does not.
-	ascent := cfg.Ascent * (len(cfg.Ladder) - cfg.phaseRung()) * sweepPasses(order)
-	if a[1].Steps != want || a[1].Steps-c[1].Steps != descents+ascent || ascent == 0 {
-		t.Errorf("rank 2: %d steps with descents, %d without, %d expected: descents cost %d, the phase check %d", a[1].Steps, c[1].Steps, want, descents, ascent)
-	}
-	if a[1].LogEvidence == c[1].LogEvidence {
-		t.Errorf("the descent did not change the estimate")
-	}
-}
-
-// DescentState hands out the state a chain starts from: what the chain's own descent keeps at its
-// rung, for every rung and replica, and a different state at each rung; it refuses chains that do
-// not start from walks down the ladder, and the prior's rung.
-func TestDescentStateIsTheChainsStart(t *testing.T) {
+// A rank's start stage depends on the seed and the rank alone: the same bits on one core and
+// on three, a state at every rung above 0 of every replica, each rung's different from the one
+// above, the replicas' different from each other's, and the phase check's start the first
+// replica's at the check's rung. Its steps count what it spent: the mode search, and each
+// replica's relaxation and descent.
+func TestStartRankIsItsStreams(t *testing.T) {
 	d, rates := poissonData(t, []int{10, 8}, 2, 0.5, 5)
 	cfg := Default("nmf")
 	cfg.Ladder = evidence.Power(6, 4)
 	cfg.Steps, cfg.Burnin, cfg.Descent, cfg.Relax = 30, 10, 5, 20
-	cfg.Starts, cfg.StartSteps, cfg.StartEM = 2, 10, 20
-	spec := models.PoissonSpec("nmf", rates, models.LogScale)
-	p, err := NewProblem(d, spec, cfg)
+	cfg.Starts, cfg.StartSteps, cfg.StartEM = 2, 0, 20
+	p, err := NewProblem(d, models.PoissonSpec("nmf", rates, models.LogScale), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx := context.Background()
-	for ch := range cfg.Chains {
-		var prev []float64
-		for ti := len(cfg.Ladder) - 1; ti >= 1; ti-- {
-			id := ChainID{Rank: 2, TIndex: ti, Chain: ch}
-			want, _, _, err := p.descentStart(ctx, id)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, err := p.DescentState(ctx, id)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !slices.Equal(got, want) {
-				t.Errorf("replica %d, rung %d: DescentState is not the chain's start", ch, ti)
-			}
-			if slices.Equal(got, prev) {
-				t.Errorf("replica %d, rung %d: the same state as the rung above", ch, ti)
-			}
-			prev = got
-		}
-	}
-	if _, err := p.DescentState(ctx, ChainID{Rank: 2, TIndex: 0}); err == nil {
-		t.Error("the prior's rung had a walk's state")
-	}
-	sg, err := NewProblem(d, spec, DefaultSGMCMC("nmf"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := sg.DescentState(ctx, ChainID{Rank: 2, TIndex: 1}); err == nil {
-		t.Error("SG-MCMC chains, which start from no descent, had a descent's state")
-	}
-}
-
-// A chain reports the steps it spends as it spends them (internal/progress), in the units of its
-// summary's Steps: the chain that computes its rank's mode search and its replica's walk reports
-// those too, and in all the chains of a rank report what their summaries count.
-func TestChainsReportTheirSteps(t *testing.T) {
-	d, rates := poissonData(t, []int{8, 6}, 2, 0.5, 5)
-	// Without a mode search (Starts 0) a rank-1 chain's controls are its conditional
-	// expectations alone, which make no pass over the data.
-	for _, starts := range []int{2, 0} {
-		cfg := Default("nmf")
-		cfg.Ladder = evidence.Power(4, evidence.DefaultPower)
-		cfg.Steps, cfg.Burnin, cfg.Starts, cfg.Chains = 30, 10, starts, 2
-		// Rank 1 runs a ladder and chains of its own (Config.Rank1).
-		cfg.Rank1 = &RankBudget{Rungs: 7, Steps: 16, Burnin: 4, Descent: 5}
-		p, err := NewProblem(d, models.PoissonSpec("nmf", rates, models.LogScale), cfg)
+	start := func(procs int) (*RankStart, int) {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+		var mu sync.Mutex
+		spent := 0
+		ctx := progress.With(context.Background(), func(s int) {
+			mu.Lock()
+			spent += s
+			mu.Unlock()
+		})
+		st, err := p.StartRank(ctx, 2)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if n := len(p.RankConfig(1).Ladder); n != 8 {
-			t.Fatalf("rank 1's ladder has %d rungs, want 8", n)
+		return st, spent
+	}
+	a, spent := start(1)
+	b, _ := start(3)
+	if !reflect.DeepEqual(a, b) {
+		t.Fatal("the start stage differs with the number of cores")
+	}
+	for q, rungs := range a.States {
+		if rungs[0].Theta != nil {
+			t.Errorf("replica %d has a state at t = 0", q)
 		}
-		for _, rank := range []int{1, 2} {
-			reported, counted, plan := 0, 0, 0
-			var work, planned float64
-			top := len(p.RankConfig(rank).Ladder) - 1
-			for ti := top; ti >= 0; ti-- {
-				for c := range cfg.Chains {
-					var mu sync.Mutex // the mode search's starts report from several goroutines
-					spent, cost := 0, 0.0
-					ctx := progress.With(context.Background(), func(s int, w float64) {
-						mu.Lock()
-						spent, cost = spent+s, cost+float64(s)*w
-						mu.Unlock()
-					})
-					id := ChainID{Rank: rank, TIndex: ti, Chain: c}
-					sum, err := p.RunChain(ctx, id)
-					if err != nil {
-						t.Fatal(err)
-					}
-					if ti == top && c == 0 && spent != sum.Steps {
-						t.Errorf("rank %d: the chain that computes the mode search and its walk reported %d steps, its summary counts %d", rank, spent, sum.Steps)
-					}
-					reported += spent
-					counted += sum.Steps
-					work += cost
-					planned += p.ChainWork(id, false)
-					plan += p.ChainSteps(id, false)
-				}
-			}
-			if reported != counted || counted != plan {
-				t.Errorf("rank %d: the chains reported %d steps, their summaries count %d, the plan %d", rank, reported, counted, plan)
-			}
-			// The chains report their steps at the prices the plan counts them at, the rank's
-			// timed ones.
-			if pr := p.prices(rank); pr.ascent == 1 || pr.read1 == 1 || pr.stein == 1 {
-				t.Errorf("rank %d: prices %+v not timed", rank, pr)
-			}
-			if math.Abs(work-planned) > 1e-9*planned || planned == float64(reported) {
-				t.Errorf("rank %d: the chains reported steps costing %v, the plan %v (%d steps)", rank, work, planned, reported)
+		for i := 1; i < len(rungs); i++ {
+			if rungs[i].Theta == nil || (i+1 < len(rungs) && slices.Equal(rungs[i].Theta, rungs[i+1].Theta)) {
+				t.Errorf("replica %d, rung %d: no state, or the rung above's", q, i)
 			}
 		}
 	}
+	top := len(cfg.Ladder) - 1
+	if slices.Equal(a.States[0][top].Theta, a.States[1][top].Theta) {
+		t.Error("the replicas relaxed to the same state")
+	}
+	if !slices.Equal(a.Check, a.States[0][a.CheckFrom].Theta) {
+		t.Error("the phase check does not start from the first replica's state at its rung")
+	}
+	em := (cfg.Starts*cfg.screenEM() + cfg.StartEM - cfg.screenEM()) * emPasses(2)
+	walks := cfg.Chains * (cfg.Relax + cfg.Descent*top) * sweepPasses(2)
+	if a.Steps != em+walks || spent != a.Steps {
+		t.Errorf("the start stage counts %d steps and reported %d; its mode search and walks made %d", a.Steps, spent, em+walks)
+	}
 }
 
-// A warm rank's chains report what the warm plan counts: the chain that accounts for the rank's
-// mode search accounts for its basin check too (each replica's saved state settled on the rows the
-// data gained and carried to its mode), reported as spent at the prices the plan counts it at.
-// Where the check refuses the states (here every factor entry of the states at t = 1 is e^−20, as
-// in TestResumeOnGrownData), the rank's chains start cold and revise their plans to a cold
-// chain's, the basin check included, so that the revised plans count what they report.
-func TestWarmChainsReportTheirSteps(t *testing.T) {
-	for _, c := range []struct{ gibbs, refused bool }{{true, false}, {false, false}, {false, true}} {
-		cfg := DefaultSGMCMC("cp")
-		if c.gibbs {
-			cfg = Default("cp")
-			cfg.Relax, cfg.Descent = 10, 2
+// A chain carried on round after round is the chain it would be in one go: its records grow to
+// RoundRecords of each round, a retried round gives the same bits, its steps count its sweeps
+// (and at rank 1 the passes of its Stein variates) as it reports them, and its summary rests on
+// all its records.
+func TestExtendCarriesAChainOn(t *testing.T) {
+	d, rates := poissonData(t, []int{10, 8}, 2, 0.5, 5)
+	cfg := Default("nmf")
+	cfg.Ladder = evidence.Power(6, 4)
+	cfg.Steps, cfg.Burnin, cfg.Descent, cfg.Relax, cfg.Starts, cfg.StartEM, cfg.Rank1 = 40, 8, 4, 10, 2, 10, nil
+	p, err := NewProblem(d, models.PoissonSpec("nmf", rates, models.LogScale), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rank := range []int{1, 2} {
+		st, err := p.StartRank(context.Background(), rank)
+		if err != nil {
+			t.Fatal(err)
 		}
-		cfg.Ladder = evidence.Power(4, 4)
-		cfg.Steps, cfg.Burnin, cfg.WarmBurnin, cfg.SettleSteps, cfg.Starts, cfg.StartSteps, cfg.StartEM = 20, 10, 4, 3, 2, 5, 6
-		_, pf, states := grownCP(t, cfg)
-		top := len(cfg.Ladder) - 1
-		if c.refused {
-			for id, st := range states {
-				if id.TIndex == top {
-					b := *st
-					b.Theta = make([]float64, len(st.Theta))
-					for i := range b.Theta {
-						b.Theta[i] = -20
-					}
-					states[id] = &b
+		for _, ti := range []int{0, 3, len(cfg.Ladder) - 1} {
+			id := ChainID{Rank: rank, TIndex: ti, Chain: 1}
+			state := &st.States[1][ti]
+			for round := 0; round <= p.Doublings(rank)+1; round++ {
+				spent := 0
+				ctx := progress.With(context.Background(), func(s int) { spent += s })
+				sum, next, err := p.Extend(ctx, id, round, state)
+				if err != nil || next == nil {
+					t.Fatalf("rank %d, rung %d, round %d: %v", rank, ti, round, err)
 				}
+				again, _, _ := p.Extend(context.Background(), id, round, state)
+				if !reflect.DeepEqual(sum, again) {
+					t.Errorf("rank %d, rung %d, round %d: a retried round differs", rank, ti, round)
+				}
+				if len(next.Records) != p.RoundRecords(rank, ti, round) || sum.Count > len(next.Records) || sum.Count < len(next.Records)/2 {
+					t.Errorf("rank %d, rung %d, round %d: %d records (%d summarised), want %d", rank, ti, round, len(next.Records), sum.Count, p.RoundRecords(rank, ti, round))
+				}
+				if !slices.Equal(next.Records[:len(state.Records)], state.Records) {
+					t.Errorf("rank %d, rung %d, round %d: the records before the round changed", rank, ti, round)
+				}
+				if spent != sum.Steps-state.Steps || sum.Steps != next.Steps {
+					t.Errorf("rank %d, rung %d, round %d: reported %d steps, the round counts %d", rank, ti, round, spent, sum.Steps-state.Steps)
+				}
+				if ti > 0 && round == 0 && next.Sweeps != scaled(cfg.Burnin, p.startScale(rank), 1)+len(next.Records) {
+					t.Errorf("rank %d, rung %d: %d sweeps for %d records after the burn-in", rank, ti, next.Sweeps, len(next.Records))
+				}
+				state = next
 			}
 		}
-		r := pf.ResumeFrom(func(_ context.Context, c ChainID) (*State, error) { return states[c], nil })
-		reported, counted, plan, said := 0, 0, 0, 0
-		var work, planned float64
-		var mu sync.Mutex
-		report := progress.With(context.Background(), func(s int, w float64) {
-			mu.Lock()
-			reported, work = reported+s, work+float64(s)*w
-			mu.Unlock()
-		})
-		for ti := top; ti >= 0; ti-- {
-			for ch := range cfg.Chains {
-				id := ChainID{Rank: 2, TIndex: ti, Chain: ch}
-				// The launcher plans the rank warm: it has saved states.
-				n, w := pf.ChainSteps(id, true), pf.ChainWork(id, true)
-				ctx := progress.WithPlan(report, func(steps int, work float64) { n, w = steps, work })
-				ctx = progress.WithResumes(ctx, func(warm bool) {
-					if warm == c.refused {
-						t.Errorf("%+v: chain %+v said the rank resumes warm: %v", c, id, warm)
-					}
-					said++
-				})
-				sum, _, err := r.Run(ctx, id)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if ti > 0 && sum.Warm == c.refused {
-					t.Fatalf("%+v: chain %+v warm %v", c, id, sum.Warm)
-				}
-				counted += sum.Steps
-				plan += n
-				planned += w
-			}
-		}
-		if reported != counted || counted != plan {
-			t.Errorf("%+v: the chains reported %d steps, their summaries count %d, their plans %d", c, reported, counted, plan)
-		}
-		if math.Abs(work-planned) > 1e-9*planned {
-			t.Errorf("%+v: the chains reported steps costing %v, their plans %v", c, work, planned)
-		}
-		// Every chain above t = 0 says whether the rank resumes (each may be the first to run in
-		// its process).
-		if said != top*cfg.Chains {
-			t.Errorf("%+v: %d chains said whether the rank resumes, want %d", c, said, top*cfg.Chains)
-		}
+	}
+	if p.RoundRecords(2, 3, p.Doublings(2)) != p.Records(2, 3) {
+		t.Errorf("round %d holds %d records, the configuration %d", p.Doublings(2), p.RoundRecords(2, 3, p.Doublings(2)), p.Records(2, 3))
 	}
 }

@@ -3,6 +3,7 @@ package sti
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/stirank/stirank/evidence"
 )
@@ -24,34 +25,34 @@ const (
 const splitCost = 0.15
 
 // Records is the number of records of rank R's chains at rung ti of the ladder: Steps − Burnin,
-// or with Config.Allocate that rung's share (allocateRecords).
+// or with Config.Allocate that rung's share (allocateRecords); a rank whose allocation fails
+// (which its start stage reports) counts what a uniform ladder records.
 func (p *Problem) Records(R, ti int) int {
-	n, err := p.recordsAt(R, ti)
+	rs, err := p.rankRecords(R)
 	if err != nil {
-		// The rank's start reports the error (Allocation); a plan counts what a uniform ladder
-		// records.
 		cfg := p.RankConfig(R)
 		return cfg.Steps - cfg.Burnin
 	}
-	return n
+	return rs[ti]
 }
 
-// recordsAt is Records, or the error that allocating the rank's records met.
-func (p *Problem) recordsAt(R, ti int) (int, error) {
+// rankRecords is the number of records of rank R's chains at every rung of its ladder (Records).
+// It reads the exact curve at every rung, which a start stage does once for all its chains.
+func (p *Problem) rankRecords(R int) ([]int, error) {
 	cfg := p.RankConfig(R)
 	n := cfg.Steps - cfg.Burnin
 	if p.rank1 == nil && p.powerVariance == nil {
-		return n, nil
+		return slices.Repeat([]int{n}, len(cfg.Ladder)), nil
 	}
 	variance, err := p.rungVariance(R)
 	if err != nil {
-		return 0, fmt.Errorf("rank %d: allocating the records to the rungs: %w", R, err)
+		return nil, fmt.Errorf("rank %d: allocating the records to the rungs: %w", R, err)
 	}
 	rs, err := allocateRecords(variance, cfg.Ladder, R, n, p.split)
 	if err != nil {
-		return 0, fmt.Errorf("rank %d: allocating the records to the rungs: %w", R, err)
+		return nil, fmt.Errorf("rank %d: allocating the records to the rungs: %w", R, err)
 	}
-	return rs[ti], nil
+	return rs, nil
 }
 
 // rungVariance returns v(t) = Var_t[log p(X | θ)] at rank R as the allocation reads it: the exact

@@ -30,6 +30,9 @@ type ChainState struct {
 	// transient test (Config.Truncate) reads them whole at every round. Controls holds their
 	// control variates, CondVar their conditional variances (controls).
 	Records, Controls, CondVar []float64
+	// Budget is the records the chain holds at the configured budget (Records at its rung,
+	// which the start stage reads for all its chains); 0 reads it from the problem.
+	Budget int
 	// Warm says the chain starts from a saved state of an earlier run (StartRankFrom), whose
 	// burn-in is Config.WarmBurnin.
 	Warm bool
@@ -61,16 +64,16 @@ func (p *Problem) Doublings(rank int) int { return p.Config.Doublings(rank, p.Da
 // has not read the data can bound from their manifest.
 func (c Config) Doublings(rank, nnz int) int {
 	k := minDoublings
-	for c.roundSweeps(rank, k)*float64(nnz)*float64(max(rank, 1)) > roundWork && k < 30 {
+	for c.roundZeroSweeps(rank, k)*float64(nnz)*float64(max(rank, 1)) > roundWork && k < 30 {
 		k++
 	}
 	return k
 }
 
-// roundSweeps is about what round 0 costs a rank whose records double k times, in Gibbs sweeps:
+// roundZeroSweeps is about what round 0 costs a rank whose records double k times, in Gibbs sweeps:
 // every replica's start stage (an EM sweep costing half a sweep) and its chains' burn-in at
 // scaleOf(k) of their configured lengths, the records at 2^−k, and the phase check.
-func (c Config) roundSweeps(rank, k int) float64 {
+func (c Config) roundZeroSweeps(rank, k int) float64 {
 	cfg := c.AtRank(rank)
 	s := scaleOf(k)
 	n := float64(len(cfg.Ladder) - 1)
@@ -93,12 +96,61 @@ func scaled(n int, s float64, least int) int {
 	return max(least, int(math.Ceil(float64(n)*s)))
 }
 
+// StartStageSteps is what rank's start stage makes, in passes over the data of a model of that order
+// with nnz stored non-zero cells, for a progress plan: the mode search's EM sweeps and, for Gibbs
+// chains that walk down the ladder, every replica's relaxation and descent.
+func (c Config) StartStageSteps(rank, order, nnz int) int {
+	cfg := c.AtRank(rank)
+	s := scaleOf(c.Doublings(rank, nnz))
+	em := (cfg.Starts*scaled(cfg.screenEM(), s, 0) + scaled(cfg.StartEM-cfg.screenEM(), s, 0)) * emPasses(order)
+	n := cfg.Starts * scaled(cfg.StartSteps, s, 0)
+	if cfg.Gibbs && cfg.Descent > 0 {
+		n += cfg.Chains * (scaled(cfg.Relax, s, 0) + (len(cfg.Ladder)-1)*scaled(cfg.Descent, s, 1)) * sweepPasses(order)
+	}
+	return n + em
+}
+
+// RoundSteps is what a chain of rank above t = 0 makes in round (Extend), in passes over the
+// data of a model of that order with nnz stored non-zero cells, for a progress plan: its burn-in
+// in round 0 and the records the round adds (Steps − Burnin at the budget, as a uniform ladder
+// has), and a Stein variate's pass per record.
+func (c Config) RoundSteps(rank, round, order, nnz int) int {
+	cfg := c.AtRank(rank)
+	k := c.Doublings(rank, nnz)
+	n := cfg.Steps - cfg.Burnin
+	records := roundRecords(n, round, k)
+	sweeps := records
+	if round == 0 {
+		sweeps += scaled(cfg.Burnin, scaleOf(k), 1)
+	} else {
+		sweeps -= roundRecords(n, round-1, k)
+		records = sweeps
+	}
+	steps := sweeps * sweepPasses(order)
+	if cfg.Stein {
+		steps += records
+	}
+	return steps
+}
+
+// CheckSteps is what rank's phase check makes (PhaseCheck), in passes over the data, for a
+// progress plan.
+func (c Config) CheckSteps(rank, order, nnz int) int {
+	cfg := c.AtRank(rank)
+	return scaled(cfg.Ascent, scaleOf(c.Doublings(rank, nnz)), 2) * (len(cfg.Ladder) - cfg.phaseRung()) * sweepPasses(order)
+}
+
 // RoundRecords is the number of records chain (rank, rung ti) holds at the end of round: its
 // configured records (Records) times 2^(round − K), at least 2; from round K on, twice those of
 // the round before.
 func (p *Problem) RoundRecords(rank, ti, round int) int {
-	n := float64(p.Records(rank, ti))
-	return max(2, int(math.Ceil(n*math.Exp2(float64(round-p.Doublings(rank))))))
+	return roundRecords(p.Records(rank, ti), round, p.Doublings(rank))
+}
+
+// roundRecords is RoundRecords of a chain of n records at the configured budget whose rank's
+// records double k times.
+func roundRecords(n, round, k int) int {
+	return max(2, int(math.Ceil(float64(n)*math.Exp2(float64(round-k)))))
 }
 
 // Extend carries chain id on through round: a chain that has not swept yet (state.Sweeps == 0)
@@ -123,9 +175,12 @@ func (p *Problem) Extend(ctx context.Context, id ChainID, round int, state *Chai
 	}
 	next := &ChainState{
 		Records: slices.Clone(state.Records), Controls: slices.Clone(state.Controls), CondVar: slices.Clone(state.CondVar),
-		Center: state.Center, Warm: state.Warm, Sweeps: state.Sweeps, Steps: state.Steps, CellEvals: state.CellEvals,
+		Center: state.Center, Budget: state.Budget, Warm: state.Warm, Sweeps: state.Sweeps, Steps: state.Steps, CellEvals: state.CellEvals,
 	}
-	want := p.RoundRecords(id.Rank, id.TIndex, round)
+	if next.Budget == 0 {
+		next.Budget = p.Records(id.Rank, id.TIndex)
+	}
+	want := roundRecords(next.Budget, round, p.Doublings(id.Rank))
 	r := rng.New(p.Config.Seed, uint64(id.Rank), uint64(round), uint64(id.TIndex), uint64(id.Chain), streamSweep)
 	var div string
 	var cv *controls

@@ -30,17 +30,33 @@ type RankStart struct {
 // StartRank is the start stage of a rank: its mode search (searchMode), and for Gibbs chains
 // with a descent each replica's walk from the mode, a relaxation at t = 1 and a walk down the
 // ladder whose state at the end of each rung starts that rung's chain of the replica (descend);
-// other chains start at the mode. Every length is the configuration's times startScale. It
-// depends on the seed and the rank alone, so a retried stage returns the same states bit for
-// bit.
+// other chains start at the mode, or without a mode search (Starts = 0) each from its own prior
+// draw. Every length is the configuration's times startScale. It depends on the seed and the rank
+// alone, so a retried stage returns the same states bit for bit.
 func (p *Problem) StartRank(ctx context.Context, rank int) (*RankStart, error) {
 	cfg := p.RankConfig(rank)
 	m, err := p.model(rank)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := p.recordsAt(rank, 0); err != nil {
+	budget, err := p.rankRecords(rank)
+	if err != nil {
 		return nil, err
+	}
+	if cfg.Starts == 0 {
+		out := &RankStart{States: make([][]ChainState, cfg.Chains)}
+		for q := range out.States {
+			out.States[q] = make([]ChainState, len(cfg.Ladder))
+			for i, t := range cfg.Ladder {
+				if t > 0 {
+					theta := make([]float64, m.Dim())
+					m.SamplePrior(p.initStream(ChainID{Rank: rank, TIndex: i, Chain: q}), theta)
+					out.States[q][i] = ChainState{Theta: theta}
+				}
+			}
+		}
+		out.budget(budget)
+		return out, nil
 	}
 	mode, passes, cells, err := p.searchMode(ctx, m, rank)
 	if err != nil {
@@ -56,9 +72,20 @@ func (p *Problem) StartRank(ctx context.Context, rank int) (*RankStart, error) {
 				}
 			}
 		}
-		return out, nil
+	} else if err := p.descend(ctx, m, rank, mode, out); err != nil {
+		return nil, err
 	}
-	return out, p.descend(ctx, m, rank, mode, out)
+	out.budget(budget)
+	return out, nil
+}
+
+// budget sets the records every chain of the stage holds at the configured budget.
+func (s *RankStart) budget(records []int) {
+	for _, states := range s.States {
+		for i := range states {
+			states[i].Budget = records[i]
+		}
+	}
 }
 
 // descend fills out's states with each replica's walk from the rank's mode (on all cores, one
@@ -230,12 +257,16 @@ const basinTolerance = 2
 // data's at g·t. The rows the data gained are drawn from the prior, and the chain's first sweep
 // draws them from their conditionals. A replica that fails the check, or has no states, starts
 // cold (StartRank's walk). It returns the stage and whether every replica resumed.
-func (p *Problem) StartRankFrom(ctx context.Context, rank int, load func(context.Context, ChainID) (*State, error)) (*RankStart, bool, error) {
+func (p *Problem) StartRankFrom(ctx context.Context, rank int, load func(context.Context, ChainID) (*models.State, error)) (*RankStart, bool, error) {
 	cfg := p.RankConfig(rank)
-	if !cfg.Gibbs || cfg.Descent == 0 {
+	if !cfg.Gibbs || cfg.Descent == 0 || cfg.Starts == 0 {
 		return nil, false, fmt.Errorf("rank %d: only Gibbs chains that start from walks down the ladder resume in rounds", rank)
 	}
 	m, err := p.model(rank)
+	if err != nil {
+		return nil, false, err
+	}
+	budget, err := p.rankRecords(rank)
 	if err != nil {
 		return nil, false, err
 	}
@@ -244,6 +275,7 @@ func (p *Problem) StartRankFrom(ctx context.Context, rank int, load func(context
 		return nil, false, err
 	}
 	out := &RankStart{States: make([][]ChainState, cfg.Chains), Steps: passes, CellEvals: cells}
+	defer out.budget(budget)
 	fresh := logPosterior(m, mode)
 	warm := true
 	for q := range cfg.Chains {
@@ -278,7 +310,7 @@ func (p *Problem) StartRankFrom(ctx context.Context, rank int, load func(context
 // resumeReplica is replica q's warm start (StartRankFrom): its chains' saved states mapped to
 // the grown data's rungs, or nil where it has none or fails the basin check against fresh, the
 // log posterior of the fresh mode; and the passes over the data the check made.
-func (p *Problem) resumeReplica(ctx context.Context, m models.Model, rank, q int, load func(context.Context, ChainID) (*State, error), fresh float64) ([]ChainState, int, error) {
+func (p *Problem) resumeReplica(ctx context.Context, m models.Model, rank, q int, load func(context.Context, ChainID) (*models.State, error), fresh float64) ([]ChainState, int, error) {
 	cfg := p.RankConfig(rank)
 	l := cfg.Ladder
 	top, err := load(ctx, ChainID{Rank: rank, TIndex: len(l) - 1, Chain: q})
@@ -325,7 +357,7 @@ func (p *Problem) resumeReplica(ctx context.Context, m models.Model, rank, q int
 
 // resumed is a point of m with the parameters s knows and, at the indices the data gained since,
 // prior draws from r.
-func resumed(m models.Model, s *State, r *rand.Rand) ([]float64, error) {
+func resumed(m models.Model, s *models.State, r *rand.Rand) ([]float64, error) {
 	theta := make([]float64, m.Dim())
 	m.SamplePrior(r, theta)
 	_, err := restore(m, s, theta)

@@ -57,19 +57,6 @@ func ranks(lo, hi int) []int {
 	return r
 }
 
-func sweep(t testing.TB, d *tensor.Sparse, spec models.Spec, cfg Config, rs []int) []evidence.RankEvidence {
-	t.Helper()
-	p, err := NewProblem(d, spec, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := p.Sweep(context.Background(), rs, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return res
-}
-
 // With exact expectations the papers' uniform 10-rung ladder is off by hundreds of nats at the
 // ICASSP setting, because f(t) falls like −1/(2t) near t = 0; the default power ladder is not.
 func TestLadderBiasWithExactExpectations(t *testing.T) {
@@ -218,7 +205,7 @@ func TestPoissonRankRecovery(t *testing.T) {
 	}
 }
 
-// Results are bit-identical for the same seed whatever the number of workers and whether the
+// Results are bit-identical for the same seed whatever the number of cores and whether the
 // blocks of a part run on separate goroutines, and they change with the seed.
 func TestDeterminism(t *testing.T) {
 	d, rates := poissonData(t, []int{12, 10, 9}, 2, 0.5, 5)
@@ -227,29 +214,20 @@ func TestDeterminism(t *testing.T) {
 	cfg.Steps, cfg.Burnin, cfg.StartSteps = 80, 30, 10
 	cfg.Blocks = 3
 	spec := models.PoissonSpec("cp", rates, models.LogScale)
-	p, err := NewProblem(d, spec, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	run := func(workers, cells int) []evidence.RankEvidence {
+	run := func(procs, cells int) []evidence.RankEvidence {
 		old := parallelCells
 		parallelCells = cells
 		defer func() { parallelCells = old }()
-		res, err := p.Sweep(context.Background(), []int{1, 2}, workers)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return res
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+		return sweep(t, d, spec, cfg, []int{1, 2})
 	}
 	a := run(1, 1<<30)
 	b := run(3, 0)
 	if !reflect.DeepEqual(a, b) {
-		t.Fatalf("results differ with workers and goroutines:\n%+v\n%+v", a[1], b[1])
+		t.Fatalf("results differ with cores and goroutines:\n%+v\n%+v", a[1], b[1])
 	}
 	cfg.Seed = 2
-	p, _ = NewProblem(d, spec, cfg)
-	c, _ := p.Sweep(context.Background(), []int{1, 2}, 0)
-	if c[1].LogEvidence == a[1].LogEvidence {
+	if c := sweep(t, d, spec, cfg, []int{1, 2}); c[1].LogEvidence == a[1].LogEvidence {
 		t.Errorf("a different seed gave the same evidence")
 	}
 }
@@ -291,8 +269,8 @@ func TestDivergenceIsReported(t *testing.T) {
 }
 
 // grownCP returns problems under cfg on a CP tensor (rank 2, 8×6×10) and on its first 6 slices,
-// the data it grew from, with the final states of a cold sweep at rank 2 on the latter.
-func grownCP(t *testing.T, cfg Config) (po, pf *Problem, states States) {
+// the data it grew from.
+func grownCP(t *testing.T, cfg Config) (po, pf *Problem) {
 	t.Helper()
 	full, rates := poissonData(t, []int{8, 6, 10}, 2, 0.5, 3)
 	spec := models.PoissonSpec("cp", rates, models.LogScale)
@@ -300,40 +278,45 @@ func grownCP(t *testing.T, cfg Config) (po, pf *Problem, states States) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, states, err = po.SweepFrom(context.Background(), []int{2}, 0, nil); err != nil {
-		t.Fatal(err)
-	}
 	if pf, err = NewProblem(full, spec, cfg); err != nil {
 		t.Fatal(err)
 	}
-	return po, pf, states
+	return po, pf
 }
 
-// resumedTwice resumes rank 2 of pf from states on one worker and on three, checks that the two
-// agree and that every chain resumed, and returns the evidence.
-func resumedTwice(t *testing.T, pf *Problem, states States) []evidence.RankEvidence {
+// finalStates runs every SG-MCMC chain of rank on p cold, from the rank's start stage, and
+// returns their final states.
+func finalStates(t *testing.T, p *Problem, rank int) map[ChainID]*models.State {
 	t.Helper()
-	a, _, err := pf.SweepFrom(context.Background(), []int{2}, 1, states)
+	st, err := p.StartRank(context.Background(), rank)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, _, err := pf.SweepFrom(context.Background(), []int{2}, 3, states)
-	if err != nil {
-		t.Fatal(err)
+	states := map[ChainID]*models.State{}
+	for q, rungs := range st.States {
+		for i, s := range rungs {
+			id := ChainID{Rank: rank, TIndex: i, Chain: q}
+			_, final, err := p.RunChain(context.Background(), id, s.Theta)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if final != nil {
+				states[id] = final
+			}
+		}
 	}
-	if !reflect.DeepEqual(a, b) || a[0].WarmChains != len(states) || len(a[0].Diverged) > 0 {
-		t.Errorf("resumed sweeps differ, diverged or are not warm: %d and %d warm chains, evidence %v and %v", a[0].WarmChains, b[0].WarmChains, a[0].LogEvidence, b[0].LogEvidence)
-	}
-	return a
+	return states
 }
 
-// Resuming on grown data keeps the saved rows, draws the new ones, runs the warm burn-in, and is
-// bit-identical across reruns and worker counts; a state from larger data is refused.
+// An SG-MCMC chain resumed on grown data keeps the saved rows, draws the new ones, settles them,
+// runs the warm burn-in and is bit-identical across the number of cores; blocked problems resume
+// too; a state from larger data is refused.
 func TestResumeOnGrownData(t *testing.T) {
 	cfg := DefaultSGMCMC("cp")
 	cfg.Ladder = evidence.Power(10, 4)
 	cfg.Steps, cfg.Burnin, cfg.WarmBurnin, cfg.SettleSteps, cfg.Starts, cfg.StartSteps = 60, 30, 10, 7, 2, 15
-	po, pf, states := grownCP(t, cfg)
+	po, pf := grownCP(t, cfg)
+	states := finalStates(t, po, 2)
 	if len(states) != (len(cfg.Ladder)-1)*cfg.Chains || states[ChainID{Rank: 2, TIndex: 0}] != nil {
 		t.Fatalf("%d final states (want one per chain above t = 0)", len(states))
 	}
@@ -359,40 +342,105 @@ func TestResumeOnGrownData(t *testing.T) {
 	if w.burnin != cfg.WarmBurnin {
 		t.Errorf("warm burn-in %d, want %d", w.burnin, cfg.WarmBurnin)
 	}
+	resume := func(p *Problem, procs int) evidence.ChainSummary {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+		sum, _, err := p.Resume(context.Background(), id, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sum
+	}
+	one, three := resume(pf, 1), resume(pf, 3)
+	if !reflect.DeepEqual(one, three) || !one.Warm || one.Divergence != "" || one.Steps != cfg.ChainSteps(id, true) || one.Count != cfg.Steps-cfg.Burnin {
+		t.Errorf("resumed chain %+v on one core, %+v on three; want %d steps and %d records", one, three, cfg.ChainSteps(id, true), cfg.Steps-cfg.Burnin)
+	}
+	// Blocked problems resume too (new rows settle on all cells, then the parts take over).
+	cfgB := cfg
+	cfgB.Blocks = 2
+	pb, err := NewProblem(pf.Data, pf.Spec, cfgB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum := resume(pb, 2); sum.Divergence != "" || !sum.Warm {
+		t.Errorf("blocked resume: %+v", sum)
+	}
+	big := finalStates(t, pf, 2)
+	if _, _, err := po.Resume(context.Background(), id, big[id]); err == nil || !strings.Contains(err.Error(), "not a growth") {
+		t.Errorf("a state of larger data was accepted: %v", err)
+	}
+}
 
-	resumedTwice(t, pf, states)
-	// Chains resume from the rung whose temperature, scaled by the growth, is nearest their own.
-	g := pf.size / po.size
-	moved := 0
-	for ti := range cfg.Ladder {
-		cid := ChainID{Rank: 2, TIndex: ti, Chain: 1}
-		got, err := pf.ResumeFrom(func(_ context.Context, c ChainID) (*State, error) { return states[c], nil }).Start(context.Background(), cid)
-		var want *State
-		if ti > 0 {
-			nt := cfg.Ladder.Nearest(min(1, cfg.Ladder[ti]*g))
-			want = states[ChainID{Rank: 2, TIndex: nt, Chain: 1}]
-			if nt != ti {
-				moved++
+// A racing rank resumes on grown data from the final states of the run before
+// (StartRankFrom): each chain from its replica's state at the rung its temperature maps to under
+// the growth, warm; the same on any number of cores; and a replica whose saved states lie in a
+// basin far worse than the grown data's best starts cold instead.
+func TestGibbsResumeOnGrownData(t *testing.T) {
+	cfg := Default("cp")
+	cfg.Ladder = evidence.Power(10, 4)
+	cfg.Steps, cfg.Burnin, cfg.WarmBurnin, cfg.Starts, cfg.StartEM, cfg.Relax, cfg.Descent, cfg.Ascent = 24, 8, 4, 2, 20, 20, 2, 2
+	po, pf := grownCP(t, cfg)
+	st, err := po.StartRank(context.Background(), 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	states := map[ChainID]*models.State{}
+	for q, rungs := range st.States {
+		for i, s := range rungs {
+			id := ChainID{Rank: 2, TIndex: i, Chain: q}
+			state := &s
+			for round := 0; round <= po.Doublings(2); round++ {
+				if _, state, err = po.Extend(context.Background(), id, round, state); err != nil || state == nil {
+					t.Fatalf("%+v: %v", id, err)
+				}
+			}
+			if state.Theta != nil {
+				if states[id], err = po.StateOf(2, state.Theta); err != nil {
+					t.Fatal(err)
+				}
 			}
 		}
-		if err != nil || got != want {
-			t.Errorf("rung %d (growth %.2f): resumed from the wrong state (%v)", ti, g, err)
+	}
+	load := func(states map[ChainID]*models.State) func(context.Context, ChainID) (*models.State, error) {
+		return func(_ context.Context, id ChainID) (*models.State, error) { return states[id], nil }
+	}
+	start := func(procs int, states map[ChainID]*models.State) (*RankStart, bool) {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+		rs, warm, err := pf.StartRankFrom(context.Background(), 2, load(states))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rs, warm
+	}
+	warm1, ok1 := start(1, states)
+	warm3, ok3 := start(3, states)
+	if !ok1 || !ok3 || !reflect.DeepEqual(warm1, warm3) {
+		t.Fatalf("warm starts: resumed %v on one core, %v on three, equal %v", ok1, ok3, reflect.DeepEqual(warm1, warm3))
+	}
+	g := pf.size / po.size
+	moved := 0
+	for i, tt := range cfg.Ladder[1:] {
+		i++
+		j := cfg.Ladder.Nearest(min(1, tt*g))
+		saved := states[ChainID{Rank: 2, TIndex: j, Chain: 1}]
+		got := warm1.States[1][i]
+		if !got.Warm || !slices.Equal(got.Theta[:len(saved.Theta)-4*2], saved.Theta[:len(saved.Theta)-4*2]) {
+			t.Errorf("rung %d (growth %.2f): not resumed from rung %d's state", i, g, j)
+		}
+		if j != i {
+			moved++
 		}
 	}
 	if !(g > 1.2) || moved == 0 {
 		t.Errorf("growth %.2f moved %d chains to another rung", g, moved)
 	}
-
-	// (Chain 0 at t = 1 also accounts for the rank's basin check.)
-	id1 := ChainID{Rank: 2, TIndex: len(cfg.Ladder) - 1, Chain: 1}
-	sum, _, err := pf.Resume(context.Background(), id1, states[id1])
-	if err != nil || !sum.Warm || sum.Steps != cfg.ChainSteps(id1, true, 3) || sum.Count != cfg.Steps-cfg.Burnin {
-		t.Errorf("resumed chain: %+v, %v; want %d steps and %d records", sum, err, cfg.ChainSteps(id1, true, 3), cfg.Steps-cfg.Burnin)
+	id := ChainID{Rank: 2, TIndex: len(cfg.Ladder) - 1, Chain: 1}
+	sum, _, err := pf.Extend(context.Background(), id, 0, &warm1.States[1][len(cfg.Ladder)-1])
+	if err != nil || !sum.Warm || sum.Divergence != "" {
+		t.Errorf("warm chain: %+v, %v", sum, err)
 	}
-
-	// States whose basin is far worse than the grown data's best make their rank start cold: here
-	// every factor entry e^−20 at t = 1, more e-folds from the data than the check's ascent climbs.
-	bad := States{}
+	// States whose basin is far worse than the grown data's best start cold: here every factor
+	// entry e^−20 at t = 1, more e-folds from the data than the check's EM climbs.
+	bad := map[ChainID]*models.State{}
 	for cid, st := range states {
 		b := *st
 		if cid.TIndex == len(cfg.Ladder)-1 {
@@ -403,46 +451,8 @@ func TestResumeOnGrownData(t *testing.T) {
 		}
 		bad[cid] = &b
 	}
-	if got, err := pf.ResumeFrom(func(_ context.Context, c ChainID) (*State, error) { return bad[c], nil }).Start(context.Background(), id1); err != nil || got != nil {
-		t.Errorf("states in a poor basin were resumed (%v)", err)
-	}
-	if r, _, err := pf.SweepFrom(context.Background(), []int{2}, 0, bad); err != nil || r[0].WarmChains != 0 {
-		t.Errorf("rank with states in a poor basin: %d warm chains, %v", r[0].WarmChains, err)
-	}
-
-	// Blocked problems resume too (new rows settle on all cells, then the parts take over).
-	cfgB := cfg
-	cfgB.Blocks = 2
-	pb, err := NewProblem(pf.Data, pf.Spec, cfgB)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r, _, err := pb.SweepFrom(context.Background(), []int{2}, 0, states); err != nil || len(r[0].Diverged) > 0 || r[0].WarmChains != len(states) {
-		t.Errorf("blocked resume: %v, %+v", err, r)
-	}
-
-	_, big, err := pf.SweepFrom(context.Background(), []int{2}, 0, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, _, err := po.Resume(context.Background(), id, big[id]); err == nil || !strings.Contains(err.Error(), "not a growth") {
-		t.Errorf("a state of larger data was accepted: %v", err)
-	}
-}
-
-// Gibbs chains resume from saved states too: the rows the data gained are drawn in the first
-// sweep (no settling), the warm burn-in is counted in sweeps, the records carry the Stein variate
-// about the grown data's mode, and the result does not depend on the number of workers.
-func TestGibbsResumeOnGrownData(t *testing.T) {
-	cfg := Default("cp")
-	cfg.Ladder = evidence.Power(6, 4)
-	cfg.Steps, cfg.Burnin, cfg.WarmBurnin, cfg.Starts, cfg.StartSteps = 20, 10, 4, 2, 15
-	_, pf, states := grownCP(t, cfg)
-	resumedTwice(t, pf, states)
-	id := ChainID{Rank: 2, TIndex: 3, Chain: 1}
-	sum, _, err := pf.Resume(context.Background(), id, states[id])
-	if want := cfg.ChainSteps(id, true, 3); err != nil || !sum.Warm || sum.Steps != want || sum.Count != cfg.Steps-cfg.Burnin || len(sum.SteinM2) == 0 || !(sum.SteinM2[0] > 0) {
-		t.Errorf("resumed chain: %+v, %v; want %d steps (passes), %d records and the variate", sum, err, want, cfg.Steps-cfg.Burnin)
+	if rs, warm := start(2, bad); warm || rs.States[0][1].Warm || rs.Check == nil {
+		t.Errorf("states in a poor basin were resumed (warm %v)", warm)
 	}
 }
 
@@ -501,13 +511,19 @@ func TestCellEvalsCountWhatIsRead(t *testing.T) {
 	spec := models.PoissonSpec("nmf", rates, models.LogScale)
 	cfg := Default("nmf")
 	cfg.Ladder = evidence.Power(4, 4)
-	cfg.Steps, cfg.Burnin, cfg.Starts, cfg.Relax, cfg.Descent = 20, 5, 0, 0, 0
+	cfg.Steps, cfg.Burnin, cfg.Stein, cfg.Rank1 = 20, 5, false, nil
 	p, err := NewProblem(d, spec, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for R, reads := range map[int]int{1: 12 + 9, 2: d.NNZ()} {
-		s, err := p.RunChain(context.Background(), ChainID{Rank: R, TIndex: 2})
+		m, err := p.model(R)
+		if err != nil {
+			t.Fatal(err)
+		}
+		theta := make([]float64, m.Dim())
+		m.SamplePrior(rng.New(1, uint64(R)), theta)
+		s, _, err := p.Extend(context.Background(), ChainID{Rank: R, TIndex: 2}, p.Doublings(R), &ChainState{Theta: theta})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -526,14 +542,16 @@ func TestLongModelDoesNotDependOnCores(t *testing.T) {
 }
 
 // chainsDoNotDependOnCores runs a chain of the spec's model on data with more rows than a chunk
-// with its SG-MCMC defaults, on blocks, and with its Gibbs defaults, on one core and on four,
-// and wants the same bits.
+// with its SG-MCMC defaults, on blocks, and with its Gibbs defaults (a round of the race), from its
+// rank's start stage, on one core and on four, and wants the same bits.
 func chainsDoNotDependOnCores(t *testing.T, d *tensor.Sparse, spec models.Spec) {
 	t.Helper()
 	sg := DefaultSGMCMC(spec.Name)
 	blocked := sg
 	blocked.Blocks = 2
-	for name, cfg := range map[string]Config{"sgmcmc": sg, "sgmcmc B=2": blocked, "gibbs": Default(spec.Name)} {
+	gibbs := Default(spec.Name)
+	gibbs.Relax, gibbs.Descent, gibbs.StartEM = 3, 2, 3
+	for name, cfg := range map[string]Config{"sgmcmc": sg, "sgmcmc B=2": blocked, "gibbs": gibbs} {
 		cfg.Ladder = evidence.Power(2, 4)
 		cfg.Steps, cfg.Burnin, cfg.Starts, cfg.StartSteps = 12, 4, 1, 3
 		p, err := NewProblem(d, spec, cfg)
@@ -542,7 +560,17 @@ func chainsDoNotDependOnCores(t *testing.T, d *tensor.Sparse, spec models.Spec) 
 		}
 		run := func(procs int) evidence.ChainSummary {
 			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
-			s, err := p.RunChain(context.Background(), ChainID{Rank: 2, TIndex: 2, Chain: 0})
+			id := ChainID{Rank: 2, TIndex: 2, Chain: 0}
+			st, err := p.StartRank(context.Background(), 2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var s evidence.ChainSummary
+			if cfg.Gibbs {
+				s, _, err = p.Extend(context.Background(), id, 0, &st.States[0][2])
+			} else {
+				s, _, err = p.RunChain(context.Background(), id, st.States[0][2].Theta)
+			}
 			if err != nil {
 				t.Fatal(err)
 			}

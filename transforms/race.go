@@ -3,7 +3,6 @@ package transforms
 import (
 	"context"
 	"fmt"
-	"slices"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
@@ -14,9 +13,16 @@ import (
 
 func init() {
 	register.Function2x2(stripState)
-	register.DoFn3x1[[]evidence.RankEvidence, evidence.Standing, func(evidence.Standing), error](&decideFn{})
+	register.Function1x2(keyEvidence)
+	register.Function1x2(keyStanding)
+	register.DoFn5x1[int, func(*[]evidence.RankEvidence) bool, func(*evidence.Standing) bool, func(evidence.Standing), func(int, verdict), error](&decideFn{})
+	register.Iter1[[]evidence.RankEvidence]()
+	register.Iter1[evidence.Standing]()
 	register.Emitter1[evidence.Standing]()
-	register.DoFn5x1[context.Context, estimators.Result, evidence.Standing, []evidence.RankEvidence, func(estimators.Task), error](&continueFn{})
+	register.Emitter2[int, verdict]()
+	register.DoFn5x1[context.Context, int, func(*estimators.Result) bool, func(*verdict) bool, func(estimators.Task), error](&continueFn{})
+	register.Iter1[estimators.Result]()
+	register.Iter1[verdict]()
 }
 
 // Race runs a racing estimator (estimators.Racer) for ranks in at most rounds rounds, as one job:
@@ -25,11 +31,12 @@ func init() {
 // task's latest), the race's standing decided from them (evidence.Decide), and the next
 // round's tasks continued from this round's states for the ranks that go on
 // (evidence.Standing.Continues; estimators.Continue). States and decisions travel between rounds
-// as PCollections, so the job runs on any runner, and a round with nothing to run costs only its
-// stages. It returns every rank's evidence after the last round, a PCollection<KV<int,
-// evidence.RankEvidence>>, their costs, a PCollection<KV<int, RankTime>>, and the final
-// standing, a singleton PCollection<evidence.Standing>. extra is how many rounds a rank may run
-// past the one that completes its configured budget (estimators.Rounder.FullRound).
+// as PCollections, joined by key (CoGroupByKey) rather than read as side inputs, so the job runs
+// on any runner, and a round with nothing to run costs only its stages. It returns every rank's
+// evidence after the last round, a PCollection<KV<int, evidence.RankEvidence>>, their costs, a
+// PCollection<KV<int, RankTime>>, and the final standing, a PCollection<evidence.Standing> of one
+// element. extra is how many rounds a rank may run past the one that completes its configured
+// budget (estimators.Rounder.FullRound).
 func Race(s beam.Scope, e estimators.Estimator, ranks []int, fn *RunFn, rounds, extra int) (ranksEv, times, standing beam.PCollection) {
 	s = s.Scope("Race")
 	first, next := Expand(s, fn, FanOut(s, e, ranks))
@@ -42,10 +49,12 @@ func Race(s beam.Scope, e estimators.Estimator, ranks []int, fn *RunFn, rounds, 
 		all = append(all, beam.ParDo(rs, stripState, out))
 		ranksEv = CombinePerRank(rs, fn.Work, beam.Flatten(rs, all...))
 		gathered := Gather(rs, beam.DropKey(rs, ranksEv))
-		standing = beam.ParDo(rs, &decideFn{Round: k}, gathered, beam.SideInput{Input: standing})
+		joined := beam.CoGroupByKey(rs, beam.ParDo(rs, keyEvidence, gathered), beam.ParDo(rs, keyStanding, standing))
+		var verdicts beam.PCollection
+		standing, verdicts = beam.ParDo2(rs, &decideFn{Round: k, RunID: fn.RunID}, joined)
 		if k+1 < rounds {
-			tasks = beam.Reshuffle(rs, beam.ParDo(rs, &continueFn{Work: fn.Work, Ranks: ranks, Round: k, Extra: extra, StartDir: fn.StartDir, StateDir: fn.StateDir},
-				beam.DropKey(rs, out), beam.SideInput{Input: standing}, beam.SideInput{Input: gathered}))
+			cont := &continueFn{Work: fn.Work, Ranks: ranks, Round: k, Extra: extra, RunID: fn.RunID, StartDir: fn.StartDir, StateDir: fn.StateDir}
+			tasks = beam.Reshuffle(rs, beam.ParDo(rs, cont, beam.CoGroupByKey(rs, out, verdicts)))
 		}
 	}
 	return ranksEv, TimePerRank(s, beam.Flatten(s, all...)), standing
@@ -57,18 +66,46 @@ func stripState(rank int, r estimators.Result) (int, estimators.Result) {
 	return rank, r
 }
 
+// keyEvidence and keyStanding key every element by 0, for a join of collections of one element
+// each. (Beam registers functions by name, which a generic function's instances share.)
+func keyEvidence(v []evidence.RankEvidence) (int, []evidence.RankEvidence) { return 0, v }
+
+func keyStanding(v evidence.Standing) (int, evidence.Standing) { return 0, v }
+
 // decideFn decides the race's standing after its round from every rank's evidence and the
-// standing before.
+// standing before, joined by key, emits it and, for every rank, its verdict (keyed by rank, to
+// join with the round's results), and tells the in-process progress tracker of RunID.
 type decideFn struct {
 	Round int
+	RunID string
 }
 
-func (f *decideFn) ProcessElement(ranks []evidence.RankEvidence, prev evidence.Standing, emit func(evidence.Standing)) error {
-	emit(evidence.Decide(prev, ranks, f.Round))
+func (f *decideFn) ProcessElement(_ int, ranks func(*[]evidence.RankEvidence) bool, prev func(*evidence.Standing) bool, emit func(evidence.Standing), emitVerdict func(int, verdict)) error {
+	var evs []evidence.RankEvidence
+	if !ranks(&evs) {
+		return fmt.Errorf("round %d: no evidence to decide on", f.Round)
+	}
+	var p evidence.Standing
+	if !prev(&p) {
+		return fmt.Errorf("round %d: no standing before it", f.Round)
+	}
+	s := evidence.Decide(p, evs, f.Round)
+	publish(f.RunID, s)
+	emit(s)
+	for _, re := range evs {
+		emitVerdict(re.Rank, verdict{Standing: s, Evidence: re})
+	}
 	return nil
 }
 
-// continueFn emits, for a result of its round whose task stopped in a state, the task that
+// verdict is what the race says of a rank after a round: the standing and the rank's evidence,
+// from which Standing.Continues decides whether its tasks go on.
+type verdict struct {
+	Standing evidence.Standing
+	Evidence evidence.RankEvidence
+}
+
+// continueFn emits, for each result of its round whose task stopped in a state, the task that
 // carries it on in the next round, where the race runs its rank on (evidence.Standing.Continues)
 // and the rank has not run its last round: extra past the round that completes its configured
 // budget, which the worker's problem knows from the data (estimators.Rounder).
@@ -76,6 +113,7 @@ type continueFn struct {
 	Work               Work
 	Ranks              []int
 	Round, Extra       int
+	RunID              string
 	StartDir, StateDir string
 
 	rounder estimators.Rounder
@@ -94,16 +132,22 @@ func (f *continueFn) Setup(ctx context.Context) error {
 	return nil
 }
 
-func (f *continueFn) ProcessElement(_ context.Context, r estimators.Result, standing evidence.Standing, ranks []evidence.RankEvidence, emit func(estimators.Task)) error {
-	if r.State == nil {
+func (f *continueFn) ProcessElement(_ context.Context, rank int, results func(*estimators.Result) bool, verdicts func(*verdict) bool, emit func(estimators.Task)) error {
+	var v verdict
+	if !verdicts(&v) {
+		return fmt.Errorf("round %d: the race said nothing of rank %d", f.Round, rank)
+	}
+	if !v.Standing.Continues(f.Ranks, v.Evidence, f.Round+1, f.rounder.FullRound(rank)+f.Extra) {
 		return nil
 	}
-	i := slices.IndexFunc(ranks, func(re evidence.RankEvidence) bool { return re.Rank == r.Task.Rank })
-	if i < 0 {
-		return fmt.Errorf("round %d: no evidence of rank %d", f.Round, r.Task.Rank)
-	}
-	if standing.Continues(f.Ranks, ranks[i], f.Round+1, f.rounder.FullRound(r.Task.Rank)+f.Extra) {
-		emit(estimators.Continue(r))
+	var r estimators.Result
+	for results(&r) {
+		if r.State == nil {
+			continue
+		}
+		t := estimators.Continue(r)
+		planned(f.RunID, []estimators.Task{t})
+		emit(t)
 	}
 	return nil
 }

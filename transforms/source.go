@@ -12,11 +12,11 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
 	"math"
 
 	"github.com/stirank/stirank/io/tensorio"
 	"github.com/stirank/stirank/tensor"
-	"github.com/stirank/stirank/testdata"
 )
 
 // Source says where a worker finds the dataset. Exactly one of URL, Embedded and Inline is set.
@@ -25,7 +25,8 @@ type Source struct {
 	// URL is a dataset directory: a local path or a Beam filesystem URL (gs://…). A remote
 	// worker must be able to read it, so a job on Dataflow needs gs:// data.
 	URL string `json:"url,omitempty"`
-	// Embedded names a dataset of the testdata package (compiled into every worker binary).
+	// Embedded names a dataset compiled into the binary (RegisterEmbedded), which every worker
+	// runs too.
 	Embedded string `json:"embedded,omitempty"`
 	// Inline carries the cells inside the pipeline itself: for tests and small data only, since
 	// the whole tensor is serialised into the job.
@@ -40,6 +41,14 @@ type Source struct {
 	// current version.
 	Version int `json:"version,omitempty"`
 }
+
+// embedded holds the datasets compiled into the binary, one directory each (RegisterEmbedded).
+var embedded fs.FS
+
+// RegisterEmbedded makes the datasets of fsys, one directory each, the ones Source.Embedded
+// names: the command that builds pipelines registers them in its init, so that its workers, the
+// same binary, find them too.
+func RegisterEmbedded(fsys fs.FS) { embedded = fsys }
 
 // Validate checks that exactly one location is set.
 func (s Source) Validate() error {
@@ -97,7 +106,10 @@ func (s Source) Load(ctx context.Context, opts tensorio.ReadOptions) (*tensor.Sp
 		}
 		t, sum = ds.Tensor, ds.Manifest.Checksum()
 	case s.Embedded != "":
-		ds, err := tensorio.ReadFS(testdata.FS, s.Embedded, opts)
+		if embedded == nil {
+			return nil, "", fmt.Errorf("embedded dataset %q: this binary embeds none", s.Embedded)
+		}
+		ds, err := tensorio.ReadFS(embedded, s.Embedded, opts)
 		if err != nil {
 			return nil, "", fmt.Errorf("embedded dataset %q: %w", s.Embedded, err)
 		}

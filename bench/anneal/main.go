@@ -28,6 +28,7 @@ import (
 	"time"
 
 	"github.com/stirank/stirank/baselines"
+	"github.com/stirank/stirank/bench/internal/refs"
 	"github.com/stirank/stirank/estimators"
 	"github.com/stirank/stirank/evidence"
 	"github.com/stirank/stirank/io/tensorio"
@@ -378,43 +379,21 @@ func run(s dataset, R int, cfg sti.Config) evidence.RankEvidence {
 	return re
 }
 
-// aisReferencesCSV holds, per data set (a substring of its name) and rank, the mean of 4 AIS runs
-// of 20 000 temperatures each, as go run ./bench/anneal -ais 20000 -ais-runs 4 printed them for
-// the README's table: the references of the rows without an exact value, which take that
-// command hours to compute. The seed-7, seed-31 and seed-32 sets' are of longer runs (-stored-refs).
-//
-//go:embed ais_references.csv
-var aisReferencesCSV string
-
-// storedRefs makes reference read aisReferencesCSV.
+// storedRefs makes reference read the stored references (package refs).
 var storedRefs bool
 
 // storedReference returns the stored reference of the data set named name at rank R.
 func storedReference(name string, R int) (float64, bool) {
-	for _, line := range strings.Split(strings.TrimSpace(aisReferencesCSV), "\n")[1:] {
-		f := strings.Split(line, ",")
-		if len(f) != 3 || !strings.Contains(name, f[0]) || f[1] != strconv.Itoa(R) {
-			continue
-		}
-		v, err := strconv.ParseFloat(f[2], 64)
-		if err != nil {
-			log.Fatalf("ais_references.csv: %q: %v", line, err)
-		}
-		return v, true
+	v, ok, err := refs.Stored(name, R)
+	if err != nil {
+		log.Fatal(err)
 	}
-	return 0, false
+	return v, ok
 }
 
-// glassCSV is a real table of counts: the 8×8 British social mobility table of Glass (1954),
-// father's by son's occupational status, 3 498 men, as tabulated by Goodman (1979, JASA 74,
-// Table 1). Its cells run from 0 to 554. stirank import --in bench/anneal/glass.csv reads it too.
-//
-//go:embed glass.csv
-var glassCSV string
-
-// glass parses glassCSV.
+// glass is the Glass table (refs.Glass).
 func glass() *tensor.Sparse {
-	t, _, err := tensorio.ReadText(strings.NewReader(glassCSV), "glass.csv", tensorio.CSV, tensorio.TextOptions{Kind: tensorio.Count})
+	t, err := refs.Glass()
 	if err != nil {
 		log.Fatal(err)
 	}

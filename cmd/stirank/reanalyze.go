@@ -178,12 +178,8 @@ func runReanalyze(ctx context.Context, args []string, stdout io.Writer) error {
 		return fmt.Errorf("%s changed while it was being read (an append ran meanwhile); run again", f.data)
 	}
 	startDir := ""
-	warm := map[int]bool{}
 	if hasPrev && prevWarmKey(prev) == settings.warm {
 		startDir = dir.StatesDir(prev)
-		for _, r := range prev.Ranks {
-			warm[r] = true
-		}
 	} else if hasPrev {
 		fmt.Fprintf(os.Stderr, "the model, prior, ladder or chains changed since run %s: every chain starts cold\n", prev.ID)
 	}
@@ -213,7 +209,7 @@ func runReanalyze(ctx context.Context, args []string, stdout io.Writer) error {
 	var timing pipelines.Timing
 	for pass := 1; len(ranks) > 0; pass++ {
 		o := pipelines.Options{Ranks: ranks, OutDir: filepath.Join(txn.Dir(), fmt.Sprintf("pass-%d", pass)), StartDir: startDir, StateDir: states}
-		r, err := job.run(ctx, f, o, warm, stdout)
+		r, err := job.run(ctx, f, o, stdout)
 		if err != nil {
 			return err
 		}

@@ -34,6 +34,12 @@ import (
 )
 
 func init() {
+	// The workers of a pipeline are this binary: they find the embedded datasets where the
+	// launcher does.
+	transforms.RegisterEmbedded(testdata.FS)
+}
+
+func init() {
 	register(command{
 		name:    "select",
 		summary: "estimate log p(X | R) for every candidate rank by STI on Beam and pick the rank",
@@ -360,7 +366,7 @@ func runSelect(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	f.command = commandLine("select", args)
 	existed := dirExists(f.out)
-	r, err := job.run(ctx, f, pipelines.Options{Ranks: ranks, OutDir: f.out}, nil, stdout)
+	r, err := job.run(ctx, f, pipelines.Options{Ranks: ranks, OutDir: f.out}, stdout)
 	if err != nil || r == nil {
 		return err
 	}
@@ -522,10 +528,9 @@ func (j *selection) rounds(ranks []int, budget int) (rounds, extra int) {
 }
 
 // run runs the rank selection of o.Ranks into o.OutDir (o's work and metadata come from the
-// selection) and reads the result back; nil for a dry run, whose job it prints. warm names the
-// ranks whose chains resume from saved states, for the progress estimate. A failed run leaves
-// no output directory it created.
-func (j *selection) run(ctx context.Context, f *selectFlags, o pipelines.Options, warm map[int]bool, stdout io.Writer) (*pipelines.Result, error) {
+// selection) and reads the result back; nil for a dry run, whose job it prints. A failed run
+// leaves no output directory it created.
+func (j *selection) run(ctx context.Context, f *selectFlags, o pipelines.Options, stdout io.Writer) (*pipelines.Result, error) {
 	local, dry := runners.IsLocal(), runners.IsDryRun()
 	runID := newRunID()
 	o.Work, o.RunID, o.Workers = j.work, runID, f.workers
@@ -535,9 +540,9 @@ func (j *selection) run(ctx context.Context, f *selectFlags, o pipelines.Options
 	if err != nil {
 		return nil, err
 	}
-	plan := transforms.Plan{Steps: func(estimators.Task, bool) int { return 0 }, Warm: warm}
+	plan := func(estimators.Task) int { return 0 }
 	if j.planner != nil {
-		plan.Steps, plan.Work = j.planner.TaskSteps, j.planner.TaskWork
+		plan = j.planner.TaskSteps
 	}
 	progress := transforms.Track(runID, j.est, o.Ranks, plan)
 	defer transforms.Untrack(runID)
@@ -690,6 +695,9 @@ func selectConfig(model string, f *selectFlags, set map[string]bool) (sti.Config
 		cfg = sti.DefaultSGMCMC(model)
 	}
 	ladderSpec := fmt.Sprintf("%s with %d temperatures", defaultLadder, len(cfg.Ladder)-1)
+	if f.anneal && f.reference {
+		return cfg, "", usagef("give --anneal or --reference, not both")
+	}
 	if f.anneal {
 		if set["ladder"] || set["temperatures"] {
 			return cfg, "", usagef("--anneal makes its own ladder: give --ladder or --temperatures without it")

@@ -59,18 +59,21 @@ func showProgress(w io.Writer, p *transforms.Progress, every time.Duration) (sto
 	}
 }
 
-// progressLine is the status line: chains and ranks done, steps per second and the ETA.
+// progressLine is the status line: the round under way and its tasks done, the ranks still
+// racing, steps per second and the round's ETA.
 func progressLine(s transforms.ProgressSnapshot) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "chains %d/%d, ranks done %d/%d", s.TasksDone, s.Tasks, len(s.RanksDone), s.Ranks)
-	if len(s.RanksDone) > 0 {
-		fmt.Fprintf(&b, " (%s)", compactRanks(s.RanksDone))
+	if s.Round < 0 {
+		b.WriteString("start")
+	} else {
+		fmt.Fprintf(&b, "round %d", s.Round)
 	}
+	fmt.Fprintf(&b, ": tasks %d/%d, ranks %s racing (of %d)", s.TasksDone, s.Tasks, compactRanks(s.Live), s.Ranks)
 	fmt.Fprintf(&b, ", %s steps/s", humanRate(s.StepsPerSecond()))
 	if s.ETA > 0 {
-		fmt.Fprintf(&b, ", ETA %s", s.ETA.Round(time.Second))
+		fmt.Fprintf(&b, ", round ETA %s", s.ETA.Round(time.Second))
 	} else if s.TasksDone < s.Tasks {
-		b.WriteString(", ETA …")
+		b.WriteString(", round ETA …")
 	}
 	fmt.Fprintf(&b, ", %s elapsed", s.Elapsed.Round(time.Second))
 	return b.String()

@@ -399,7 +399,6 @@ func TestSelectBadInput(t *testing.T) {
 		{"reference on gauss", 2, []string{"--data", gauss, "--reference"}, "--reference runs on"},
 		{"reference and anneal", 2, []string{"--reference", "--anneal"}, "not both"},
 		{"reference with SG-MCMC", 2, []string{"--reference", "--sampler", "lmsgld"}, "--reference"},
-		{"cross-check without reference", 2, []string{"--cross-check=false"}, "--cross-check applies with --reference"},
 		{"subsample and blocks", 2, []string{"--subsample", "10", "--blocks", "2"}, "--subsample"},
 		{"blocks on gauss", 2, []string{"--data", gauss, "--blocks", "2"}, "--blocks"},
 		{"unknown flag", 2, []string{"--colour", "red"}, "colour"},

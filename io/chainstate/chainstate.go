@@ -1,4 +1,4 @@
-// Package chainstate stores the final state of an STI chain (sti.State) as a Parquet file, so that
+// Package chainstate stores the final state of an STI chain (models.State) as a Parquet file, so that
 // a later run on grown data can resume the chain (stirank reanalyze). One file per chain, one row
 // per parameter:
 //
@@ -29,7 +29,6 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/stirank/stirank/models"
-	"github.com/stirank/stirank/sti"
 
 	"github.com/stirank/stirank/internal/atomicfile"
 	"github.com/stirank/stirank/io/tensorio"
@@ -44,7 +43,7 @@ type layout struct {
 	Rank    int             `json:"rank"`
 	Params  int             `json:"params"`
 	Factors []models.Factor `json:"factors,omitempty"`
-	// Size is sti.State.Size, the size of the data the state was saved on.
+	// Size is models.State.Size, the size of the data the state was saved on.
 	Size float64 `json:"data_size,omitempty"`
 }
 
@@ -73,22 +72,26 @@ type row struct {
 	Value  float64 `parquet:"value"`
 }
 
-// FileName is the name of chain id's state file in a states directory.
-func FileName(id sti.ChainID) string {
-	return fmt.Sprintf("r%03d-t%03d-c%02d.parquet", id.Rank, id.TIndex, id.Chain)
+// Chain names a chain whose state a states directory holds: its rank, its rung on the ladder and
+// its replica.
+type Chain struct{ Rank, Rung, Replica int }
+
+// FileName is the name of chain c's state file in a states directory.
+func FileName(c Chain) string {
+	return fmt.Sprintf("r%03d-t%03d-c%02d.parquet", c.Rank, c.Rung, c.Replica)
 }
 
-// Path is the path of chain id's state file in dir, a local directory or a Beam filesystem URL.
-func Path(dir string, id sti.ChainID) string {
+// Path is the path of chain c's state file in dir, a local directory or a Beam filesystem URL.
+func Path(dir string, c Chain) string {
 	if tensorio.IsURL(dir) {
-		return strings.TrimSuffix(dir, "/") + "/" + FileName(id)
+		return strings.TrimSuffix(dir, "/") + "/" + FileName(c)
 	}
-	return filepath.Join(dir, FileName(id))
+	return filepath.Join(dir, FileName(c))
 }
 
 // Write stores s at path, a local path (written atomically, its directory created if needed) or a
 // Beam filesystem URL.
-func Write(ctx context.Context, path string, s *sti.State) error {
+func Write(ctx context.Context, path string, s *models.State) error {
 	l := layout{Model: s.Model, Rank: s.Rank, Params: len(s.Theta), Factors: s.Factors, Size: s.Size}
 	if err := l.check(); err != nil {
 		return fmt.Errorf("%s: %v", path, err)
@@ -179,7 +182,7 @@ func Prune(ctx context.Context, dir string, keep ...string) error {
 
 // Read loads the state stored at path, a local path or a Beam filesystem URL. A missing file gives
 // an error that satisfies errors.Is(err, fs.ErrNotExist).
-func Read(ctx context.Context, path string) (*sti.State, error) {
+func Read(ctx context.Context, path string) (*models.State, error) {
 	var data []byte
 	var err error
 	if tensorio.IsURL(path) {
@@ -216,7 +219,7 @@ func Read(ctx context.Context, path string) (*sti.State, error) {
 	if len(rows) != l.Params {
 		return nil, fmt.Errorf("%s: %d rows, the metadata says %d parameters", path, len(rows), l.Params)
 	}
-	s := &sti.State{Model: l.Model, Rank: l.Rank, Factors: l.Factors, Theta: make([]float64, l.Params), Size: l.Size}
+	s := &models.State{Model: l.Model, Rank: l.Rank, Factors: l.Factors, Theta: make([]float64, l.Params), Size: l.Size}
 	seen := make([]bool, l.Params)
 	for n, r := range rows {
 		i := int(r.Row)

@@ -14,32 +14,27 @@ import (
 
 	"github.com/stirank/stirank/models"
 	"github.com/stirank/stirank/rng"
-	"github.com/stirank/stirank/sti"
 )
 
-// finalState runs one chain of a small CP problem and returns its final state.
-func finalState(t testing.TB) *sti.State {
+// finalState is a state of a small CP model at rank 2: its parameters a prior draw.
+func finalState(t testing.TB) *models.State {
 	t.Helper()
 	d, _, err := models.GeneratePoisson(rng.New(1), []int{5, 4, 3}, 2, []float64{1, 1, 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := sti.Default("cp")
-	cfg.Steps, cfg.Burnin, cfg.Starts = 20, 5, 0
-	p, err := sti.NewProblem(d, models.PoissonSpec("cp", []float64{1, 1, 1}, models.LogScale), cfg)
+	m, err := models.NewPoisson("cp", d, 2, []float64{1, 1, 1}, models.LogScale)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, s, err := p.Resume(context.Background(), sti.ChainID{Rank: 2, TIndex: len(cfg.Ladder) - 1}, nil)
-	if err != nil || s == nil {
-		t.Fatalf("no final state: %v", err)
-	}
-	return s
+	theta := make([]float64, m.Dim())
+	m.SamplePrior(rng.New(2), theta)
+	return &models.State{Model: m.Name(), Rank: 2, Factors: m.Factors(), Theta: theta, Size: d.Sum()}
 }
 
 func TestRoundTrip(t *testing.T) {
 	s := finalState(t)
-	path := Path(t.TempDir(), sti.ChainID{Rank: 2, TIndex: 30, Chain: 1})
+	path := Path(t.TempDir(), Chain{Rank: 2, Rung: 30, Replica: 1})
 	if filepath.Base(path) != "r002-t030-c01.parquet" {
 		t.Errorf("file name %s", filepath.Base(path))
 	}
@@ -96,7 +91,7 @@ func TestReadErrors(t *testing.T) {
 func TestURL(t *testing.T) {
 	ctx := context.Background()
 	s := finalState(t)
-	id := sti.ChainID{Rank: 2, TIndex: 3, Chain: 1}
+	id := Chain{Rank: 2, Rung: 3, Replica: 1}
 	for _, run := range []string{"a", "b", "c"} {
 		if err := Write(ctx, Path("memfs://chainstate-test/"+run, id), s); err != nil {
 			t.Fatal(err)
@@ -106,7 +101,7 @@ func TestURL(t *testing.T) {
 	if err != nil || !slices.Equal(got.Theta, s.Theta) {
 		t.Fatalf("read back from memfs: %v", err)
 	}
-	if _, err := Read(ctx, Path("memfs://chainstate-test/b", sti.ChainID{Rank: 9})); !errors.Is(err, fs.ErrNotExist) {
+	if _, err := Read(ctx, Path("memfs://chainstate-test/b", Chain{Rank: 9})); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("missing object: %v", err)
 	}
 	if err := Prune(ctx, "memfs://chainstate-test", "b", "c"); err != nil {

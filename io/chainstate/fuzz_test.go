@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/stirank/stirank/io/tensorio/tensoriotest"
-	"github.com/stirank/stirank/sti"
 )
 
 // FuzzRead reads chain state files: a real final state, the hostile Parquet shards of
@@ -18,7 +17,7 @@ import (
 // CI runs the seeds; fuzz with go test ./io/chainstate -run '^$' -fuzz FuzzRead -fuzztime 10m.
 func FuzzRead(f *testing.F) {
 	dir := f.TempDir()
-	path := Path(dir, sti.ChainID{Rank: 2})
+	path := Path(dir, Chain{Rank: 2})
 	if err := Write(context.Background(), path, finalState(f)); err != nil {
 		f.Fatal(err)
 	}

@@ -1,0 +1,167 @@
+// Command race runs the race of select's defaults (estimators.RunRace) on data sets with known
+// answers, in this process, and prints per data set and seed what it chose, how sure it was, what
+// it cost, and each rank's estimate against its reference where one is known: the exact rank-1
+// evidence, and the stored long-AIS references of bench/anneal. It checks the race's promises:
+// the true rank chosen, every rank's error bar covering its estimate (within 3 standard errors of
+// its reference), and the chosen rank separated from the others beyond 3 combined standard
+// errors or reported unresolved.
+//
+//	go run ./bench/race [-seeds 4] [-only NAME] [-markdown]
+package main
+
+import (
+	"context"
+	_ "embed"
+	"flag"
+	"fmt"
+	"log"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/stirank/stirank/bench/internal/refs"
+	"github.com/stirank/stirank/estimators"
+	"github.com/stirank/stirank/evidence"
+	"github.com/stirank/stirank/models"
+	"github.com/stirank/stirank/rng"
+	"github.com/stirank/stirank/sti"
+	"github.com/stirank/stirank/tensor"
+)
+
+// set is a data set, the ranks raced on it and its true rank (0 where unknown).
+type set struct {
+	name  string
+	data  *tensor.Sparse
+	spec  models.Spec
+	ranks []int
+	truth int
+}
+
+func main() {
+	seeds := flag.Int("seeds", 4, "seeds of each data set")
+	only := flag.String("only", "", "run only the data sets whose name contains this")
+	markdown := flag.Bool("markdown", false, "print a markdown table")
+	flag.Parse()
+	var sets []set
+	gen := func(name string, seed uint64, shape []int, trueR int, rate, rowShape float64, ranks []int) {
+		rates := make([]float64, len(shape))
+		for m := range rates {
+			rates[m] = rate
+		}
+		d, _, _, err := models.GeneratePoissonActive(rng.New(seed, 0xda7a), shape, trueR, rates, rowShape)
+		if err != nil {
+			log.Fatal(err)
+		}
+		info, err := models.ForOrder(len(shape))
+		if err != nil {
+			log.Fatal(err)
+		}
+		sets = append(sets, set{name, d, models.PoissonSpec(info.Name, rates, models.LogScale), ranks, trueR})
+	}
+	// The data sets of bench/anneal, under its names, whose stored references cover some ranks.
+	gen("nmf 30x20 rank 3, rate 0.3", 3, []int{30, 20}, 3, 0.3, 0, ranges(1, 6))
+	gen("nmf 100x75 rank 3, rate 5 (ICASSP)", 3, []int{100, 75}, 3, 5, 0, ranges(1, 10))
+	gen("cp 6x5x4 rank 3, rate 0.3", 3, []int{6, 5, 4}, 3, 0.3, 0, ranges(1, 5))
+	gen("nmf 12x10 rank 2, rate 0.01 (counts up to 1.4e5)", 5, []int{12, 10}, 2, 0.01, 0, ranges(1, 4))
+	gen("cp 8x6x5 rank 2, rate 0.1, seed 7 (counts in the tens of thousands)", 7, []int{8, 6, 5}, 2, 0.1, 0, ranges(1, 4))
+	gen("nmf 40x30 rank 4, rate 1, row shape 0.5, seed 32", 32, []int{40, 30}, 4, 1, 0.5, ranges(1, 6))
+	nmf, err := models.ForOrder(2)
+	if err != nil {
+		log.Fatal(err)
+	}
+	glass, err := refs.Glass()
+	if err != nil {
+		log.Fatal(err)
+	}
+	sets = append(sets, set{"glass 8x8 (real counts, social mobility)", glass, models.PoissonSpec(nmf.Name, []float64{0.3, 0.3}, models.LogScale), ranges(1, 6), 0})
+	if *markdown {
+		fmt.Println("| data | seed | chosen (true) | unresolved | time | ranks with a reference: offset ± stderr (round run) |")
+		fmt.Println("| --- | --- | --- | --- | --- | --- |")
+	}
+	var right, runs, covered, checked, separated int
+	for _, s := range sets {
+		if !strings.Contains(s.name, *only) {
+			continue
+		}
+		for seed := 1; seed <= *seeds; seed++ {
+			cfg := sti.Default(s.spec.Name)
+			cfg.Seed = uint64(seed)
+			t0 := time.Now()
+			evs, standing, err := estimators.RunRace(context.Background(), estimators.STI{Model: s.spec, Config: cfg}, s.data, s.ranks, 0)
+			if err != nil {
+				log.Fatalf("%s seed %d: %v", s.name, seed, err)
+			}
+			el := time.Since(t0)
+			best := evs[0]
+			for _, re := range evs {
+				if re.LogEvidence > best.LogEvidence {
+					best = re
+				}
+			}
+			runs++
+			if s.truth == 0 || best.Rank == s.truth {
+				right++
+			}
+			unresolved := standing.Unresolved(s.ranks)
+			if sep(evs, best) || len(unresolved) > 0 {
+				separated++
+			}
+			var cells []string
+			for _, re := range evs {
+				ref, ok, err := refs.Stored(s.name, re.Rank)
+				if err != nil {
+					log.Fatal(err)
+				}
+				if !ok && re.Rank == 1 {
+					info, _ := models.Lookup(s.spec.Name)
+					if v, err := info.Exact(s.data, 1, s.spec); err == nil {
+						ref, ok = v, true
+					}
+				}
+				if !ok {
+					continue
+				}
+				checked++
+				d := re.LogEvidence - ref
+				mark := ""
+				if math.Abs(d) <= 3*re.StdErr {
+					covered++
+				} else {
+					mark = " ✗"
+				}
+				cells = append(cells, fmt.Sprintf("R%d %+.2f ± %.2f (r%d)%s", re.Rank, d, re.StdErr, re.Round, mark))
+			}
+			truth := "?"
+			if s.truth > 0 {
+				truth = strconv.Itoa(s.truth)
+			}
+			if *markdown {
+				fmt.Printf("| %s | %d | %d (%s) | %v | %.1f s | %s |\n", s.name, seed, best.Rank, truth, unresolved, el.Seconds(), strings.Join(cells, "; "))
+			} else {
+				fmt.Printf("%-56s seed %d: chose %d (true %s), unresolved %v, %.1f s; %s\n", s.name, seed, best.Rank, truth, unresolved, el.Seconds(), strings.Join(cells, "; "))
+			}
+		}
+	}
+	fmt.Printf("\n%d of %d races chose the true rank (or, without one, any); %d of %d estimates with a reference within 3 reported standard errors of it; %d of %d choices separated beyond 3 combined standard errors from every other rank or reported unresolved\n",
+		right, runs, covered, checked, separated, runs)
+}
+
+// sep reports whether best lies more than evidence.RaceZ combined standard errors above every other
+// rank's estimate.
+func sep(evs []evidence.RankEvidence, best evidence.RankEvidence) bool {
+	for _, re := range evs {
+		if re.Rank != best.Rank && best.LogEvidence-re.LogEvidence <= evidence.RaceZ*math.Hypot(best.StdErr, re.StdErr) {
+			return false
+		}
+	}
+	return true
+}
+
+func ranges(lo, hi int) []int {
+	var r []int
+	for i := lo; i <= hi; i++ {
+		r = append(r, i)
+	}
+	return r
+}
