@@ -78,4 +78,3 @@ const (
 	uncoveredRatio = 5
 	uncoveredNats  = 50
 )
-

@@ -111,4 +111,3 @@ func TestCombineReferencePathUncovered(t *testing.T) {
 		}
 	}
 }
-
