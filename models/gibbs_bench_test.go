@@ -1,0 +1,111 @@
+package models
+
+import (
+	"fmt"
+	"math"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stirank/stirank/rng"
+	"github.com/stirank/stirank/tensor"
+)
+
+// gibbsWorkload is one of the data sets and ranks of the engine's Gibbs benchmarks (package sti's
+// BenchmarkStepCP1e6/gibbs, BenchmarkStepNMFSpeech/gibbs and BenchmarkStepNMF100x75/gibbs), drawn
+// from the same seed, so that a sweep here is a step there without the engine around it.
+type gibbsWorkload struct {
+	name     string
+	shape    []int
+	drawRank int     // the rank the data are drawn at
+	drawRate float64 // the prior rate of every mode they are drawn with
+	rate     float64 // the model's prior rate of every mode
+	R        int
+
+	once sync.Once
+	data *tensor.Sparse
+}
+
+// cp1e6Rate makes the mean total count of the 40000×40000×1500 tensor drawn at rank 10
+// R·Π_m(n_m/λ) = 10⁶.
+var cp1e6Rate = math.Cbrt(10 * 40000 * 40000 * 1500 / 1e6)
+
+var gibbsWorkloads = []*gibbsWorkload{
+	{name: "cp-1e6", shape: []int{40000, 40000, 1500}, drawRank: 10, drawRate: cp1e6Rate, rate: cp1e6Rate, R: 10},
+	{name: "nmf-speech", shape: []int{257, 1661}, drawRank: 32, drawRate: 4, rate: 0.0004, R: 64},
+	{name: "nmf-icassp", shape: []int{100, 75}, drawRank: 6, drawRate: 5, rate: 5, R: 10},
+}
+
+// load draws the workload's data once.
+func (w *gibbsWorkload) load(b *testing.B) *tensor.Sparse {
+	w.once.Do(func() {
+		rates := make([]float64, len(w.shape))
+		for m := range rates {
+			rates[m] = w.drawRate
+		}
+		var err error
+		if w.data, _, err = GeneratePoisson(rng.New(1, 0xda7a), w.shape, w.drawRank, rates); err != nil {
+			b.Fatal(err)
+		}
+	})
+	if w.data == nil {
+		b.Fatal("no data")
+	}
+	return w.data
+}
+
+// model is the workload's Poisson model in the log parameterisation, the engine's default.
+func (w *gibbsWorkload) model(b *testing.B) *Poisson {
+	d := w.load(b)
+	rates := make([]float64, len(w.shape))
+	for m := range rates {
+		rates[m] = w.rate
+	}
+	m, err := NewPoisson([]string{"", "", "nmf", "cp"}[len(w.shape)], d, w.R, rates, LogScale)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return m
+}
+
+// gibbsTemps are the temperatures the sweeps are timed at: the engine benchmarks' rung, where
+// every count is rounded and the rows' moves are corrected by Metropolis–Hastings, and the
+// posterior, where the kernel is the plain Gibbs sampler.
+var gibbsTemps = []float64{0.5, 1}
+
+// runGibbs runs each workload at each temperature, named workload/R=rank/t=temperature, with body,
+// which returns a function that makes one sweep, and reports sweeps per second.
+func runGibbs(b *testing.B, body func(b *testing.B, w *gibbsWorkload, t float64) func()) {
+	for _, w := range gibbsWorkloads {
+		for _, t := range gibbsTemps {
+			b.Run(fmt.Sprintf("%s/R=%d/t=%g", w.name, w.R, t), func(b *testing.B) {
+				sweep := body(b, w, t)
+				start := time.Now()
+				n := 0
+				for b.Loop() {
+					sweep()
+					n++
+				}
+				b.ReportMetric(float64(n)/time.Since(start).Seconds(), "sweeps/s")
+			})
+		}
+	}
+}
+
+// BenchmarkGibbsSweep times Sweep of the kernel (Augmented) on the engine's Gibbs workloads: one
+// chain from a prior draw, three sweeps in before the clock starts, every sweep from where the
+// last left θ, as a chain's are.
+func BenchmarkGibbsSweep(b *testing.B) {
+	runGibbs(b, func(b *testing.B, w *gibbsWorkload, t float64) func() {
+		m := w.model(b)
+		r := rng.New(62, 1)
+		theta := make([]float64, m.Dim())
+		m.SamplePrior(r, theta)
+		k := m.NewAugmented()
+		acc := make([]float64, len(w.shape))
+		for range 3 {
+			k.Sweep(r, t, theta, acc)
+		}
+		return func() { k.Sweep(r, t, theta, acc) }
+	})
+}
