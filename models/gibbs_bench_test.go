@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stirank/stirank/internal/cputime"
 	"github.com/stirank/stirank/rng"
 	"github.com/stirank/stirank/tensor"
 )
@@ -74,19 +75,21 @@ func (w *gibbsWorkload) model(b *testing.B) *Poisson {
 var gibbsTemps = []float64{0.5, 1}
 
 // runGibbs runs each workload at each temperature, named workload/R=rank/t=temperature, with body,
-// which returns a function that makes one sweep, and reports sweeps per second.
+// which returns a function that makes one sweep, and reports sweeps per second and the process's
+// CPU time per sweep, which other work on a shared machine inflates less than the wall time.
 func runGibbs(b *testing.B, body func(b *testing.B, w *gibbsWorkload, t float64) func()) {
 	for _, w := range gibbsWorkloads {
 		for _, t := range gibbsTemps {
 			b.Run(fmt.Sprintf("%s/R=%d/t=%g", w.name, w.R, t), func(b *testing.B) {
 				sweep := body(b, w, t)
-				start := time.Now()
+				start, cpu := time.Now(), cputime.Now()
 				n := 0
 				for b.Loop() {
 					sweep()
 					n++
 				}
 				b.ReportMetric(float64(n)/time.Since(start).Seconds(), "sweeps/s")
+				b.ReportMetric((cputime.Now()-cpu).Seconds()*1e3/float64(n), "cpu-ms/sweep")
 			})
 		}
 	}

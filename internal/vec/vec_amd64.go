@@ -1,0 +1,112 @@
+package vec
+
+import "golang.org/x/sys/cpu"
+
+// fast: the processor has AVX2, fused multiply-adds and POPCNT, which the assembly loops use.
+var fast = cpu.X86.HasAVX2 && cpu.X86.HasFMA && cpu.X86.HasPOPCNT
+
+func dot(x, y []float64) float64 {
+	if fast {
+		return dotAVX(x, y)
+	}
+	return dotGo(x, y, nil)
+}
+
+func dot2(x, y, o []float64) (float64, float64) {
+	if fast {
+		return dot2AVX(x, y, o)
+	}
+	return dot2Go(x, y, o, nil)
+}
+
+func mul(dst, x, y []float64) {
+	if fast {
+		mulAVX(dst, x, y)
+		return
+	}
+	mulGo(dst, x, y)
+}
+
+func mulBlocks(p, sums, w, a, b []float64) float64 {
+	if fast {
+		return mulBlocksAVX(p, sums, w, a, b)
+	}
+	return mulBlocksGo(p, sums, w, a, b)
+}
+
+func mulPick(p, sums, w, a, b []float64, u float64) (float64, int) {
+	if fast {
+		return mulPickAVX(p, sums, w, a, b, u)
+	}
+	return mulPickGo(p, sums, w, a, b, u)
+}
+
+func pick(v float64, p, sums []float64) int {
+	if fast {
+		return pickAVX(v, p, sums)
+	}
+	return pickGo(v, p, sums)
+}
+
+func gram(g, f []float64, k int) {
+	if fast {
+		gramAVX(g, f, k)
+		return
+	}
+	gramGo(g, f, k)
+}
+
+func dotRows(out, x, f []float64, ia []int32, fb []float64, ib []int32) {
+	switch {
+	case !fast:
+		dotRowsGo(out, x, f, ia, fb, ib)
+	case fb == nil:
+		dotRowsAVX(out, x, f, ia)
+	default:
+		dotRows3AVX(out, x, f, ia, fb, ib)
+	}
+}
+
+func dot2Rows(out, outY, x, y, f []float64, ia []int32, fb []float64, ib []int32) {
+	switch {
+	case !fast:
+		dot2RowsGo(out, outY, x, y, f, ia, fb, ib)
+	case fb == nil:
+		dot2RowsAVX(out, outY, x, y, f, ia)
+	default:
+		dot2Rows3AVX(out, outY, x, y, f, ia, fb, ib)
+	}
+}
+
+//go:noescape
+func dotRowsAVX(out, x, f []float64, ia []int32)
+
+//go:noescape
+func dotRows3AVX(out, x, f []float64, ia []int32, fb []float64, ib []int32)
+
+//go:noescape
+func dot2RowsAVX(out, outY, x, y, f []float64, ia []int32)
+
+//go:noescape
+func dot2Rows3AVX(out, outY, x, y, f []float64, ia []int32, fb []float64, ib []int32)
+
+//go:noescape
+func gramAVX(g, f []float64, k int)
+
+//go:noescape
+func pickAVX(v float64, p, sums []float64) int
+
+//go:noescape
+func dotAVX(x, y []float64) float64
+
+//go:noescape
+func dot2AVX(x, y, o []float64) (float64, float64)
+
+//go:noescape
+func mulAVX(dst, x, y []float64)
+
+//go:noescape
+func mulBlocksAVX(p, sums, w, a, b []float64) float64
+
+//go:noescape
+func mulPickAVX(p, sums, w, a, b []float64, u float64) (float64, int)

@@ -1,0 +1,708 @@
+#include "textflag.h"
+
+// The loops of vec_go.go in AVX2: Y registers hold four lanes of float64, and every product is
+// added by a fused multiply-add (VFMADD231PD b, a, acc: acc += a·b).
+
+// func dotAVX(x, y []float64) float64
+TEXT ·dotAVX(SB), NOSPLIT, $0-56
+	MOVQ   x_base+0(FP), SI
+	MOVQ   x_len+8(FP), CX
+	MOVQ   y_base+24(FP), DI
+	VXORPD Y0, Y0, Y0
+	VXORPD Y1, Y1, Y1
+	VXORPD Y2, Y2, Y2
+	VXORPD Y3, Y3, Y3
+	XORQ   AX, AX
+
+dot16:
+	LEAQ        16(AX), DX
+	CMPQ        DX, CX
+	JGT         dot4
+	VMOVUPD     (SI)(AX*8), Y4
+	VMOVUPD     32(SI)(AX*8), Y5
+	VMOVUPD     64(SI)(AX*8), Y6
+	VMOVUPD     96(SI)(AX*8), Y7
+	VFMADD231PD (DI)(AX*8), Y4, Y0
+	VFMADD231PD 32(DI)(AX*8), Y5, Y1
+	VFMADD231PD 64(DI)(AX*8), Y6, Y2
+	VFMADD231PD 96(DI)(AX*8), Y7, Y3
+	MOVQ        DX, AX
+	JMP         dot16
+
+dot4:
+	LEAQ        4(AX), DX
+	CMPQ        DX, CX
+	JGT         dotsum
+	VMOVUPD     (SI)(AX*8), Y4
+	VFMADD231PD (DI)(AX*8), Y4, Y0
+	MOVQ        DX, AX
+	JMP         dot4
+
+dotsum:
+	// (a0 + a1) + (a2 + a3) lane by lane, then the lanes (l0 + l2) + (l1 + l3).
+	VADDPD       Y1, Y0, Y0
+	VADDPD       Y3, Y2, Y2
+	VADDPD       Y2, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPD       X1, X0, X0
+	VHADDPD      X0, X0, X0
+
+dottail:
+	CMPQ        AX, CX
+	JGE         dotdone
+	VMOVSD      (SI)(AX*8), X4
+	VFMADD231SD (DI)(AX*8), X4, X0
+	INCQ        AX
+	JMP         dottail
+
+dotdone:
+	VZEROUPPER
+	MOVSD X0, ret+48(FP)
+	RET
+
+// func dot2AVX(x, y, o []float64) (float64, float64)
+TEXT ·dot2AVX(SB), NOSPLIT, $0-88
+	MOVQ   x_base+0(FP), SI
+	MOVQ   x_len+8(FP), CX
+	MOVQ   y_base+24(FP), DI
+	MOVQ   o_base+48(FP), BX
+	VXORPD Y0, Y0, Y0
+	VXORPD Y1, Y1, Y1
+	VXORPD Y2, Y2, Y2
+	VXORPD Y3, Y3, Y3
+	XORQ   AX, AX
+
+dot2_8:
+	LEAQ        8(AX), DX
+	CMPQ        DX, CX
+	JGT         dot2_4
+	VMOVUPD     (BX)(AX*8), Y4
+	VMOVUPD     32(BX)(AX*8), Y5
+	VFMADD231PD (SI)(AX*8), Y4, Y0
+	VFMADD231PD 32(SI)(AX*8), Y5, Y1
+	VFMADD231PD (DI)(AX*8), Y4, Y2
+	VFMADD231PD 32(DI)(AX*8), Y5, Y3
+	MOVQ        DX, AX
+	JMP         dot2_8
+
+dot2_4:
+	LEAQ        4(AX), DX
+	CMPQ        DX, CX
+	JGT         dot2sum
+	VMOVUPD     (BX)(AX*8), Y4
+	VFMADD231PD (SI)(AX*8), Y4, Y0
+	VFMADD231PD (DI)(AX*8), Y4, Y2
+	MOVQ        DX, AX
+	JMP         dot2_4
+
+dot2sum:
+	VADDPD       Y1, Y0, Y0
+	VADDPD       Y3, Y2, Y2
+	VEXTRACTF128 $1, Y0, X1
+	VADDPD       X1, X0, X0
+	VHADDPD      X0, X0, X0
+	VEXTRACTF128 $1, Y2, X3
+	VADDPD       X3, X2, X2
+	VHADDPD      X2, X2, X2
+
+dot2tail:
+	CMPQ        AX, CX
+	JGE         dot2done
+	VMOVSD      (BX)(AX*8), X4
+	VFMADD231SD (SI)(AX*8), X4, X0
+	VFMADD231SD (DI)(AX*8), X4, X2
+	INCQ        AX
+	JMP         dot2tail
+
+dot2done:
+	VZEROUPPER
+	MOVSD X0, ret+72(FP)
+	MOVSD X2, ret1+80(FP)
+	RET
+
+// func mulAVX(dst, x, y []float64)
+TEXT ·mulAVX(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), DI
+	MOVQ dst_len+8(FP), CX
+	MOVQ x_base+24(FP), SI
+	MOVQ y_base+48(FP), BX
+	XORQ AX, AX
+
+mul4:
+	LEAQ    4(AX), DX
+	CMPQ    DX, CX
+	JGT     multail
+	VMOVUPD (SI)(AX*8), Y0
+	VMULPD  (BX)(AX*8), Y0, Y0
+	VMOVUPD Y0, (DI)(AX*8)
+	MOVQ    DX, AX
+	JMP     mul4
+
+multail:
+	CMPQ   AX, CX
+	JGE    muldone
+	VMOVSD (SI)(AX*8), X0
+	VMULSD (BX)(AX*8), X0, X0
+	VMOVSD X0, (DI)(AX*8)
+	INCQ   AX
+	JMP    multail
+
+muldone:
+	VZEROUPPER
+	RET
+
+// PICK sets BX to the first index of p (base SI, length R9) whose running sum exceeds v (X0), for
+// the sums of p's blocks of 8 (base DI, count CX): the block by a count of the sums before the
+// last at or below v, four at a time (VCMPPD, VMOVMSKPD, POPCNT), the index by a count of the
+// block's running sums at or below v, added one after the other from the sum of the blocks
+// before. UCOMISD sets the carry where v is below the sum, and SBB $-1 adds one where it is not.
+// It uses AX, DX, R10, X1, X2, Y8–Y10; the labels are the macro's arguments.
+#define PICK(blk4, blk1, blkdone, first, scan, full, done) \
+	DECQ         CX                 \
+	VBROADCASTSD X0, Y8             \
+	XORQ         BX, BX             \
+	XORQ         DX, DX             \
+blk4:                                \
+	LEAQ         4(DX), AX          \
+	CMPQ         AX, CX             \
+	JGT          blk1               \
+	VMOVUPD      (DI)(DX*8), Y9     \
+	VCMPPD       $2, Y8, Y9, Y10    \
+	VMOVMSKPD    Y10, R10           \
+	POPCNTL      R10, R10           \
+	ADDQ         R10, BX            \
+	MOVQ         AX, DX             \
+	JMP          blk4               \
+blk1:                                \
+	CMPQ         DX, CX             \
+	JGE          blkdone            \
+	MOVSD        (DI)(DX*8), X1     \
+	UCOMISD      X1, X0             \
+	SBBQ         $-1, BX            \
+	INCQ         DX                 \
+	JMP          blk1               \
+blkdone:                             \
+	XORPS        X2, X2             \
+	TESTQ        BX, BX             \
+	JEQ          first              \
+	MOVSD        -8(DI)(BX*8), X2   \
+first:                               \
+	SHLQ         $3, BX             \
+	LEAQ         (SI)(BX*8), AX     \
+	LEAQ         8(BX), DX          \
+	CMPQ         DX, R9             \
+	JLE          full               \
+	MOVQ         R9, DX             \
+	DECQ         DX                 \
+scan:                                \
+	CMPQ         BX, DX             \
+	JGE          done               \
+	ADDSD        (AX), X2           \
+	UCOMISD      X2, X0             \
+	JCS          done               \
+	INCQ         BX                 \
+	ADDQ         $8, AX             \
+	JMP          scan               \
+full:                                \
+	ADDSD        (AX), X2           \
+	UCOMISD      X2, X0             \
+	SBBQ         $-1, BX            \
+	ADDSD        8(AX), X2          \
+	UCOMISD      X2, X0             \
+	SBBQ         $-1, BX            \
+	ADDSD        16(AX), X2         \
+	UCOMISD      X2, X0             \
+	SBBQ         $-1, BX            \
+	ADDSD        24(AX), X2         \
+	UCOMISD      X2, X0             \
+	SBBQ         $-1, BX            \
+	ADDSD        32(AX), X2         \
+	UCOMISD      X2, X0             \
+	SBBQ         $-1, BX            \
+	ADDSD        40(AX), X2         \
+	UCOMISD      X2, X0             \
+	SBBQ         $-1, BX            \
+	ADDSD        48(AX), X2         \
+	UCOMISD      X2, X0             \
+	SBBQ         $-1, BX            \
+done:
+
+// MULBLOCKS sets the products and the sums of the whole blocks (MulBlocks) of p (R11, length R9),
+// sums (R12), w (R8), a (R10) and b (R13, 0 without), the running total in X3, the blocks done in
+// AX and their entries in DX. It uses BX, X0, X1, Y0, Y1; the labels are the macro's arguments.
+#define MULBLOCKS(blocks, wonly, done) \
+	VXORPD       X3, X3, X3          \
+	XORQ         AX, AX              \
+	XORQ         DX, DX              \
+blocks:                               \
+	LEAQ         8(DX), BX           \
+	CMPQ         BX, R9              \
+	JGT          done                \
+	VMOVUPD      (R10)(DX*8), Y0     \
+	VMOVUPD      32(R10)(DX*8), Y1   \
+	TESTQ        R13, R13            \
+	JEQ          wonly               \
+	VMULPD       (R13)(DX*8), Y0, Y0 \
+	VMULPD       32(R13)(DX*8), Y1, Y1 \
+wonly:                                \
+	VMULPD       (R8)(DX*8), Y0, Y0  \
+	VMULPD       32(R8)(DX*8), Y1, Y1 \
+	VMOVUPD      Y0, (R11)(DX*8)     \
+	VMOVUPD      Y1, 32(R11)(DX*8)   \
+	VADDPD       Y1, Y0, Y0          \
+	VEXTRACTF128 $1, Y0, X1          \
+	VADDPD       X1, X0, X0          \
+	VHADDPD      X0, X0, X0          \
+	VADDSD       X0, X3, X3          \
+	VMOVSD       X3, (R12)(AX*8)     \
+	INCQ         AX                  \
+	MOVQ         BX, DX              \
+	JMP          blocks              \
+done:
+
+// func mulBlocksAVX(p, sums, w, a, b []float64) float64
+TEXT ·mulBlocksAVX(SB), NOSPLIT, $0-128
+	MOVQ p_base+0(FP), R11
+	MOVQ p_len+8(FP), R9
+	MOVQ sums_base+24(FP), R12
+	MOVQ w_base+48(FP), R8
+	MOVQ a_base+72(FP), R10
+	MOVQ b_base+96(FP), R13
+	MULBLOCKS(mbblocks, mbw, mbdone)
+	VZEROUPPER
+	MOVSD X3, ret+120(FP)
+	RET
+
+// func mulPickAVX(p, sums, w, a, b []float64, u float64) (float64, int)
+TEXT ·mulPickAVX(SB), NOSPLIT, $0-144
+	MOVQ p_base+0(FP), R11
+	MOVQ p_len+8(FP), R9
+	MOVQ sums_base+24(FP), R12
+	MOVQ w_base+48(FP), R8
+	MOVQ a_base+72(FP), R10
+	MOVQ b_base+96(FP), R13
+	MULBLOCKS(mpblocks, mpw, mpwhole)
+	CMPQ   DX, R9
+	JGE    mppick
+	VXORPD X4, X4, X4 // the last block's sum, its products added one after the other
+
+mppart:
+	CMPQ   DX, R9
+	JGE    mppartdone
+	VMOVSD (R10)(DX*8), X0
+	TESTQ  R13, R13
+	JEQ    mppartw
+	VMULSD (R13)(DX*8), X0, X0
+
+mppartw:
+	VMULSD (R8)(DX*8), X0, X0
+	VMOVSD X0, (R11)(DX*8)
+	VADDSD X0, X4, X4
+	INCQ   DX
+	JMP    mppart
+
+mppartdone:
+	VADDSD X4, X3, X3
+	VMOVSD X3, (R12)(AX*8)
+	INCQ   AX
+
+mppick:
+	VMOVSD X3, ret+128(FP)
+	VMULSD u+120(FP), X3, X0
+	MOVQ   R11, SI
+	MOVQ   R12, DI
+	MOVQ   AX, CX
+	PICK(mpblk4, mpblk1, mpblkdone, mpfirst, mpscan, mpfull, mpdone)
+	VZEROUPPER
+	MOVQ   BX, ret1+136(FP)
+	RET
+
+// func pickAVX(v float64, p, sums []float64) int
+TEXT ·pickAVX(SB), NOSPLIT, $0-64
+	MOVSD v+0(FP), X0
+	MOVQ  p_base+8(FP), SI
+	MOVQ  p_len+16(FP), R9
+	MOVQ  sums_base+32(FP), DI
+	MOVQ  sums_len+40(FP), CX
+	PICK(pblk4, pblk1, pblkdone, pfirst, pscan, pfull, pdone)
+	VZEROUPPER
+	MOVQ  BX, ret+56(FP)
+	RET
+
+// func gramAVX(g, f []float64, k int)
+TEXT ·gramAVX(SB), NOSPLIT, $0-56
+	MOVQ g_base+0(FP), DI
+	MOVQ f_base+24(FP), SI
+	MOVQ f_len+32(FP), R8
+	MOVQ k+48(FP), CX
+	LEAQ (SI)(R8*8), R8 // the end of f
+	MOVQ CX, R11
+	SHLQ $3, R11        // a row's bytes
+
+gramrow:
+	CMPQ SI, R8
+	JGE  gramdone
+	XORQ AX, AX   // a
+	MOVQ DI, R9   // g's row a
+
+gramentry:
+	CMPQ         AX, CX
+	JGE          gramnext
+	VBROADCASTSD (SI)(AX*8), Y0
+	MOVQ         AX, DX // c, from a
+
+gram4:
+	LEAQ        4(DX), BX
+	CMPQ        BX, CX
+	JGT         gramtail
+	VMOVUPD     (R9)(DX*8), Y1
+	VFMADD231PD (SI)(DX*8), Y0, Y1
+	VMOVUPD     Y1, (R9)(DX*8)
+	MOVQ        BX, DX
+	JMP         gram4
+
+gramtail:
+	CMPQ        DX, CX
+	JGE         gramentrydone
+	VMOVSD      (R9)(DX*8), X1
+	VFMADD231SD (SI)(DX*8), X0, X1
+	VMOVSD      X1, (R9)(DX*8)
+	INCQ        DX
+	JMP         gramtail
+
+gramentrydone:
+	INCQ AX
+	ADDQ R11, R9
+	JMP  gramentry
+
+gramnext:
+	ADDQ R11, SI
+	JMP  gramrow
+
+gramdone:
+	VZEROUPPER
+	RET
+
+// The row loops: for every cell q, the dot product of x (and y) with the row of f that ia[q]
+// names (dotAVX's and dot2AVX's loops), or with its entrywise product with the row of fb that
+// ib[q] names (VMULPD, then the fused multiply-adds).
+
+// func dotRowsAVX(out, x, f []float64, ia []int32)
+TEXT ·dotRowsAVX(SB), NOSPLIT, $0-96
+	MOVQ out_base+0(FP), DI
+	MOVQ out_len+8(FP), R13
+	MOVQ x_base+24(FP), SI
+	MOVQ x_len+32(FP), CX
+	MOVQ f_base+48(FP), R8
+	MOVQ ia_base+72(FP), R9
+	MOVQ CX, R10
+	SHLQ $3, R10
+	XORQ R12, R12
+
+drcell:
+	CMPQ    R12, R13
+	JGE     drdone
+	MOVLQSX (R9)(R12*4), BX
+	IMULQ   R10, BX
+	ADDQ    R8, BX
+	VXORPD  Y0, Y0, Y0
+	VXORPD  Y1, Y1, Y1
+	VXORPD  Y2, Y2, Y2
+	VXORPD  Y3, Y3, Y3
+	XORQ    AX, AX
+
+dr16:
+	LEAQ        16(AX), DX
+	CMPQ        DX, CX
+	JGT         dr4
+	VMOVUPD     (SI)(AX*8), Y4
+	VMOVUPD     32(SI)(AX*8), Y5
+	VMOVUPD     64(SI)(AX*8), Y6
+	VMOVUPD     96(SI)(AX*8), Y7
+	VFMADD231PD (BX)(AX*8), Y4, Y0
+	VFMADD231PD 32(BX)(AX*8), Y5, Y1
+	VFMADD231PD 64(BX)(AX*8), Y6, Y2
+	VFMADD231PD 96(BX)(AX*8), Y7, Y3
+	MOVQ        DX, AX
+	JMP         dr16
+
+dr4:
+	LEAQ        4(AX), DX
+	CMPQ        DX, CX
+	JGT         drsum
+	VMOVUPD     (SI)(AX*8), Y4
+	VFMADD231PD (BX)(AX*8), Y4, Y0
+	MOVQ        DX, AX
+	JMP         dr4
+
+drsum:
+	VADDPD       Y1, Y0, Y0
+	VADDPD       Y3, Y2, Y2
+	VADDPD       Y2, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPD       X1, X0, X0
+	VHADDPD      X0, X0, X0
+
+drtail:
+	CMPQ        AX, CX
+	JGE         drstore
+	VMOVSD      (SI)(AX*8), X4
+	VFMADD231SD (BX)(AX*8), X4, X0
+	INCQ        AX
+	JMP         drtail
+
+drstore:
+	VMOVSD X0, (DI)(R12*8)
+	INCQ   R12
+	JMP    drcell
+
+drdone:
+	VZEROUPPER
+	RET
+
+// func dotRows3AVX(out, x, f []float64, ia []int32, fb []float64, ib []int32)
+TEXT ·dotRows3AVX(SB), NOSPLIT, $0-144
+	MOVQ out_base+0(FP), DI
+	MOVQ out_len+8(FP), R13
+	MOVQ x_base+24(FP), SI
+	MOVQ x_len+32(FP), CX
+	MOVQ f_base+48(FP), R8
+	MOVQ ia_base+72(FP), R9
+	MOVQ ib_base+120(FP), R11
+	MOVQ CX, R10
+	SHLQ $3, R10
+	XORQ R12, R12
+
+d3cell:
+	CMPQ    R12, R13
+	JGE     d3done
+	MOVLQSX (R9)(R12*4), BX
+	IMULQ   R10, BX
+	ADDQ    R8, BX
+	MOVLQSX (R11)(R12*4), DX
+	IMULQ   R10, DX
+	ADDQ    fb_base+96(FP), DX
+	VXORPD  Y0, Y0, Y0
+	VXORPD  Y1, Y1, Y1
+	VXORPD  Y2, Y2, Y2
+	VXORPD  Y3, Y3, Y3
+	XORQ    AX, AX
+
+d3_16:
+	LEAQ        16(AX), R14
+	CMPQ        R14, CX
+	JGT         d3_4
+	VMOVUPD     (BX)(AX*8), Y4
+	VMOVUPD     32(BX)(AX*8), Y5
+	VMOVUPD     64(BX)(AX*8), Y6
+	VMOVUPD     96(BX)(AX*8), Y7
+	VMULPD      (DX)(AX*8), Y4, Y4
+	VMULPD      32(DX)(AX*8), Y5, Y5
+	VMULPD      64(DX)(AX*8), Y6, Y6
+	VMULPD      96(DX)(AX*8), Y7, Y7
+	VFMADD231PD (SI)(AX*8), Y4, Y0
+	VFMADD231PD 32(SI)(AX*8), Y5, Y1
+	VFMADD231PD 64(SI)(AX*8), Y6, Y2
+	VFMADD231PD 96(SI)(AX*8), Y7, Y3
+	MOVQ        R14, AX
+	JMP         d3_16
+
+d3_4:
+	LEAQ        4(AX), R14
+	CMPQ        R14, CX
+	JGT         d3sum
+	VMOVUPD     (BX)(AX*8), Y4
+	VMULPD      (DX)(AX*8), Y4, Y4
+	VFMADD231PD (SI)(AX*8), Y4, Y0
+	MOVQ        R14, AX
+	JMP         d3_4
+
+d3sum:
+	VADDPD       Y1, Y0, Y0
+	VADDPD       Y3, Y2, Y2
+	VADDPD       Y2, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPD       X1, X0, X0
+	VHADDPD      X0, X0, X0
+
+d3tail:
+	CMPQ        AX, CX
+	JGE         d3store
+	VMOVSD      (BX)(AX*8), X4
+	VMULSD      (DX)(AX*8), X4, X4
+	VFMADD231SD (SI)(AX*8), X4, X0
+	INCQ        AX
+	JMP         d3tail
+
+d3store:
+	VMOVSD X0, (DI)(R12*8)
+	INCQ   R12
+	JMP    d3cell
+
+d3done:
+	VZEROUPPER
+	RET
+
+// func dot2RowsAVX(out, outY, x, y, f []float64, ia []int32)
+TEXT ·dot2RowsAVX(SB), NOSPLIT, $0-144
+	MOVQ out_len+8(FP), R13
+	MOVQ x_base+48(FP), SI
+	MOVQ x_len+56(FP), CX
+	MOVQ y_base+72(FP), DI
+	MOVQ f_base+96(FP), R8
+	MOVQ ia_base+120(FP), R9
+	MOVQ CX, R10
+	SHLQ $3, R10
+	XORQ R12, R12
+
+d2cell:
+	CMPQ    R12, R13
+	JGE     d2done
+	MOVLQSX (R9)(R12*4), BX
+	IMULQ   R10, BX
+	ADDQ    R8, BX
+	VXORPD  Y0, Y0, Y0
+	VXORPD  Y1, Y1, Y1
+	VXORPD  Y2, Y2, Y2
+	VXORPD  Y3, Y3, Y3
+	XORQ    AX, AX
+
+d2_8:
+	LEAQ        8(AX), DX
+	CMPQ        DX, CX
+	JGT         d2_4
+	VMOVUPD     (BX)(AX*8), Y4
+	VMOVUPD     32(BX)(AX*8), Y5
+	VFMADD231PD (SI)(AX*8), Y4, Y0
+	VFMADD231PD 32(SI)(AX*8), Y5, Y1
+	VFMADD231PD (DI)(AX*8), Y4, Y2
+	VFMADD231PD 32(DI)(AX*8), Y5, Y3
+	MOVQ        DX, AX
+	JMP         d2_8
+
+d2_4:
+	LEAQ        4(AX), DX
+	CMPQ        DX, CX
+	JGT         d2sum
+	VMOVUPD     (BX)(AX*8), Y4
+	VFMADD231PD (SI)(AX*8), Y4, Y0
+	VFMADD231PD (DI)(AX*8), Y4, Y2
+	MOVQ        DX, AX
+	JMP         d2_4
+
+d2sum:
+	VADDPD       Y1, Y0, Y0
+	VADDPD       Y3, Y2, Y2
+	VEXTRACTF128 $1, Y0, X1
+	VADDPD       X1, X0, X0
+	VHADDPD      X0, X0, X0
+	VEXTRACTF128 $1, Y2, X3
+	VADDPD       X3, X2, X2
+	VHADDPD      X2, X2, X2
+
+d2tail:
+	CMPQ        AX, CX
+	JGE         d2store
+	VMOVSD      (BX)(AX*8), X4
+	VFMADD231SD (SI)(AX*8), X4, X0
+	VFMADD231SD (DI)(AX*8), X4, X2
+	INCQ        AX
+	JMP         d2tail
+
+d2store:
+	MOVQ   out_base+0(FP), DX
+	VMOVSD X0, (DX)(R12*8)
+	MOVQ   outY_base+24(FP), DX
+	VMOVSD X2, (DX)(R12*8)
+	INCQ   R12
+	JMP    d2cell
+
+d2done:
+	VZEROUPPER
+	RET
+
+// func dot2Rows3AVX(out, outY, x, y, f []float64, ia []int32, fb []float64, ib []int32)
+TEXT ·dot2Rows3AVX(SB), NOSPLIT, $0-192
+	MOVQ out_len+8(FP), R13
+	MOVQ x_base+48(FP), SI
+	MOVQ x_len+56(FP), CX
+	MOVQ y_base+72(FP), DI
+	MOVQ f_base+96(FP), R8
+	MOVQ ia_base+120(FP), R9
+	MOVQ ib_base+168(FP), R11
+	MOVQ CX, R10
+	SHLQ $3, R10
+	XORQ R12, R12
+
+e3cell:
+	CMPQ    R12, R13
+	JGE     e3done
+	MOVLQSX (R9)(R12*4), BX
+	IMULQ   R10, BX
+	ADDQ    R8, BX
+	MOVLQSX (R11)(R12*4), DX
+	IMULQ   R10, DX
+	ADDQ    fb_base+144(FP), DX
+	VXORPD  Y0, Y0, Y0
+	VXORPD  Y1, Y1, Y1
+	VXORPD  Y2, Y2, Y2
+	VXORPD  Y3, Y3, Y3
+	XORQ    AX, AX
+
+e3_8:
+	LEAQ        8(AX), R14
+	CMPQ        R14, CX
+	JGT         e3_4
+	VMOVUPD     (BX)(AX*8), Y4
+	VMOVUPD     32(BX)(AX*8), Y5
+	VMULPD      (DX)(AX*8), Y4, Y4
+	VMULPD      32(DX)(AX*8), Y5, Y5
+	VFMADD231PD (SI)(AX*8), Y4, Y0
+	VFMADD231PD 32(SI)(AX*8), Y5, Y1
+	VFMADD231PD (DI)(AX*8), Y4, Y2
+	VFMADD231PD 32(DI)(AX*8), Y5, Y3
+	MOVQ        R14, AX
+	JMP         e3_8
+
+e3_4:
+	LEAQ        4(AX), R14
+	CMPQ        R14, CX
+	JGT         e3sum
+	VMOVUPD     (BX)(AX*8), Y4
+	VMULPD      (DX)(AX*8), Y4, Y4
+	VFMADD231PD (SI)(AX*8), Y4, Y0
+	VFMADD231PD (DI)(AX*8), Y4, Y2
+	MOVQ        R14, AX
+	JMP         e3_4
+
+e3sum:
+	VADDPD       Y1, Y0, Y0
+	VADDPD       Y3, Y2, Y2
+	VEXTRACTF128 $1, Y0, X1
+	VADDPD       X1, X0, X0
+	VHADDPD      X0, X0, X0
+	VEXTRACTF128 $1, Y2, X3
+	VADDPD       X3, X2, X2
+	VHADDPD      X2, X2, X2
+
+e3tail:
+	CMPQ        AX, CX
+	JGE         e3store
+	VMOVSD      (BX)(AX*8), X4
+	VMULSD      (DX)(AX*8), X4, X4
+	VFMADD231SD (SI)(AX*8), X4, X0
+	VFMADD231SD (DI)(AX*8), X4, X2
+	INCQ        AX
+	JMP         e3tail
+
+e3store:
+	MOVQ   out_base+0(FP), R14
+	VMOVSD X0, (R14)(R12*8)
+	MOVQ   outY_base+24(FP), R14
+	VMOVSD X2, (R14)(R12*8)
+	INCQ   R12
+	JMP    e3cell
+
+e3done:
+	VZEROUPPER
+	RET

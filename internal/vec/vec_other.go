@@ -1,0 +1,22 @@
+//go:build !amd64
+
+package vec
+
+// fast is false off amd64: the Go loops run.
+const fast = false
+
+func dot(x, y []float64) float64                { return dotGo(x, y, nil) }
+func dot2(x, y, o []float64) (float64, float64) { return dot2Go(x, y, o, nil) }
+func mul(dst, x, y []float64)                   { mulGo(dst, x, y) }
+func pick(v float64, p, sums []float64) int     { return pickGo(v, p, sums) }
+func gram(g, f []float64, k int)                { gramGo(g, f, k) }
+func dotRows(out, x, f []float64, ia []int32, fb []float64, ib []int32) {
+	dotRowsGo(out, x, f, ia, fb, ib)
+}
+func dot2Rows(out, outY, x, y, f []float64, ia []int32, fb []float64, ib []int32) {
+	dot2RowsGo(out, outY, x, y, f, ia, fb, ib)
+}
+func mulBlocks(p, sums, w, a, b []float64) float64 { return mulBlocksGo(p, sums, w, a, b) }
+func mulPick(p, sums, w, a, b []float64, u float64) (float64, int) {
+	return mulPickGo(p, sums, w, a, b, u)
+}
