@@ -61,15 +61,20 @@ func (m *Poisson) newAugmented(rank1 bool) *poissonAugmented {
 }
 
 // augmentedLayout is what the kernels of every chain of every rank share, read-only: the cells
-// grouped by the rows of each mode, each mode's rows cut into chunks of about equal work, and
-// where each cell of a mode's grouping is in mode 0's, whose order the sweep's roundings are named
-// by. It depends on the data alone.
+// grouped by the rows of each mode, each mode's rows cut into chunks of about equal work, the
+// order a sweep moves the modes in, and where each cell of a mode's grouping is in the first
+// mode's, whose order the sweep's roundings are named by. It depends on the data alone.
 type augmentedLayout struct {
 	once  sync.Once
 	byRow []*tensor.ByRow
 	// chunks[k] are the row boundaries of mode k's chunks: chunk c is rows chunks[k][c] to chunks[k][c+1].
 	chunks [][]int
-	// at[k][p] is the position in byRow[0] of the cell at position p of byRow[k] (nil for k = 0).
+	// order is the modes in the order a sweep moves them: first the one with the most rows, whose
+	// pass splits the counts and reads every cell's rows of the other, smaller, factors two or
+	// three times (they stay in cache), then the others in mode order.
+	order []int
+	// at[k][p] is the position in byRow[order[0]] of the cell at position p of byRow[k] (nil for
+	// the first mode).
 	at [][]int32
 }
 
@@ -98,25 +103,34 @@ func (m *Poisson) augmentedLayout() *augmentedLayout {
 	}
 	layouts.Unlock()
 	lay.once.Do(func() {
-		var first []int32 // first[n] is the position of cell n in byRow[0]
-		for k := range m.Data.Order() {
-			g := m.Data.GroupByRow(k)
+		d := m.Data
+		f := 0
+		for k, n := range d.Shape {
+			if n > d.Shape[f] {
+				f = k
+			}
+		}
+		lay.order = []int{f}
+		for k := range d.Order() {
+			g := d.GroupByRow(k)
 			lay.byRow = append(lay.byRow, g)
 			lay.chunks = append(lay.chunks, workChunks(g.Start))
-			_, cells := tensor.RowIndex(m.Data.Coords[k], m.Data.Shape[k])
-			if k == 0 {
-				first = make([]int32, len(cells))
-				for p, n := range cells {
-					first[n] = int32(p)
-				}
-				lay.at = append(lay.at, nil)
-				continue
+			if k != f {
+				lay.order = append(lay.order, k)
 			}
-			at := make([]int32, len(cells))
+		}
+		_, cells := tensor.RowIndex(d.Coords[f], d.Shape[f])
+		first := make([]int32, len(cells)) // first[n] is the position of cell n in byRow[f]
+		for p, n := range cells {
+			first[n] = int32(p)
+		}
+		lay.at = make([][]int32, d.Order())
+		for _, k := range lay.order[1:] {
+			_, cells := tensor.RowIndex(d.Coords[k], d.Shape[k])
+			lay.at[k] = make([]int32, len(cells))
 			for p, n := range cells {
-				at[p] = first[n]
+				lay.at[k][p] = first[n]
 			}
-			lay.at = append(lay.at, at)
 		}
 	})
 	return lay
@@ -163,12 +177,13 @@ func workChunks(start []int) []int {
 // the data's margin, and the kernel draws it directly (drawRank1Row).
 //
 // One split per sweep, where a split per factor would redraw Z for every factor, is the least
-// work the augmentation asks: the first pass, over mode 0's rows, rounds and splits every cell's
-// count, adds the parts to the counts of its rows in every mode and moves mode 0's rows, whose
-// counts are then complete; each other factor's pass moves its rows, reading the cells only for
-// the ratio (at a t that rounds counts) and, for the last factor, the log-likelihood. A cell's
-// rounding is a draw named by its position in mode 0's order (rng.At), so every pass finds it
-// without storing it. The first pass's parts land in rows of the other modes that chunks share:
+// work the augmentation asks: the first pass, over the rows of the first mode (the one with the
+// most rows, augmentedLayout.order), rounds and splits every cell's count, adds the parts to the
+// counts of its rows in every mode and moves the first mode's rows, whose counts are then
+// complete; each other factor's pass moves its rows, reading the cells only for the ratio (at a t
+// that rounds counts) and, for the last factor moved, the log-likelihood. A cell's rounding is a
+// draw named by its position in the first mode's order (rng.At), so every pass finds it without
+// storing it. The first pass's parts land in rows of the other modes that chunks share:
 // each worker adds them to counts of its own, integers whose sums do not depend on the order.
 //
 // With a fixed block (NewPoissonFixed) the counts are split over all K components, fixed ones
@@ -194,10 +209,10 @@ type poissonAugmented struct {
 	pairSt rng.Stream
 	gram   [][]float64 // gram[k] is factor k's Gram matrix, K × K (setGram)
 	chunks []augmentedChunk
-	// counts[w][k] are worker w's parts of the counts of factor k's rows, rows × K, for k ≥ 1
-	// (the first pass's; each row's move takes and clears them).
+	// counts[w][k] are worker w's parts of the counts of factor k's rows, rows × K, for every
+	// factor but the first (the first pass's; each row's move takes and clears them).
 	counts [][][]float64
-	// rounding names the sweep's roundings: cell p of mode 0's order is rounded up when
+	// rounding names the sweep's roundings: cell p of the first mode's order is rounded up when
 	// rng.At(rounding, p) is below the fractional part of its t·x.
 	rounding uint64
 	// theta is θ as the last sweep left it, f and colsum its values and column sums (current
@@ -321,30 +336,31 @@ const maxCountCopies = 8
 // 0).
 func (a *poissonAugmented) gibbs(key uint64, t float64, acc []float64, loglik bool) float64 {
 	m := a.m
-	M := len(m.factors)
+	order := a.lay.order
+	f := order[0]
 	// At an integer t no count is rounded and every exponent t·x − ν is zero.
 	correct := t != math.Trunc(t)
 	a.rounding = rng.Key(key, roundings)
-	workers := min(maxCountCopies, par.Workers(len(a.lay.chunks[0])-1))
+	workers := min(maxCountCopies, par.Workers(len(a.lay.chunks[f])-1))
 	for len(a.counts) < workers {
-		copies := make([][]float64, M)
-		for k := 1; k < M; k++ {
+		copies := make([][]float64, len(m.factors))
+		for _, k := range order[1:] {
 			copies[k] = make([]float64, m.factors[k].Rows*m.K)
 		}
 		a.counts = append(a.counts, copies)
 	}
-	a.conditionalRates(0, t)
-	a.eachOn(0, workers, func(w int, ch *augmentedChunk, lo, hi int) {
-		ch.st.Reset(key, 0, uint64(lo))
+	a.conditionalRates(f, t)
+	a.eachOn(f, workers, func(w int, ch *augmentedChunk, lo, hi int) {
+		ch.st.Reset(key, uint64(f), uint64(lo))
 		ch.accepted = 0
 		for i := lo; i < hi; i++ {
 			a.splitRow(ch, a.counts[w], i, t, correct)
 		}
 	})
-	acc[0], _ = a.results(0)
+	acc[f], _ = a.results(f)
 	ll := 0.0
-	for k := 1; k < M; k++ {
-		last := loglik && k == M-1
+	for j, k := range order[1:] {
+		last := loglik && j == len(order)-2
 		a.conditionalRates(k, t)
 		a.each(k, func(_ int, ch *augmentedChunk, lo, hi int) {
 			ch.st.Reset(key, uint64(k), uint64(lo))
@@ -669,26 +685,28 @@ func (a *poissonAugmented) transfer(key uint64, t float64) {
 	}
 }
 
-// splitRow rounds and splits the counts of the cells of row i of factor 0 at t, adds the parts
-// to the row's counts and, in counts (a worker's), to those of the cells' rows of the other
+// splitRow rounds and splits the counts of the cells of row i of the first factor at t, adds the
+// parts to the row's counts and, in counts (a worker's), to those of the cells' rows of the other
 // factors, and then moves the row, whose counts are complete, as moveRow does; correct: t rounds
 // counts, and the move is corrected by its ratio.
 func (a *poissonAugmented) splitRow(ch *augmentedChunk, counts [][]float64, i int, t float64, correct bool) {
 	m := a.m
 	K := m.K
-	g := a.lay.byRow[0]
+	f := a.lay.order[0]
+	g := a.lay.byRow[f]
 	lo, hi := g.Start[i], g.Start[i+1]
-	row := a.row(0, i)
+	row := a.row(f, i)
 	n := ch.counts
 	clear(n)
 	up, lams, props := ch.grow(hi - lo)
 	values, js := g.Values[lo:hi], g.Other[0][lo:hi]
-	f1, c1 := a.fac[1], counts[1]
-	// A tensor's cells read the rows of factors 1 and 2; a matrix's the rows of factor 1.
+	// The cells read the rows of the other factors: one of a matrix, two of a tensor.
+	o1, o2 := otherModes(f, len(m.factors))
+	f1, c1 := a.fac[o1], counts[o1]
 	var ls []int32
 	var f2, c2 []float64
-	if len(m.factors) > 2 {
-		ls, f2, c2 = g.Other[1][lo:hi], a.fac[2], counts[2]
+	if o2 >= 0 {
+		ls, f2, c2 = g.Other[1][lo:hi], a.fac[o2], counts[o2]
 	}
 	if correct {
 		vec.DotRows(lams, row, f1, js, f2, ls)
@@ -740,22 +758,22 @@ func (a *poissonAugmented) splitRow(ch *augmentedChunk, counts [][]float64, i in
 			}
 		}
 	}
-	if m.lead(0) == K {
+	if m.lead(f) == K {
 		ch.accepted++ // no parameters: the row stays
 		addTo(ch.colsum, row)
 		return
 	}
-	p := a.propose(ch, 0, row, n)
+	p := a.propose(ch, f, row, n)
 	if p > 0 && correct {
 		vec.DotRows(props, ch.prop, f1, js, f2, ls)
 		ch.ratio.cells(t, values, lams, props, up, false)
 		logRatio, _, _ := ch.ratio.done(t, false)
 		p = acceptance(logRatio)
 	}
-	a.accept(ch, 0, i, p)
+	a.accept(ch, f, i, p)
 }
 
-// moveRow moves row i of factor k ≥ 1 at t: it takes the row's counts from the workers' parts
+// moveRow moves row i of factor k, not the first, at t: it takes the row's counts from the workers' parts
 // (clearing them), proposes the row from its Gamma conditional and accepts it by the
 // Metropolis–Hastings ratio where t rounds counts (correct). For the last factor's rows with
 // last, it adds their cells' Σ x log λ at the row kept to the chunk's log-likelihood.
@@ -784,15 +802,17 @@ func (a *poissonAugmented) moveRow(ch *augmentedChunk, k, i int, t float64, corr
 	g := a.lay.byRow[k]
 	lo, hi := g.Start[i], g.Start[i+1]
 	values, js := g.Values[lo:hi], g.Other[0][lo:hi]
-	// The other factors' rows: factor 0's, and for a tensor the other one's.
+	// The other factors' rows: one of a matrix, two of a tensor.
+	o1, o2 := otherModes(k, len(m.factors))
+	fa := a.fac[o1]
 	var ls []int32
 	var fb []float64
-	if len(m.factors) > 2 {
-		ls, fb = g.Other[1][lo:hi], a.fac[3-k]
+	if o2 >= 0 {
+		ls, fb = g.Other[1][lo:hi], a.fac[o2]
 	}
 	up, lams, props := ch.grow(hi - lo)
 	if !ratio {
-		vec.DotRows(lams, row, a.fac[0], js, fb, ls)
+		vec.DotRows(lams, row, fa, js, fb, ls)
 		var lls logtab.Products
 		direct := 0.0
 		for q, x := range values {
@@ -805,8 +825,8 @@ func (a *poissonAugmented) moveRow(ch *augmentedChunk, k, i int, t float64, corr
 		ch.ll += lls.Counted(direct)
 		return
 	}
-	vec.Dot2Rows(lams, props, row, ch.prop, a.fac[0], js, fb, ls)
-	// The roundings of the first pass, named by the cells' positions in mode 0's order.
+	vec.Dot2Rows(lams, props, row, ch.prop, fa, js, fb, ls)
+	// The roundings of the first pass, named by the cells' positions in the first mode's order.
 	for q, p := range a.lay.at[k][lo:hi] {
 		up[q] = rng.At(a.rounding, uint64(p)) < frac(t*values[q])
 	}
@@ -1006,16 +1026,24 @@ func (a *poissonAugmented) others(g *tensor.ByRow, p int, o []float64) []float64
 	if len(a.fac) == 2 {
 		return a.fac[1-g.Mode][j : j+K]
 	}
-	first, second := 0, 1 // the other modes, in order
-	switch g.Mode {
-	case 0:
-		first, second = 1, 2
-	case 1:
-		second = 2
-	}
+	first, second := otherModes(g.Mode, 3)
 	l := int(g.Other[1][p]) * K
 	vec.Mul(o, a.fac[first][j:j+K], a.fac[second][l:l+K])
 	return o
+}
+
+// otherModes returns the modes other than k of a tensor of that order, in mode order: the
+// second is −1 for a matrix.
+func otherModes(k, order int) (int, int) {
+	switch {
+	case order == 2:
+		return 1 - k, -1
+	case k == 0:
+		return 1, 2
+	case k == 1:
+		return 0, 2
+	}
+	return 0, 1
 }
 
 // frac is the fractional part of a non-negative v.
