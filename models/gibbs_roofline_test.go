@@ -6,6 +6,7 @@ import (
 
 	"github.com/stirank/stirank/internal/draw"
 	"github.com/stirank/stirank/internal/par"
+	"github.com/stirank/stirank/internal/vec"
 	"github.com/stirank/stirank/rng"
 	"github.com/stirank/stirank/tensor"
 )
@@ -82,7 +83,14 @@ func (rl *roofline) sweep(key uint64, t float64) {
 		for i := rl.cuts[c]; i < rl.cuts[c+1]; i++ {
 			row := rl.f[0][i*K : (i+1)*K]
 			clear(ch.n)
-			for p := g.Start[i]; p < g.Start[i+1]; p++ {
+			lo, hi := g.Start[i], g.Start[i+1]
+			vec.Prefetch(rl.f[1], g.Other[0][lo:hi], K)
+			vec.Prefetch(counts[1], g.Other[0][lo:hi], K)
+			if M > 2 {
+				vec.Prefetch(rl.f[2], g.Other[1][lo:hi], K)
+				vec.Prefetch(counts[2], g.Other[1][lo:hi], K)
+			}
+			for p := lo; p < hi; p++ {
 				j := int(g.Other[0][p])
 				s1 := counts[1][j*K : (j+1)*K]
 				var b, s2 []float64

@@ -8,8 +8,6 @@ import (
 	"sync"
 	"weak"
 
-	"gonum.org/v1/gonum/floats"
-
 	"github.com/stirank/stirank/internal/draw"
 	"github.com/stirank/stirank/internal/logtab"
 	"github.com/stirank/stirank/internal/par"
@@ -514,7 +512,7 @@ func (a *poissonAugmented) transferRow(ch *augmentedChunk, k, i int, t float64) 
 	}
 	g := a.lay.byRow[k]
 	lo, hi := g.Start[i], g.Start[i+1]
-	row := m.valueRow(a.f, k, i)
+	row := a.row(k, i)
 	pair := a.pairs[ch.st.Uint64()%uint64(len(a.pairs))]
 	r, s := pair[0], pair[1]
 	u0, step, accept := ch.st.Float64(), ch.st.NormFloat64()*transferMaxStep, ch.st.Float64()
@@ -549,15 +547,39 @@ func (a *poissonAugmented) transferRow(ch *augmentedChunk, k, i int, t float64) 
 		logRatio = -m.Rates[k] * (dr + ds)
 	}
 	if t > 0 {
-		sum := 0.0
-		for p := lo; p < hi; p++ {
-			if x := g.Values[p]; x > 0 {
-				o := a.others(g, p, ch.other)
-				lam := floats.Dot(row, o)
-				sum += x * logtab.Log((lam+dr*o[r]+ds*o[s])/lam)
+		// Σ x log(λ'/λ) over the cells, λ' = λ + dr·o[r] + ds·o[s], o the cell's product of the
+		// other factors' rows, with one logarithm per count (logtab.Products).
+		K := m.K
+		values, js := g.Values[lo:hi], g.Other[0][lo:hi]
+		o1, o2 := otherModes(k, len(m.factors))
+		fa := a.fac[o1]
+		var ls []int32
+		var fb []float64
+		if o2 >= 0 {
+			ls, fb = g.Other[1][lo:hi], a.fac[o2]
+		}
+		_, lams, _ := ch.grow(hi - lo)
+		vec.DotRows(lams, row, fa, js, fb, ls)
+		var ratios logtab.Products
+		direct := 0.0
+		for q, x := range values {
+			if x == 0 {
+				continue // a stored zero's λ enters only Σλ, which the move keeps
+			}
+			j := int(js[q]) * K
+			or, os := fa[j+r], fa[j+s]
+			if fb != nil {
+				l := int(ls[q]) * K
+				or, os = or*fb[l+r], os*fb[l+s]
+			}
+			ratio := (lams[q] + dr*or + ds*os) / lams[q]
+			if gi, ok := logtab.Group(x); !ok {
+				direct += x * logtab.Log(ratio)
+			} else if !ratios.TryMul(gi, ratio) {
+				ratios.Mul(gi, ratio)
 			}
 		}
-		logRatio += t * sum
+		logRatio += t * ratios.Counted(direct)
 	}
 	if !(logRatio >= 0) && !(accept < math.Exp(logRatio)) {
 		return
@@ -667,7 +689,9 @@ func (a *poissonAugmented) eachOn(k, workers int, body func(worker int, ch *augm
 // transfer makes transferRow's moves on the rows of every factor whose components have pairs
 // (ridgePairs), one factor after the other, before the counts are split: they move θ alone.
 func (a *poissonAugmented) transfer(key uint64, t float64) {
-	par.Tasks(len(a.gram), a.setGram)
+	for k := range a.gram {
+		a.setGram(k)
+	}
 	for k := range a.m.factors {
 		a.conditionalRates(k, t)
 		a.ridgePairs(key, k)
@@ -708,8 +732,19 @@ func (a *poissonAugmented) splitRow(ch *augmentedChunk, counts [][]float64, i in
 	if o2 >= 0 {
 		ls, f2, c2 = g.Other[1][lo:hi], a.fac[o2], counts[o2]
 	}
+	// The rows the cells will read and whose counts they will add to, fetched together: the
+	// splits of one cell after another would wait on each from memory.
+	vec.Prefetch(c1, js, K)
+	if f2 != nil {
+		vec.Prefetch(c2, ls, K)
+	}
 	if correct {
 		vec.DotRows(lams, row, f1, js, f2, ls)
+	} else {
+		vec.Prefetch(f1, js, K)
+		if f2 != nil {
+			vec.Prefetch(f2, ls, K)
+		}
 	}
 	w := ch.weights
 	for q, x := range values {

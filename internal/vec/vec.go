@@ -83,3 +83,8 @@ func Dot2Rows(out, outY, x, y, f []float64, ia []int32, fb []float64, ib []int32
 	}
 	dot2Rows(out, outY, x, y, f, ia, fb, ib)
 }
+
+// Prefetch asks the processor to bring the rows of f (of k entries) that idx names into its cache,
+// their first and last entries, ahead of the loop that will read or write them: a hint, which
+// changes no result (and does nothing where the assembly loops do not run).
+func Prefetch(f []float64, idx []int32, k int) { prefetch(f, idx, k) }

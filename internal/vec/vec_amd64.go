@@ -90,6 +90,15 @@ func dot2RowsAVX(out, outY, x, y, f []float64, ia []int32)
 //go:noescape
 func dot2Rows3AVX(out, outY, x, y, f []float64, ia []int32, fb []float64, ib []int32)
 
+func prefetch(f []float64, idx []int32, k int) {
+	if fast {
+		prefetchAVX(f, idx, k)
+	}
+}
+
+//go:noescape
+func prefetchAVX(f []float64, idx []int32, k int)
+
 //go:noescape
 func gramAVX(g, f []float64, k int)
 

@@ -383,6 +383,20 @@ gramdone:
 	VZEROUPPER
 	RET
 
+// AHEAD prefetches the row of base that idx names for the cell 8 after the current one (R12 of R13,
+// rows of R10 bytes), its first and last entries, so that the rows of the cells to come are on
+// their way from memory while the current one is computed; tmp is scratch, skip a label.
+#define AHEAD(idx, base, tmp, skip) \
+	LEAQ       16(R12), tmp     \
+	CMPQ       tmp, R13         \
+	JGE        skip             \
+	MOVLQSX    (idx)(tmp*4), tmp \
+	IMULQ      R10, tmp         \
+	ADDQ       base, tmp        \
+	PREFETCHT0 (tmp)            \
+	PREFETCHT0 -8(tmp)(R10*1)   \
+skip:
+
 // The row loops: for every cell q, the dot product of x (and y) with the row of f that ia[q]
 // names (dotAVX's and dot2AVX's loops), or with its entrywise product with the row of fb that
 // ib[q] names (VMULPD, then the fused multiply-adds).
@@ -402,6 +416,7 @@ TEXT ·dotRowsAVX(SB), NOSPLIT, $0-96
 drcell:
 	CMPQ    R12, R13
 	JGE     drdone
+	AHEAD(R9, R8, R11, drahead)
 	MOVLQSX (R9)(R12*4), BX
 	IMULQ   R10, BX
 	ADDQ    R8, BX
@@ -476,6 +491,8 @@ TEXT ·dotRows3AVX(SB), NOSPLIT, $0-144
 d3cell:
 	CMPQ    R12, R13
 	JGE     d3done
+	AHEAD(R9, R8, R14, d3ahead)
+	AHEAD(R11, fb_base+96(FP), R14, d3aheadb)
 	MOVLQSX (R9)(R12*4), BX
 	IMULQ   R10, BX
 	ADDQ    R8, BX
@@ -558,6 +575,7 @@ TEXT ·dot2RowsAVX(SB), NOSPLIT, $0-144
 d2cell:
 	CMPQ    R12, R13
 	JGE     d2done
+	AHEAD(R9, R8, R11, d2ahead)
 	MOVLQSX (R9)(R12*4), BX
 	IMULQ   R10, BX
 	ADDQ    R8, BX
@@ -637,6 +655,8 @@ TEXT ·dot2Rows3AVX(SB), NOSPLIT, $0-192
 e3cell:
 	CMPQ    R12, R13
 	JGE     e3done
+	AHEAD(R9, R8, R14, e3ahead)
+	AHEAD(R11, fb_base+144(FP), R14, e3aheadb)
 	MOVLQSX (R9)(R12*4), BX
 	IMULQ   R10, BX
 	ADDQ    R8, BX
@@ -705,4 +725,27 @@ e3store:
 
 e3done:
 	VZEROUPPER
+	RET
+
+// func prefetchAVX(f []float64, idx []int32, k int)
+TEXT ·prefetchAVX(SB), NOSPLIT, $0-56
+	MOVQ f_base+0(FP), R8
+	MOVQ idx_base+24(FP), R9
+	MOVQ idx_len+32(FP), R13
+	MOVQ k+48(FP), R10
+	SHLQ $3, R10
+	XORQ R12, R12
+
+pfcell:
+	CMPQ       R12, R13
+	JGE        pfdone
+	MOVLQSX    (R9)(R12*4), AX
+	IMULQ      R10, AX
+	ADDQ       R8, AX
+	PREFETCHT0 (AX)
+	PREFETCHT0 -8(AX)(R10*1)
+	INCQ       R12
+	JMP        pfcell
+
+pfdone:
 	RET

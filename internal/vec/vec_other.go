@@ -20,3 +20,4 @@ func mulBlocks(p, sums, w, a, b []float64) float64 { return mulBlocksGo(p, sums,
 func mulPick(p, sums, w, a, b []float64, u float64) (float64, int) {
 	return mulPickGo(p, sums, w, a, b, u)
 }
+func prefetch(f []float64, idx []int32, k int) {}
