@@ -3,6 +3,7 @@ package models
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"sync"
 	"testing"
 	"time"
@@ -95,20 +96,26 @@ func runGibbs(b *testing.B, body func(b *testing.B, w *gibbsWorkload, t float64)
 	}
 }
 
-// BenchmarkGibbsSweep times Sweep of the kernel (Augmented) on the engine's Gibbs workloads: one
-// chain from a prior draw, three sweeps in before the clock starts, every sweep from where the
-// last left θ, as a chain's are.
+// warm returns the workload's model, its kernel (Augmented) three sweeps at t from a prior draw,
+// the θ they left and the stream they drew from.
+func (w *gibbsWorkload) warm(b *testing.B, t float64) (*Poisson, Augmented, []float64, *rand.Rand) {
+	m := w.model(b)
+	r := rng.New(62, 1)
+	theta := make([]float64, m.Dim())
+	m.SamplePrior(r, theta)
+	k := m.NewAugmented()
+	for range 3 {
+		k.Sweep(r, t, theta, make([]float64, len(w.shape)))
+	}
+	return m, k, theta, r
+}
+
+// BenchmarkGibbsSweep times Sweep of the kernel on the engine's Gibbs workloads: one chain, every
+// sweep from where the last left θ, as a chain's are.
 func BenchmarkGibbsSweep(b *testing.B) {
 	runGibbs(b, func(b *testing.B, w *gibbsWorkload, t float64) func() {
-		m := w.model(b)
-		r := rng.New(62, 1)
-		theta := make([]float64, m.Dim())
-		m.SamplePrior(r, theta)
-		k := m.NewAugmented()
+		_, k, theta, r := w.warm(b, t)
 		acc := make([]float64, len(w.shape))
-		for range 3 {
-			k.Sweep(r, t, theta, acc)
-		}
 		return func() { k.Sweep(r, t, theta, acc) }
 	})
 }

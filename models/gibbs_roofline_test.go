@@ -177,15 +177,7 @@ func (rl *roofline) sum(k, count int) {
 // temperatures, from the θ three of the kernel's sweeps leave.
 func BenchmarkGibbsRoofline(b *testing.B) {
 	runGibbs(b, func(b *testing.B, w *gibbsWorkload, t float64) func() {
-		m := w.model(b)
-		r := rng.New(62, 1)
-		theta := make([]float64, m.Dim())
-		m.SamplePrior(r, theta)
-		k := m.NewAugmented()
-		acc := make([]float64, len(w.shape))
-		for range 3 {
-			k.Sweep(r, t, theta, acc)
-		}
+		m, _, theta, r := w.warm(b, t)
 		rl := newRoofline(m, theta)
 		return func() { rl.sweep(r.Uint64(), t) }
 	})

@@ -12,6 +12,7 @@ import (
 	"github.com/stirank/stirank/internal/logtab"
 	"github.com/stirank/stirank/internal/par"
 	"github.com/stirank/stirank/internal/slice"
+	"github.com/stirank/stirank/internal/vec"
 	"github.com/stirank/stirank/tensor"
 )
 
@@ -663,7 +664,7 @@ func (e *poissonEval) steinDeltas(c []float64) {
 // each factor k, Σ (x/λ)·Σ_r a_r δ_k[i_k, r] = Σ (x/λ)·Σ_r df_k[i_k, r] Π_{m≠k} F_m[i_m, r], and
 // last Σ (x/λ)·Σ_k Σ_r a_r over the free entries, which is the order times x where no entry is
 // fixed (a_r = Π_m F_m[i_m, r], λ = Σ_r a_r; df from steinDeltas). A matrix cell takes three dot
-// products.
+// products, two of them in one pass over the second factor's row (vec.Dot2).
 func (e *poissonEval) steinCells(lo, hi int, s *[tensor.MaxOrder + 1]float64) {
 	m, d := e.m, e.m.Data
 	K, order, lead := m.K, d.Order(), m.lead(0) // only mode 0 holds fixed entries
@@ -673,10 +674,11 @@ func (e *poissonEval) steinCells(lo, hi int, s *[tensor.MaxOrder + 1]float64) {
 		f0, f1, d0, d1 := e.f[o0:o0+K], e.f[o1:o1+K], e.df[o0:o0+K], e.df[o1:o1+K]
 		var lam, fixed float64
 		if order == 2 {
-			lam = floats.Dot(f0, f1)
+			var q0 float64
+			lam, q0 = vec.Dot2(f0, d0, f1)
 			w := x / lam
-			s[0] += w * floats.Dot(d0, f1)
-			s[1] += w * floats.Dot(f0, d1)
+			s[0] += w * q0
+			s[1] += w * vec.Dot(d1, f0)
 			if lead > 0 {
 				fixed = floats.Dot(f0[:lead], f1[:lead])
 			}

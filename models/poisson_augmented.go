@@ -510,8 +510,6 @@ func (a *poissonAugmented) transferRow(ch *augmentedChunk, k, i int, t float64) 
 	if len(a.pairs) == 0 {
 		return
 	}
-	g := a.lay.byRow[k]
-	lo, hi := g.Start[i], g.Start[i+1]
 	row := a.row(k, i)
 	pair := a.pairs[ch.st.Uint64()%uint64(len(a.pairs))]
 	r, s := pair[0], pair[1]
@@ -550,27 +548,20 @@ func (a *poissonAugmented) transferRow(ch *augmentedChunk, k, i int, t float64) 
 		// Σ x log(λ'/λ) over the cells, λ' = λ + dr·o[r] + ds·o[s], o the cell's product of the
 		// other factors' rows, with one logarithm per count (logtab.Products).
 		K := m.K
-		values, js := g.Values[lo:hi], g.Other[0][lo:hi]
-		o1, o2 := otherModes(k, len(m.factors))
-		fa := a.fac[o1]
-		var ls []int32
-		var fb []float64
-		if o2 >= 0 {
-			ls, fb = g.Other[1][lo:hi], a.fac[o2]
-		}
-		_, lams, _ := ch.grow(hi - lo)
-		vec.DotRows(lams, row, fa, js, fb, ls)
+		c := a.cells(k, i)
+		_, lams, _ := ch.grow(len(c.values))
+		vec.DotRows(lams, row, c.fa, c.ia, c.fb, c.ib)
 		var ratios logtab.Products
 		direct := 0.0
-		for q, x := range values {
+		for q, x := range c.values {
 			if x == 0 {
 				continue // a stored zero's λ enters only Σλ, which the move keeps
 			}
-			j := int(js[q]) * K
-			or, os := fa[j+r], fa[j+s]
-			if fb != nil {
-				l := int(ls[q]) * K
-				or, os = or*fb[l+r], os*fb[l+s]
+			j := int(c.ia[q]) * K
+			or, os := c.fa[j+r], c.fa[j+s]
+			if c.fb != nil {
+				l := int(c.ib[q]) * K
+				or, os = or*c.fb[l+r], os*c.fb[l+s]
 			}
 			ratio := (lams[q] + dr*or + ds*os) / lams[q]
 			if gi, ok := logtab.Group(x); !ok {
@@ -717,37 +708,27 @@ func (a *poissonAugmented) splitRow(ch *augmentedChunk, counts [][]float64, i in
 	m := a.m
 	K := m.K
 	f := a.lay.order[0]
-	g := a.lay.byRow[f]
-	lo, hi := g.Start[i], g.Start[i+1]
+	lo := a.lay.byRow[f].Start[i]
 	row := a.row(f, i)
 	n := ch.counts
 	clear(n)
-	up, lams, props := ch.grow(hi - lo)
-	values, js := g.Values[lo:hi], g.Other[0][lo:hi]
-	// The cells read the rows of the other factors: one of a matrix, two of a tensor.
-	o1, o2 := otherModes(f, len(m.factors))
-	f1, c1 := a.fac[o1], counts[o1]
-	var ls []int32
-	var f2, c2 []float64
-	if o2 >= 0 {
-		ls, f2, c2 = g.Other[1][lo:hi], a.fac[o2], counts[o2]
+	c := a.cells(f, i)
+	up, lams, props := ch.grow(len(c.values))
+	c1 := counts[c.a]
+	var c2 []float64
+	if c.b >= 0 {
+		c2 = counts[c.b]
 	}
 	// The rows the cells will read and whose counts they will add to, fetched together: the
 	// splits of one cell after another would wait on each from memory.
-	vec.Prefetch(c1, js, K)
-	if f2 != nil {
-		vec.Prefetch(c2, ls, K)
-	}
-	if correct {
-		vec.DotRows(lams, row, f1, js, f2, ls)
-	} else {
-		vec.Prefetch(f1, js, K)
-		if f2 != nil {
-			vec.Prefetch(f2, ls, K)
-		}
+	vec.Prefetch(c.fa, c.ia, K)
+	vec.Prefetch(c1, c.ia, K)
+	if c.fb != nil {
+		vec.Prefetch(c.fb, c.ib, K)
+		vec.Prefetch(c2, c.ib, K)
 	}
 	w := ch.weights
-	for q, x := range values {
+	for q, x := range c.values {
 		tx := t * x
 		nu := math.Floor(tx)
 		up[q] = false
@@ -758,38 +739,38 @@ func (a *poissonAugmented) splitRow(ch *augmentedChunk, counts [][]float64, i in
 		if nu == 0 {
 			continue
 		}
-		j := int(js[q]) * K
+		j := int(c.ia[q]) * K
 		s1 := c1[j : j+K]
 		var b, s2 []float64
-		if f2 != nil {
-			l := int(ls[q]) * K
-			b, s2 = f2[l:l+K], c2[l:l+K]
+		if c.fb != nil {
+			l := int(c.ib[q]) * K
+			b, s2 = c.fb[l:l+K], c2[l:l+K]
 		}
 		// The first event with the weights, any more from them.
-		c := w.SetPick(row, f1[j:j+K], b, ch.st.Float64())
-		n[c]++
-		s1[c]++
+		r := w.SetPick(row, c.fa[j:j+K], b, ch.st.Float64())
+		n[r]++
+		s1[r]++
 		if s2 != nil {
-			s2[c]++
+			s2[r]++
 		}
 		if nu <= float64(2*K+8) {
 			for range int(nu) - 1 {
-				c := w.Pick(ch.st.Float64())
-				n[c]++
-				s1[c]++
+				r := w.Pick(ch.st.Float64())
+				n[r]++
+				s1[r]++
 				if s2 != nil {
-					s2[c]++
+					s2[r]++
 				}
 			}
 			continue
 		}
 		clear(ch.cnt)
 		w.Split(ch.st.Rand, int(nu)-1, ch.cnt)
-		for c, v := range ch.cnt {
-			n[c] += float64(v)
-			s1[c] += float64(v)
+		for r, v := range ch.cnt {
+			n[r] += float64(v)
+			s1[r] += float64(v)
 			if s2 != nil {
-				s2[c] += float64(v)
+				s2[r] += float64(v)
 			}
 		}
 	}
@@ -800,8 +781,8 @@ func (a *poissonAugmented) splitRow(ch *augmentedChunk, counts [][]float64, i in
 	}
 	p := a.propose(ch, f, row, n)
 	if p > 0 && correct {
-		vec.DotRows(props, ch.prop, f1, js, f2, ls)
-		ch.ratio.cells(t, values, lams, props, up, false)
+		vec.Dot2Rows(lams, props, row, ch.prop, c.fa, c.ia, c.fb, c.ib)
+		ch.ratio.cells(t, c.values, lams, props, up, false)
 		logRatio, _, _ := ch.ratio.done(t, false)
 		p = acceptance(logRatio)
 	}
@@ -834,23 +815,13 @@ func (a *poissonAugmented) moveRow(ch *augmentedChunk, k, i int, t float64, corr
 			return
 		}
 	}
-	g := a.lay.byRow[k]
-	lo, hi := g.Start[i], g.Start[i+1]
-	values, js := g.Values[lo:hi], g.Other[0][lo:hi]
-	// The other factors' rows: one of a matrix, two of a tensor.
-	o1, o2 := otherModes(k, len(m.factors))
-	fa := a.fac[o1]
-	var ls []int32
-	var fb []float64
-	if o2 >= 0 {
-		ls, fb = g.Other[1][lo:hi], a.fac[o2]
-	}
-	up, lams, props := ch.grow(hi - lo)
+	c := a.cells(k, i)
+	up, lams, props := ch.grow(len(c.values))
 	if !ratio {
-		vec.DotRows(lams, row, fa, js, fb, ls)
+		vec.DotRows(lams, row, c.fa, c.ia, c.fb, c.ib)
 		var lls logtab.Products
 		direct := 0.0
-		for q, x := range values {
+		for q, x := range c.values {
 			if g, ok := logtab.Group(x); !ok {
 				direct += x * logtab.Log(lams[q])
 			} else if !lls.TryMul(g, lams[q]) {
@@ -860,12 +831,13 @@ func (a *poissonAugmented) moveRow(ch *augmentedChunk, k, i int, t float64, corr
 		ch.ll += lls.Counted(direct)
 		return
 	}
-	vec.Dot2Rows(lams, props, row, ch.prop, fa, js, fb, ls)
+	vec.Dot2Rows(lams, props, row, ch.prop, c.fa, c.ia, c.fb, c.ib)
 	// The roundings of the first pass, named by the cells' positions in the first mode's order.
-	for q, p := range a.lay.at[k][lo:hi] {
-		up[q] = rng.At(a.rounding, uint64(p)) < frac(t*values[q])
+	lo := a.lay.byRow[k].Start[i]
+	for q, p := range a.lay.at[k][lo : lo+len(c.values)] {
+		up[q] = rng.At(a.rounding, uint64(p)) < frac(t*c.values[q])
 	}
-	ch.ratio.cells(t, values, lams, props, up, last)
+	ch.ratio.cells(t, c.values, lams, props, up, last)
 	logRatio, xOld, xNew := ch.ratio.done(t, last)
 	if a.accept(ch, k, i, acceptance(logRatio)) {
 		xOld = xNew
@@ -1065,6 +1037,29 @@ func (a *poissonAugmented) others(g *tensor.ByRow, p int, o []float64) []float64
 	l := int(g.Other[1][p]) * K
 	vec.Mul(o, a.fac[first][j:j+K], a.fac[second][l:l+K])
 	return o
+}
+
+// rowCells are the cells of a row of a mode: their counts, and for the vec row loops the indices
+// of the rows of the other factors they read (ia of factor a, ib of factor b) and those factors'
+// values (fa, fb); a matrix's cells read one other factor, and b is −1, ib and fb nil.
+type rowCells struct {
+	values []float64
+	a, b   int
+	ia, ib []int32
+	fa, fb []float64
+}
+
+// cells returns the cells of row i of mode k.
+func (a *poissonAugmented) cells(k, i int) rowCells {
+	g := a.lay.byRow[k]
+	lo, hi := g.Start[i], g.Start[i+1]
+	c := rowCells{values: g.Values[lo:hi], ia: g.Other[0][lo:hi]}
+	c.a, c.b = otherModes(k, len(a.fac))
+	c.fa = a.fac[c.a]
+	if c.b >= 0 {
+		c.ib, c.fb = g.Other[1][lo:hi], a.fac[c.b]
+	}
+	return c
 }
 
 // otherModes returns the modes other than k of a tensor of that order, in mode order: the

@@ -23,7 +23,13 @@ func Gamma(r *rand.Rand, shape, rate float64) float64 {
 		return Gamma(r, shape+1, rate) * math.Pow(r.Float64(), 1/shape)
 	}
 	d := shape - 1.0/3
-	c := 1 / math.Sqrt(9*d)
+	return marsagliaTsang(r, d, 1/math.Sqrt(9*d)) / rate
+}
+
+// marsagliaTsang draws from Gamma(d + 1/3, 1) by Marsaglia and Tsang's method, c = 1/√(9d): a
+// ziggurat normal draw x is accepted as d·(1 + c·x)³ by a squeeze that needs no logarithm almost
+// always.
+func marsagliaTsang(r *rand.Rand, d, c float64) float64 {
 	for {
 		x := r.NormFloat64()
 		v := 1 + c*x
@@ -34,7 +40,7 @@ func Gamma(r *rand.Rand, shape, rate float64) float64 {
 		u := r.Float64()
 		x2 := x * x
 		if u < 1-0.0331*x2*x2 || math.Log(u) < 0.5*x2+d*(1-v+math.Log(v)) {
-			return d * v / rate
+			return d * v
 		}
 	}
 }
@@ -49,26 +55,11 @@ func GammaCount(r *rand.Rand, n float64) float64 {
 	if n == 0 {
 		return r.ExpFloat64()
 	}
-	var d, c float64
 	if i := int(n); i < len(countShapes) && float64(i) == n {
-		d, c = countShapes[i][0], countShapes[i][1]
-	} else {
-		d = n + 2.0/3
-		c = 1 / math.Sqrt(9*d)
+		return marsagliaTsang(r, countShapes[i][0], countShapes[i][1])
 	}
-	for {
-		x := r.NormFloat64()
-		v := 1 + c*x
-		if v <= 0 {
-			continue
-		}
-		v = v * v * v
-		u := r.Float64()
-		x2 := x * x
-		if u < 1-0.0331*x2*x2 || math.Log(u) < 0.5*x2+d*(1-v+math.Log(v)) {
-			return d * v
-		}
-	}
+	d := n + 2.0/3
+	return marsagliaTsang(r, d, 1/math.Sqrt(9*d))
 }
 
 // countShapes[n] is GammaCount's d = n + 2/3 and 1/√(9d) for the counts below 256.

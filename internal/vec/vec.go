@@ -6,15 +6,23 @@
 // lanes apart and adds them at the end in a fixed order, written out in the Go versions.
 package vec
 
-// Dot returns Σ_i x[i]·y[i] over the entries of x (y at least as long).
+// Dot returns Σ_i x[i]·y[i] over the entries of x (y at least as long): DotRows of one row.
 func Dot(x, y []float64) float64 {
-	return dot(x, y[:len(x)])
+	var out [1]float64
+	dotRows(out[:], x, y[:len(x)], first[:], nil, nil)
+	return out[0]
 }
 
-// Dot2 returns Dot(x, o) and Dot(y, o) in one pass over o (y and o at least as long as x).
+// Dot2 returns Dot(x, o) and Dot(y, o) in one pass over o (y and o at least as long as x):
+// Dot2Rows of one row.
 func Dot2(x, y, o []float64) (float64, float64) {
-	return dot2(x, y[:len(x)], o[:len(x)])
+	var out, outY [1]float64
+	dot2Rows(out[:], outY[:], x, y[:len(x)], o[:len(x)], first[:], nil, nil)
+	return out[0], outY[0]
 }
+
+// first names the first row of a vector, for Dot and Dot2.
+var first = [1]int32{0}
 
 // Mul sets dst[i] = x[i]·y[i] for the entries of dst (x and y at least as long).
 func Mul(dst, x, y []float64) {

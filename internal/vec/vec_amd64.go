@@ -5,20 +5,6 @@ import "golang.org/x/sys/cpu"
 // fast: the processor has AVX2, fused multiply-adds and POPCNT, which the assembly loops use.
 var fast = cpu.X86.HasAVX2 && cpu.X86.HasFMA && cpu.X86.HasPOPCNT
 
-func dot(x, y []float64) float64 {
-	if fast {
-		return dotAVX(x, y)
-	}
-	return dotGo(x, y, nil)
-}
-
-func dot2(x, y, o []float64) (float64, float64) {
-	if fast {
-		return dot2AVX(x, y, o)
-	}
-	return dot2Go(x, y, o, nil)
-}
-
 func mul(dst, x, y []float64) {
 	if fast {
 		mulAVX(dst, x, y)
@@ -57,38 +43,26 @@ func gram(g, f []float64, k int) {
 }
 
 func dotRows(out, x, f []float64, ia []int32, fb []float64, ib []int32) {
-	switch {
-	case !fast:
-		dotRowsGo(out, x, f, ia, fb, ib)
-	case fb == nil:
-		dotRowsAVX(out, x, f, ia)
-	default:
-		dotRows3AVX(out, x, f, ia, fb, ib)
+	if fast {
+		dotRowsAVX(out, x, f, ia, fb, ib)
+		return
 	}
+	dotRowsGo(out, x, f, ia, fb, ib)
 }
 
 func dot2Rows(out, outY, x, y, f []float64, ia []int32, fb []float64, ib []int32) {
-	switch {
-	case !fast:
-		dot2RowsGo(out, outY, x, y, f, ia, fb, ib)
-	case fb == nil:
-		dot2RowsAVX(out, outY, x, y, f, ia)
-	default:
-		dot2Rows3AVX(out, outY, x, y, f, ia, fb, ib)
+	if fast {
+		dot2RowsAVX(out, outY, x, y, f, ia, fb, ib)
+		return
 	}
+	dot2RowsGo(out, outY, x, y, f, ia, fb, ib)
 }
 
 //go:noescape
-func dotRowsAVX(out, x, f []float64, ia []int32)
+func dotRowsAVX(out, x, f []float64, ia []int32, fb []float64, ib []int32)
 
 //go:noescape
-func dotRows3AVX(out, x, f []float64, ia []int32, fb []float64, ib []int32)
-
-//go:noescape
-func dot2RowsAVX(out, outY, x, y, f []float64, ia []int32)
-
-//go:noescape
-func dot2Rows3AVX(out, outY, x, y, f []float64, ia []int32, fb []float64, ib []int32)
+func dot2RowsAVX(out, outY, x, y, f []float64, ia []int32, fb []float64, ib []int32)
 
 func prefetch(f []float64, idx []int32, k int) {
 	if fast {
@@ -104,12 +78,6 @@ func gramAVX(g, f []float64, k int)
 
 //go:noescape
 func pickAVX(v float64, p, sums []float64) int
-
-//go:noescape
-func dotAVX(x, y []float64) float64
-
-//go:noescape
-func dot2AVX(x, y, o []float64) (float64, float64)
 
 //go:noescape
 func mulAVX(dst, x, y []float64)

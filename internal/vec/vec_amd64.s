@@ -1,124 +1,13 @@
 #include "textflag.h"
 
+// LANES adds the four lanes of Y (X its low half, T scratch) into its first: (l0 + l2) + (l1 + l3).
+#define LANES(Y, X, T) \
+	VEXTRACTF128 $1, Y, T \
+	VADDPD       T, X, X  \
+	VHADDPD      X, X, X
+
 // The loops of vec_go.go in AVX2: Y registers hold four lanes of float64, and every product is
 // added by a fused multiply-add (VFMADD231PD b, a, acc: acc += a·b).
-
-// func dotAVX(x, y []float64) float64
-TEXT ·dotAVX(SB), NOSPLIT, $0-56
-	MOVQ   x_base+0(FP), SI
-	MOVQ   x_len+8(FP), CX
-	MOVQ   y_base+24(FP), DI
-	VXORPD Y0, Y0, Y0
-	VXORPD Y1, Y1, Y1
-	VXORPD Y2, Y2, Y2
-	VXORPD Y3, Y3, Y3
-	XORQ   AX, AX
-
-dot16:
-	LEAQ        16(AX), DX
-	CMPQ        DX, CX
-	JGT         dot4
-	VMOVUPD     (SI)(AX*8), Y4
-	VMOVUPD     32(SI)(AX*8), Y5
-	VMOVUPD     64(SI)(AX*8), Y6
-	VMOVUPD     96(SI)(AX*8), Y7
-	VFMADD231PD (DI)(AX*8), Y4, Y0
-	VFMADD231PD 32(DI)(AX*8), Y5, Y1
-	VFMADD231PD 64(DI)(AX*8), Y6, Y2
-	VFMADD231PD 96(DI)(AX*8), Y7, Y3
-	MOVQ        DX, AX
-	JMP         dot16
-
-dot4:
-	LEAQ        4(AX), DX
-	CMPQ        DX, CX
-	JGT         dotsum
-	VMOVUPD     (SI)(AX*8), Y4
-	VFMADD231PD (DI)(AX*8), Y4, Y0
-	MOVQ        DX, AX
-	JMP         dot4
-
-dotsum:
-	// (a0 + a1) + (a2 + a3) lane by lane, then the lanes (l0 + l2) + (l1 + l3).
-	VADDPD       Y1, Y0, Y0
-	VADDPD       Y3, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VEXTRACTF128 $1, Y0, X1
-	VADDPD       X1, X0, X0
-	VHADDPD      X0, X0, X0
-
-dottail:
-	CMPQ        AX, CX
-	JGE         dotdone
-	VMOVSD      (SI)(AX*8), X4
-	VFMADD231SD (DI)(AX*8), X4, X0
-	INCQ        AX
-	JMP         dottail
-
-dotdone:
-	VZEROUPPER
-	MOVSD X0, ret+48(FP)
-	RET
-
-// func dot2AVX(x, y, o []float64) (float64, float64)
-TEXT ·dot2AVX(SB), NOSPLIT, $0-88
-	MOVQ   x_base+0(FP), SI
-	MOVQ   x_len+8(FP), CX
-	MOVQ   y_base+24(FP), DI
-	MOVQ   o_base+48(FP), BX
-	VXORPD Y0, Y0, Y0
-	VXORPD Y1, Y1, Y1
-	VXORPD Y2, Y2, Y2
-	VXORPD Y3, Y3, Y3
-	XORQ   AX, AX
-
-dot2_8:
-	LEAQ        8(AX), DX
-	CMPQ        DX, CX
-	JGT         dot2_4
-	VMOVUPD     (BX)(AX*8), Y4
-	VMOVUPD     32(BX)(AX*8), Y5
-	VFMADD231PD (SI)(AX*8), Y4, Y0
-	VFMADD231PD 32(SI)(AX*8), Y5, Y1
-	VFMADD231PD (DI)(AX*8), Y4, Y2
-	VFMADD231PD 32(DI)(AX*8), Y5, Y3
-	MOVQ        DX, AX
-	JMP         dot2_8
-
-dot2_4:
-	LEAQ        4(AX), DX
-	CMPQ        DX, CX
-	JGT         dot2sum
-	VMOVUPD     (BX)(AX*8), Y4
-	VFMADD231PD (SI)(AX*8), Y4, Y0
-	VFMADD231PD (DI)(AX*8), Y4, Y2
-	MOVQ        DX, AX
-	JMP         dot2_4
-
-dot2sum:
-	VADDPD       Y1, Y0, Y0
-	VADDPD       Y3, Y2, Y2
-	VEXTRACTF128 $1, Y0, X1
-	VADDPD       X1, X0, X0
-	VHADDPD      X0, X0, X0
-	VEXTRACTF128 $1, Y2, X3
-	VADDPD       X3, X2, X2
-	VHADDPD      X2, X2, X2
-
-dot2tail:
-	CMPQ        AX, CX
-	JGE         dot2done
-	VMOVSD      (BX)(AX*8), X4
-	VFMADD231SD (SI)(AX*8), X4, X0
-	VFMADD231SD (DI)(AX*8), X4, X2
-	INCQ        AX
-	JMP         dot2tail
-
-dot2done:
-	VZEROUPPER
-	MOVSD X0, ret+72(FP)
-	MOVSD X2, ret1+80(FP)
-	RET
 
 // func mulAVX(dst, x, y []float64)
 TEXT ·mulAVX(SB), NOSPLIT, $0-72
@@ -250,9 +139,7 @@ wonly:                                \
 	VMOVUPD      Y0, (R11)(DX*8)     \
 	VMOVUPD      Y1, 32(R11)(DX*8)   \
 	VADDPD       Y1, Y0, Y0          \
-	VEXTRACTF128 $1, Y0, X1          \
-	VADDPD       X1, X0, X0          \
-	VHADDPD      X0, X0, X0          \
+	LANES(Y0, X0, X1)                \
 	VADDSD       X0, X3, X3          \
 	VMOVSD       X3, (R12)(AX*8)     \
 	INCQ         AX                  \
@@ -397,72 +284,105 @@ gramdone:
 	PREFETCHT0 -8(tmp)(R10*1)   \
 skip:
 
-// The row loops: for every cell q, the dot product of x (and y) with the row of f that ia[q]
-// names (dotAVX's and dot2AVX's loops), or with its entrywise product with the row of fb that
-// ib[q] names (VMULPD, then the fused multiply-adds).
+// ROWS starts cell R12 of R13 (jumping to done after the last): BX is the row of f (R8) that ia
+// (R9) names, DX the row of fb that ib (R11, 0 without fb) names, 0 without, the rows of the
+// cell 8 ahead are prefetched, and Y0–Y3 are zeroed; the labels are the macro's arguments.
+#define ROWS(done, ahead, aheadb, nob, fb) \
+	CMPQ    R12, R13                      \
+	JGE     done                          \
+	AHEAD(R9, R8, R14, ahead)             \
+	MOVLQSX (R9)(R12*4), BX               \
+	IMULQ   R10, BX                       \
+	ADDQ    R8, BX                        \
+	XORQ    DX, DX                        \
+	TESTQ   R11, R11                      \
+	JEQ     nob                           \
+	AHEAD(R11, fb, R14, aheadb)           \
+	MOVLQSX (R11)(R12*4), DX              \
+	IMULQ   R10, DX                       \
+	ADDQ    fb, DX                        \
+nob:                                      \
+	VXORPD  Y0, Y0, Y0                    \
+	VXORPD  Y1, Y1, Y1                    \
+	VXORPD  Y2, Y2, Y2                    \
+	VXORPD  Y3, Y3, Y3                    \
+	XORQ    AX, AX
 
-// func dotRowsAVX(out, x, f []float64, ia []int32)
-TEXT ·dotRowsAVX(SB), NOSPLIT, $0-96
+// The row loops: for every cell q, the dot product of x (and y) with the row of f that ia[q]
+// names, or with its entrywise product with the row of fb that ib[q] names (VMULPD, then the
+// fused multiply-adds): dotGo's loops (four accumulators over blocks of 16, then blocks of 4) and
+// dot2Go's (two accumulators per product over blocks of 8, then blocks of 4).
+
+// func dotRowsAVX(out, x, f []float64, ia []int32, fb []float64, ib []int32)
+TEXT ·dotRowsAVX(SB), NOSPLIT, $0-144
 	MOVQ out_base+0(FP), DI
 	MOVQ out_len+8(FP), R13
 	MOVQ x_base+24(FP), SI
 	MOVQ x_len+32(FP), CX
 	MOVQ f_base+48(FP), R8
 	MOVQ ia_base+72(FP), R9
+	MOVQ ib_base+120(FP), R11 // 0 without fb
 	MOVQ CX, R10
 	SHLQ $3, R10
 	XORQ R12, R12
 
 drcell:
-	CMPQ    R12, R13
-	JGE     drdone
-	AHEAD(R9, R8, R11, drahead)
-	MOVLQSX (R9)(R12*4), BX
-	IMULQ   R10, BX
-	ADDQ    R8, BX
-	VXORPD  Y0, Y0, Y0
-	VXORPD  Y1, Y1, Y1
-	VXORPD  Y2, Y2, Y2
-	VXORPD  Y3, Y3, Y3
-	XORQ    AX, AX
+	ROWS(drdone, drahead, draheadb, drnob, fb_base+96(FP))
 
 dr16:
-	LEAQ        16(AX), DX
-	CMPQ        DX, CX
+	LEAQ        16(AX), R14
+	CMPQ        R14, CX
 	JGT         dr4
-	VMOVUPD     (SI)(AX*8), Y4
-	VMOVUPD     32(SI)(AX*8), Y5
-	VMOVUPD     64(SI)(AX*8), Y6
-	VMOVUPD     96(SI)(AX*8), Y7
-	VFMADD231PD (BX)(AX*8), Y4, Y0
-	VFMADD231PD 32(BX)(AX*8), Y5, Y1
-	VFMADD231PD 64(BX)(AX*8), Y6, Y2
-	VFMADD231PD 96(BX)(AX*8), Y7, Y3
-	MOVQ        DX, AX
+	VMOVUPD     (BX)(AX*8), Y4
+	VMOVUPD     32(BX)(AX*8), Y5
+	VMOVUPD     64(BX)(AX*8), Y6
+	VMOVUPD     96(BX)(AX*8), Y7
+	TESTQ       DX, DX
+	JEQ         dr16w
+	VMULPD      (DX)(AX*8), Y4, Y4
+	VMULPD      32(DX)(AX*8), Y5, Y5
+	VMULPD      64(DX)(AX*8), Y6, Y6
+	VMULPD      96(DX)(AX*8), Y7, Y7
+
+dr16w:
+	VFMADD231PD (SI)(AX*8), Y4, Y0
+	VFMADD231PD 32(SI)(AX*8), Y5, Y1
+	VFMADD231PD 64(SI)(AX*8), Y6, Y2
+	VFMADD231PD 96(SI)(AX*8), Y7, Y3
+	MOVQ        R14, AX
 	JMP         dr16
 
 dr4:
-	LEAQ        4(AX), DX
-	CMPQ        DX, CX
+	LEAQ        4(AX), R14
+	CMPQ        R14, CX
 	JGT         drsum
-	VMOVUPD     (SI)(AX*8), Y4
-	VFMADD231PD (BX)(AX*8), Y4, Y0
-	MOVQ        DX, AX
+	VMOVUPD     (BX)(AX*8), Y4
+	TESTQ       DX, DX
+	JEQ         dr4w
+	VMULPD      (DX)(AX*8), Y4, Y4
+
+dr4w:
+	VFMADD231PD (SI)(AX*8), Y4, Y0
+	MOVQ        R14, AX
 	JMP         dr4
 
 drsum:
-	VADDPD       Y1, Y0, Y0
-	VADDPD       Y3, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VEXTRACTF128 $1, Y0, X1
-	VADDPD       X1, X0, X0
-	VHADDPD      X0, X0, X0
+	// (a0 + a1) + (a2 + a3) lane by lane, then the lanes (l0 + l2) + (l1 + l3).
+	VADDPD Y1, Y0, Y0
+	VADDPD Y3, Y2, Y2
+	VADDPD Y2, Y0, Y0
+	LANES(Y0, X0, X1)
 
 drtail:
 	CMPQ        AX, CX
 	JGE         drstore
-	VMOVSD      (SI)(AX*8), X4
-	VFMADD231SD (BX)(AX*8), X4, X0
+	VMOVSD      (BX)(AX*8), X4
+	TESTQ       DX, DX
+	JEQ         drtailw
+	VMULSD      (DX)(AX*8), X4, X4
+
+drtailw:
+	VFMADD231SD (SI)(AX*8), X4, X0
 	INCQ        AX
 	JMP         drtail
 
@@ -475,255 +395,86 @@ drdone:
 	VZEROUPPER
 	RET
 
-// func dotRows3AVX(out, x, f []float64, ia []int32, fb []float64, ib []int32)
-TEXT ·dotRows3AVX(SB), NOSPLIT, $0-144
-	MOVQ out_base+0(FP), DI
-	MOVQ out_len+8(FP), R13
-	MOVQ x_base+24(FP), SI
-	MOVQ x_len+32(FP), CX
-	MOVQ f_base+48(FP), R8
-	MOVQ ia_base+72(FP), R9
-	MOVQ ib_base+120(FP), R11
-	MOVQ CX, R10
-	SHLQ $3, R10
-	XORQ R12, R12
-
-d3cell:
-	CMPQ    R12, R13
-	JGE     d3done
-	AHEAD(R9, R8, R14, d3ahead)
-	AHEAD(R11, fb_base+96(FP), R14, d3aheadb)
-	MOVLQSX (R9)(R12*4), BX
-	IMULQ   R10, BX
-	ADDQ    R8, BX
-	MOVLQSX (R11)(R12*4), DX
-	IMULQ   R10, DX
-	ADDQ    fb_base+96(FP), DX
-	VXORPD  Y0, Y0, Y0
-	VXORPD  Y1, Y1, Y1
-	VXORPD  Y2, Y2, Y2
-	VXORPD  Y3, Y3, Y3
-	XORQ    AX, AX
-
-d3_16:
-	LEAQ        16(AX), R14
-	CMPQ        R14, CX
-	JGT         d3_4
-	VMOVUPD     (BX)(AX*8), Y4
-	VMOVUPD     32(BX)(AX*8), Y5
-	VMOVUPD     64(BX)(AX*8), Y6
-	VMOVUPD     96(BX)(AX*8), Y7
-	VMULPD      (DX)(AX*8), Y4, Y4
-	VMULPD      32(DX)(AX*8), Y5, Y5
-	VMULPD      64(DX)(AX*8), Y6, Y6
-	VMULPD      96(DX)(AX*8), Y7, Y7
-	VFMADD231PD (SI)(AX*8), Y4, Y0
-	VFMADD231PD 32(SI)(AX*8), Y5, Y1
-	VFMADD231PD 64(SI)(AX*8), Y6, Y2
-	VFMADD231PD 96(SI)(AX*8), Y7, Y3
-	MOVQ        R14, AX
-	JMP         d3_16
-
-d3_4:
-	LEAQ        4(AX), R14
-	CMPQ        R14, CX
-	JGT         d3sum
-	VMOVUPD     (BX)(AX*8), Y4
-	VMULPD      (DX)(AX*8), Y4, Y4
-	VFMADD231PD (SI)(AX*8), Y4, Y0
-	MOVQ        R14, AX
-	JMP         d3_4
-
-d3sum:
-	VADDPD       Y1, Y0, Y0
-	VADDPD       Y3, Y2, Y2
-	VADDPD       Y2, Y0, Y0
-	VEXTRACTF128 $1, Y0, X1
-	VADDPD       X1, X0, X0
-	VHADDPD      X0, X0, X0
-
-d3tail:
-	CMPQ        AX, CX
-	JGE         d3store
-	VMOVSD      (BX)(AX*8), X4
-	VMULSD      (DX)(AX*8), X4, X4
-	VFMADD231SD (SI)(AX*8), X4, X0
-	INCQ        AX
-	JMP         d3tail
-
-d3store:
-	VMOVSD X0, (DI)(R12*8)
-	INCQ   R12
-	JMP    d3cell
-
-d3done:
-	VZEROUPPER
-	RET
-
-// func dot2RowsAVX(out, outY, x, y, f []float64, ia []int32)
-TEXT ·dot2RowsAVX(SB), NOSPLIT, $0-144
+// func dot2RowsAVX(out, outY, x, y, f []float64, ia []int32, fb []float64, ib []int32)
+TEXT ·dot2RowsAVX(SB), NOSPLIT, $0-192
 	MOVQ out_len+8(FP), R13
 	MOVQ x_base+48(FP), SI
 	MOVQ x_len+56(FP), CX
 	MOVQ y_base+72(FP), DI
 	MOVQ f_base+96(FP), R8
 	MOVQ ia_base+120(FP), R9
+	MOVQ ib_base+168(FP), R11 // 0 without fb
 	MOVQ CX, R10
 	SHLQ $3, R10
 	XORQ R12, R12
 
 d2cell:
-	CMPQ    R12, R13
-	JGE     d2done
-	AHEAD(R9, R8, R11, d2ahead)
-	MOVLQSX (R9)(R12*4), BX
-	IMULQ   R10, BX
-	ADDQ    R8, BX
-	VXORPD  Y0, Y0, Y0
-	VXORPD  Y1, Y1, Y1
-	VXORPD  Y2, Y2, Y2
-	VXORPD  Y3, Y3, Y3
-	XORQ    AX, AX
+	ROWS(d2done, d2ahead, d2aheadb, d2nob, fb_base+144(FP))
 
 d2_8:
-	LEAQ        8(AX), DX
-	CMPQ        DX, CX
+	LEAQ        8(AX), R14
+	CMPQ        R14, CX
 	JGT         d2_4
 	VMOVUPD     (BX)(AX*8), Y4
 	VMOVUPD     32(BX)(AX*8), Y5
+	TESTQ       DX, DX
+	JEQ         d2_8w
+	VMULPD      (DX)(AX*8), Y4, Y4
+	VMULPD      32(DX)(AX*8), Y5, Y5
+
+d2_8w:
 	VFMADD231PD (SI)(AX*8), Y4, Y0
 	VFMADD231PD 32(SI)(AX*8), Y5, Y1
 	VFMADD231PD (DI)(AX*8), Y4, Y2
 	VFMADD231PD 32(DI)(AX*8), Y5, Y3
-	MOVQ        DX, AX
+	MOVQ        R14, AX
 	JMP         d2_8
 
 d2_4:
-	LEAQ        4(AX), DX
-	CMPQ        DX, CX
+	LEAQ        4(AX), R14
+	CMPQ        R14, CX
 	JGT         d2sum
 	VMOVUPD     (BX)(AX*8), Y4
+	TESTQ       DX, DX
+	JEQ         d2_4w
+	VMULPD      (DX)(AX*8), Y4, Y4
+
+d2_4w:
 	VFMADD231PD (SI)(AX*8), Y4, Y0
 	VFMADD231PD (DI)(AX*8), Y4, Y2
-	MOVQ        DX, AX
+	MOVQ        R14, AX
 	JMP         d2_4
 
 d2sum:
-	VADDPD       Y1, Y0, Y0
-	VADDPD       Y3, Y2, Y2
-	VEXTRACTF128 $1, Y0, X1
-	VADDPD       X1, X0, X0
-	VHADDPD      X0, X0, X0
-	VEXTRACTF128 $1, Y2, X3
-	VADDPD       X3, X2, X2
-	VHADDPD      X2, X2, X2
+	// a0 + a1 lane by lane for each product, then the lanes (l0 + l2) + (l1 + l3).
+	VADDPD Y1, Y0, Y0
+	VADDPD Y3, Y2, Y2
+	LANES(Y0, X0, X1)
+	LANES(Y2, X2, X3)
 
 d2tail:
 	CMPQ        AX, CX
 	JGE         d2store
 	VMOVSD      (BX)(AX*8), X4
+	TESTQ       DX, DX
+	JEQ         d2tailw
+	VMULSD      (DX)(AX*8), X4, X4
+
+d2tailw:
 	VFMADD231SD (SI)(AX*8), X4, X0
 	VFMADD231SD (DI)(AX*8), X4, X2
 	INCQ        AX
 	JMP         d2tail
 
 d2store:
-	MOVQ   out_base+0(FP), DX
-	VMOVSD X0, (DX)(R12*8)
-	MOVQ   outY_base+24(FP), DX
-	VMOVSD X2, (DX)(R12*8)
-	INCQ   R12
-	JMP    d2cell
-
-d2done:
-	VZEROUPPER
-	RET
-
-// func dot2Rows3AVX(out, outY, x, y, f []float64, ia []int32, fb []float64, ib []int32)
-TEXT ·dot2Rows3AVX(SB), NOSPLIT, $0-192
-	MOVQ out_len+8(FP), R13
-	MOVQ x_base+48(FP), SI
-	MOVQ x_len+56(FP), CX
-	MOVQ y_base+72(FP), DI
-	MOVQ f_base+96(FP), R8
-	MOVQ ia_base+120(FP), R9
-	MOVQ ib_base+168(FP), R11
-	MOVQ CX, R10
-	SHLQ $3, R10
-	XORQ R12, R12
-
-e3cell:
-	CMPQ    R12, R13
-	JGE     e3done
-	AHEAD(R9, R8, R14, e3ahead)
-	AHEAD(R11, fb_base+144(FP), R14, e3aheadb)
-	MOVLQSX (R9)(R12*4), BX
-	IMULQ   R10, BX
-	ADDQ    R8, BX
-	MOVLQSX (R11)(R12*4), DX
-	IMULQ   R10, DX
-	ADDQ    fb_base+144(FP), DX
-	VXORPD  Y0, Y0, Y0
-	VXORPD  Y1, Y1, Y1
-	VXORPD  Y2, Y2, Y2
-	VXORPD  Y3, Y3, Y3
-	XORQ    AX, AX
-
-e3_8:
-	LEAQ        8(AX), R14
-	CMPQ        R14, CX
-	JGT         e3_4
-	VMOVUPD     (BX)(AX*8), Y4
-	VMOVUPD     32(BX)(AX*8), Y5
-	VMULPD      (DX)(AX*8), Y4, Y4
-	VMULPD      32(DX)(AX*8), Y5, Y5
-	VFMADD231PD (SI)(AX*8), Y4, Y0
-	VFMADD231PD 32(SI)(AX*8), Y5, Y1
-	VFMADD231PD (DI)(AX*8), Y4, Y2
-	VFMADD231PD 32(DI)(AX*8), Y5, Y3
-	MOVQ        R14, AX
-	JMP         e3_8
-
-e3_4:
-	LEAQ        4(AX), R14
-	CMPQ        R14, CX
-	JGT         e3sum
-	VMOVUPD     (BX)(AX*8), Y4
-	VMULPD      (DX)(AX*8), Y4, Y4
-	VFMADD231PD (SI)(AX*8), Y4, Y0
-	VFMADD231PD (DI)(AX*8), Y4, Y2
-	MOVQ        R14, AX
-	JMP         e3_4
-
-e3sum:
-	VADDPD       Y1, Y0, Y0
-	VADDPD       Y3, Y2, Y2
-	VEXTRACTF128 $1, Y0, X1
-	VADDPD       X1, X0, X0
-	VHADDPD      X0, X0, X0
-	VEXTRACTF128 $1, Y2, X3
-	VADDPD       X3, X2, X2
-	VHADDPD      X2, X2, X2
-
-e3tail:
-	CMPQ        AX, CX
-	JGE         e3store
-	VMOVSD      (BX)(AX*8), X4
-	VMULSD      (DX)(AX*8), X4, X4
-	VFMADD231SD (SI)(AX*8), X4, X0
-	VFMADD231SD (DI)(AX*8), X4, X2
-	INCQ        AX
-	JMP         e3tail
-
-e3store:
 	MOVQ   out_base+0(FP), R14
 	VMOVSD X0, (R14)(R12*8)
 	MOVQ   outY_base+24(FP), R14
 	VMOVSD X2, (R14)(R12*8)
 	INCQ   R12
-	JMP    e3cell
+	JMP    d2cell
 
-e3done:
+d2done:
 	VZEROUPPER
 	RET
 

@@ -6,7 +6,7 @@ import "math"
 // a holds the sum over the entries i ≡ l (mod 4) it covered, and the lanes are added as
 // (l0 + l2) + (l1 + l3).
 
-// dotGo is dotAVX of x and o, o = a, or with b the products a[i]·b[i] (dotRows3AVX): four
+// dotGo is dotRowsAVX's loop for x and o, o = a, or with b the products a[i]·b[i]: four
 // accumulators over blocks of 16 entries, then the first one over blocks of 4, the accumulators
 // added ((a0 + a1) + (a2 + a3)) lane by lane, the lanes, and the last entries one by one.
 func dotGo(x, a, b []float64) float64 {
@@ -31,7 +31,7 @@ func dotGo(x, a, b []float64) float64 {
 	return tail(lanes(s), x, a, b, i)
 }
 
-// dot2Go is dot2AVX of x and y with o as dotGo's: two accumulators per product over blocks of 8
+// dot2Go is dot2RowsAVX's loop for x and y with o as dotGo's: two accumulators per product over blocks of 8
 // entries, then the first over blocks of 4, the two added lane by lane, the lanes, and the last
 // entries one by one.
 func dot2Go(x, y, a, b []float64) (float64, float64) {
@@ -165,7 +165,7 @@ func gramGo(g, f []float64, k int) {
 	}
 }
 
-// dotRowsGo is dotRowsAVX and dotRows3AVX.
+// dotRowsGo is dotRowsAVX.
 func dotRowsGo(out, x, f []float64, ia []int32, fb []float64, ib []int32) {
 	for q := range out {
 		a, b := rows(len(x), q, f, ia, fb, ib)
@@ -173,7 +173,7 @@ func dotRowsGo(out, x, f []float64, ia []int32, fb []float64, ib []int32) {
 	}
 }
 
-// dot2RowsGo is dot2RowsAVX and dot2Rows3AVX.
+// dot2RowsGo is dot2RowsAVX.
 func dot2RowsGo(out, outY, x, y, f []float64, ia []int32, fb []float64, ib []int32) {
 	for q := range out {
 		a, b := rows(len(x), q, f, ia, fb, ib)

@@ -5,11 +5,9 @@ package vec
 // fast is false off amd64: the Go loops run.
 const fast = false
 
-func dot(x, y []float64) float64                { return dotGo(x, y, nil) }
-func dot2(x, y, o []float64) (float64, float64) { return dot2Go(x, y, o, nil) }
-func mul(dst, x, y []float64)                   { mulGo(dst, x, y) }
-func pick(v float64, p, sums []float64) int     { return pickGo(v, p, sums) }
-func gram(g, f []float64, k int)                { gramGo(g, f, k) }
+func mul(dst, x, y []float64)               { mulGo(dst, x, y) }
+func pick(v float64, p, sums []float64) int { return pickGo(v, p, sums) }
+func gram(g, f []float64, k int)            { gramGo(g, f, k) }
 func dotRows(out, x, f []float64, ia []int32, fb []float64, ib []int32) {
 	dotRowsGo(out, x, f, ia, fb, ib)
 }

@@ -32,10 +32,10 @@ func TestLoopsAgree(t *testing.T) {
 				scaleX += math.Abs(x[i] * o[i])
 				scaleY += math.Abs(y[i] * o[i])
 			}
-			if a, g := dot(x, o), dotGo(x, o, nil); a != g || !near(g, want, scaleX) {
+			if a, g := Dot(x, o), dotGo(x, o, nil); a != g || !near(g, want, scaleX) {
 				t.Fatalf("n=%d: Dot %v (run) and %v (Go), the sum %v", n, a, g, want)
 			}
-			a1, a2 := dot2(x, y, o)
+			a1, a2 := Dot2(x, y, o)
 			g1, g2 := dot2Go(x, y, o, nil)
 			if a1 != g1 || a2 != g2 || !near(g1, want, scaleX) || !near(g2, wantY, scaleY) {
 				t.Fatalf("n=%d: Dot2 %v %v (run) and %v %v (Go), the sums %v %v", n, a1, a2, g1, g2, want, wantY)
@@ -253,7 +253,7 @@ func BenchmarkDot(b *testing.B) {
 		b.Run(fmt.Sprintf("run/%d", n), func(b *testing.B) {
 			s := 0.0
 			for b.Loop() {
-				s += dot(x, y)
+				s += Dot(x, y)
 			}
 			sink = s
 		})
