@@ -6,22 +6,21 @@
 // lanes apart and adds them at the end in a fixed order, written out in the Go versions.
 package vec
 
-// Dot returns Σ_i x[i]·y[i] over the entries of x (y at least as long): DotRows of one row.
+// Dot returns Σ_i x[i]·y[i] over the entries of x (y at least as long): Dot2's first.
 func Dot(x, y []float64) float64 {
-	var out [1]float64
-	dotRows(out[:], x, y[:len(x)], first[:], nil, nil)
-	return out[0]
+	d, _ := Dot2(x, x, y)
+	return d
 }
 
-// Dot2 returns Dot(x, o) and Dot(y, o) in one pass over o (y and o at least as long as x):
-// Dot2Rows of one row.
+// Dot2 returns Σ_i x[i]·o[i] and Σ_i y[i]·o[i] in one pass over o (y and o at least as long as
+// x): Dot2Rows of one row.
 func Dot2(x, y, o []float64) (float64, float64) {
 	var out, outY [1]float64
 	dot2Rows(out[:], outY[:], x, y[:len(x)], o[:len(x)], first[:], nil, nil)
 	return out[0], outY[0]
 }
 
-// first names the first row of a vector, for Dot and Dot2.
+// first names the first row of a vector, for Dot2.
 var first = [1]int32{0}
 
 // Mul sets dst[i] = x[i]·y[i] for the entries of dst (x and y at least as long).
@@ -74,16 +73,13 @@ func Gram(g, f []float64, k int) {
 
 // DotRows sets out[q] = Dot(x, o_q) for the rows o_q = f[ia[q]·k : ia[q]·k + k] of f, k = len(x),
 // or with fb and ib, o_q = Mul of that row and fb's row ib[q]: the λ of a row's cells, whose
-// other factors' rows are gathered by index, in one call.
+// other factors' rows are gathered by index, in one call (Dot2Rows' first).
 func DotRows(out, x, f []float64, ia []int32, fb []float64, ib []int32) {
-	ia = ia[:len(out)]
-	if fb != nil {
-		ib = ib[:len(out)]
-	}
-	dotRows(out, x, f, ia, fb, ib)
+	Dot2Rows(out, out, x, x, f, ia, fb, ib)
 }
 
-// Dot2Rows is DotRows of x into out and of y into outY (Dot2 of every row).
+// Dot2Rows sets out[q] and outY[q] to Dot2(x, y, o_q) for the rows o_q of DotRows, in one pass
+// over each; out and outY may be one slice where x and y are one vector.
 func Dot2Rows(out, outY, x, y, f []float64, ia []int32, fb []float64, ib []int32) {
 	ia, outY, y = ia[:len(out)], outY[:len(out)], y[:len(x)]
 	if fb != nil {

@@ -42,14 +42,6 @@ func gram(g, f []float64, k int) {
 	gramGo(g, f, k)
 }
 
-func dotRows(out, x, f []float64, ia []int32, fb []float64, ib []int32) {
-	if fast {
-		dotRowsAVX(out, x, f, ia, fb, ib)
-		return
-	}
-	dotRowsGo(out, x, f, ia, fb, ib)
-}
-
 func dot2Rows(out, outY, x, y, f []float64, ia []int32, fb []float64, ib []int32) {
 	if fast {
 		dot2RowsAVX(out, outY, x, y, f, ia, fb, ib)
@@ -57,9 +49,6 @@ func dot2Rows(out, outY, x, y, f []float64, ia []int32, fb []float64, ib []int32
 	}
 	dot2RowsGo(out, outY, x, y, f, ia, fb, ib)
 }
-
-//go:noescape
-func dotRowsAVX(out, x, f []float64, ia []int32, fb []float64, ib []int32)
 
 //go:noescape
 func dot2RowsAVX(out, outY, x, y, f []float64, ia []int32, fb []float64, ib []int32)

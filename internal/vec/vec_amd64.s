@@ -308,92 +308,9 @@ nob:                                      \
 	VXORPD  Y3, Y3, Y3                    \
 	XORQ    AX, AX
 
-// The row loops: for every cell q, the dot product of x (and y) with the row of f that ia[q]
-// names, or with its entrywise product with the row of fb that ib[q] names (VMULPD, then the
-// fused multiply-adds): dotGo's loops (four accumulators over blocks of 16, then blocks of 4) and
-// dot2Go's (two accumulators per product over blocks of 8, then blocks of 4).
-
-// func dotRowsAVX(out, x, f []float64, ia []int32, fb []float64, ib []int32)
-TEXT ·dotRowsAVX(SB), NOSPLIT, $0-144
-	MOVQ out_base+0(FP), DI
-	MOVQ out_len+8(FP), R13
-	MOVQ x_base+24(FP), SI
-	MOVQ x_len+32(FP), CX
-	MOVQ f_base+48(FP), R8
-	MOVQ ia_base+72(FP), R9
-	MOVQ ib_base+120(FP), R11 // 0 without fb
-	MOVQ CX, R10
-	SHLQ $3, R10
-	XORQ R12, R12
-
-drcell:
-	ROWS(drdone, drahead, draheadb, drnob, fb_base+96(FP))
-
-dr16:
-	LEAQ        16(AX), R14
-	CMPQ        R14, CX
-	JGT         dr4
-	VMOVUPD     (BX)(AX*8), Y4
-	VMOVUPD     32(BX)(AX*8), Y5
-	VMOVUPD     64(BX)(AX*8), Y6
-	VMOVUPD     96(BX)(AX*8), Y7
-	TESTQ       DX, DX
-	JEQ         dr16w
-	VMULPD      (DX)(AX*8), Y4, Y4
-	VMULPD      32(DX)(AX*8), Y5, Y5
-	VMULPD      64(DX)(AX*8), Y6, Y6
-	VMULPD      96(DX)(AX*8), Y7, Y7
-
-dr16w:
-	VFMADD231PD (SI)(AX*8), Y4, Y0
-	VFMADD231PD 32(SI)(AX*8), Y5, Y1
-	VFMADD231PD 64(SI)(AX*8), Y6, Y2
-	VFMADD231PD 96(SI)(AX*8), Y7, Y3
-	MOVQ        R14, AX
-	JMP         dr16
-
-dr4:
-	LEAQ        4(AX), R14
-	CMPQ        R14, CX
-	JGT         drsum
-	VMOVUPD     (BX)(AX*8), Y4
-	TESTQ       DX, DX
-	JEQ         dr4w
-	VMULPD      (DX)(AX*8), Y4, Y4
-
-dr4w:
-	VFMADD231PD (SI)(AX*8), Y4, Y0
-	MOVQ        R14, AX
-	JMP         dr4
-
-drsum:
-	// (a0 + a1) + (a2 + a3) lane by lane, then the lanes (l0 + l2) + (l1 + l3).
-	VADDPD Y1, Y0, Y0
-	VADDPD Y3, Y2, Y2
-	VADDPD Y2, Y0, Y0
-	LANES(Y0, X0, X1)
-
-drtail:
-	CMPQ        AX, CX
-	JGE         drstore
-	VMOVSD      (BX)(AX*8), X4
-	TESTQ       DX, DX
-	JEQ         drtailw
-	VMULSD      (DX)(AX*8), X4, X4
-
-drtailw:
-	VFMADD231SD (SI)(AX*8), X4, X0
-	INCQ        AX
-	JMP         drtail
-
-drstore:
-	VMOVSD X0, (DI)(R12*8)
-	INCQ   R12
-	JMP    drcell
-
-drdone:
-	VZEROUPPER
-	RET
+// The row loop: for every cell q, the dot products of x and y with the row of f that ia[q] names,
+// or with its entrywise product with the row of fb that ib[q] names (VMULPD, then the fused
+// multiply-adds): dot2Go's loop (two accumulators per product over blocks of 8, then blocks of 4).
 
 // func dot2RowsAVX(out, outY, x, y, f []float64, ia []int32, fb []float64, ib []int32)
 TEXT ·dot2RowsAVX(SB), NOSPLIT, $0-192

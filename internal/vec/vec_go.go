@@ -6,34 +6,9 @@ import "math"
 // a holds the sum over the entries i ≡ l (mod 4) it covered, and the lanes are added as
 // (l0 + l2) + (l1 + l3).
 
-// dotGo is dotRowsAVX's loop for x and o, o = a, or with b the products a[i]·b[i]: four
-// accumulators over blocks of 16 entries, then the first one over blocks of 4, the accumulators
-// added ((a0 + a1) + (a2 + a3)) lane by lane, the lanes, and the last entries one by one.
-func dotGo(x, a, b []float64) float64 {
-	var acc [4][4]float64
-	i := 0
-	for ; i+16 <= len(x); i += 16 {
-		for j := range 4 {
-			for l := range 4 {
-				acc[j][l] = math.FMA(x[i+4*j+l], other(a, b, i+4*j+l), acc[j][l])
-			}
-		}
-	}
-	for ; i+4 <= len(x); i += 4 {
-		for l := range 4 {
-			acc[0][l] = math.FMA(x[i+l], other(a, b, i+l), acc[0][l])
-		}
-	}
-	var s [4]float64
-	for l := range 4 {
-		s[l] = (acc[0][l] + acc[1][l]) + (acc[2][l] + acc[3][l])
-	}
-	return tail(lanes(s), x, a, b, i)
-}
-
-// dot2Go is dot2RowsAVX's loop for x and y with o as dotGo's: two accumulators per product over blocks of 8
-// entries, then the first over blocks of 4, the two added lane by lane, the lanes, and the last
-// entries one by one.
+// dot2Go is dot2RowsAVX's loop for x and y with o, o = a or, with b, the products a[i]·b[i]: two
+// accumulators per product over blocks of 8 entries, then the first over blocks of 4, the two
+// added lane by lane, the lanes, and the last entries one by one.
 func dot2Go(x, y, a, b []float64) (float64, float64) {
 	var ax, ay [2][4]float64
 	i := 0
@@ -122,7 +97,7 @@ func mulPickGo(p, sums, w, a, b []float64, u float64) (float64, int) {
 func lanes(s [4]float64) float64 { return (s[0] + s[2]) + (s[1] + s[3]) }
 
 // tail adds x[i]·o[i] to s from entry i on, one entry at a time, each a fused multiply-add (o as
-// dotGo's).
+// dot2Go's).
 func tail(s float64, x, a, b []float64, i int) float64 {
 	for ; i < len(x); i++ {
 		s = math.FMA(x[i], other(a, b, i), s)
@@ -162,14 +137,6 @@ func gramGo(g, f []float64, k int) {
 				ga[c] = math.FMA(v, r[c], ga[c])
 			}
 		}
-	}
-}
-
-// dotRowsGo is dotRowsAVX.
-func dotRowsGo(out, x, f []float64, ia []int32, fb []float64, ib []int32) {
-	for q := range out {
-		a, b := rows(len(x), q, f, ia, fb, ib)
-		out[q] = dotGo(x, a, b)
 	}
 }
 

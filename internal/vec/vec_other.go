@@ -8,9 +8,6 @@ const fast = false
 func mul(dst, x, y []float64)               { mulGo(dst, x, y) }
 func pick(v float64, p, sums []float64) int { return pickGo(v, p, sums) }
 func gram(g, f []float64, k int)            { gramGo(g, f, k) }
-func dotRows(out, x, f []float64, ia []int32, fb []float64, ib []int32) {
-	dotRowsGo(out, x, f, ia, fb, ib)
-}
 func dot2Rows(out, outY, x, y, f []float64, ia []int32, fb []float64, ib []int32) {
 	dot2RowsGo(out, outY, x, y, f, ia, fb, ib)
 }
