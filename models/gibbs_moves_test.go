@@ -91,10 +91,10 @@ func BenchmarkGibbsMoves(b *testing.B) {
 			b.Run(w.name+"/"+mv.name, func(b *testing.B) {
 				a, theta, r := setup(b, mv.rank)
 				move := mv.move(a, theta, r)
-				// A whole Sweep's CPU time, over sweeps enough for a tenth of a second.
+				// A whole Sweep's CPU time, over sweeps enough for half a second.
 				acc := make([]float64, len(w.shape))
 				sweeps, start := 0, cputime.Now()
-				for sweeps < 1 || cputime.Now()-start < 100*time.Millisecond {
+				for sweeps < 3 || cputime.Now()-start < 500*time.Millisecond {
 					a.Sweep(r, t, theta, acc)
 					sweeps++
 				}
