@@ -12,6 +12,7 @@ import (
 	"github.com/stirank/stirank/internal/logtab"
 	"github.com/stirank/stirank/internal/par"
 	"github.com/stirank/stirank/internal/slice"
+	"github.com/stirank/stirank/internal/vec"
 	"github.com/stirank/stirank/tensor"
 )
 
@@ -663,7 +664,7 @@ func (e *poissonEval) steinDeltas(c []float64) {
 // each factor k, Σ (x/λ)·Σ_r a_r δ_k[i_k, r] = Σ (x/λ)·Σ_r df_k[i_k, r] Π_{m≠k} F_m[i_m, r], and
 // last Σ (x/λ)·Σ_k Σ_r a_r over the free entries, which is the order times x where no entry is
 // fixed (a_r = Π_m F_m[i_m, r], λ = Σ_r a_r; df from steinDeltas). A matrix cell takes three dot
-// products.
+// products, two of them in one pass over the second factor's row (vec.Dot2).
 func (e *poissonEval) steinCells(lo, hi int, s *[tensor.MaxOrder + 1]float64) {
 	m, d := e.m, e.m.Data
 	K, order, lead := m.K, d.Order(), m.lead(0) // only mode 0 holds fixed entries
@@ -673,10 +674,11 @@ func (e *poissonEval) steinCells(lo, hi int, s *[tensor.MaxOrder + 1]float64) {
 		f0, f1, d0, d1 := e.f[o0:o0+K], e.f[o1:o1+K], e.df[o0:o0+K], e.df[o1:o1+K]
 		var lam, fixed float64
 		if order == 2 {
-			lam = floats.Dot(f0, f1)
+			var q0 float64
+			lam, q0 = vec.Dot2(f0, d0, f1)
 			w := x / lam
-			s[0] += w * floats.Dot(d0, f1)
-			s[1] += w * floats.Dot(f0, d1)
+			s[0] += w * q0
+			s[1] += w * vec.Dot(d1, f0)
 			if lead > 0 {
 				fixed = floats.Dot(f0[:lead], f1[:lead])
 			}
@@ -774,33 +776,62 @@ func (e *poissonEval) metricRows(k int, t float64, g, gamma []float64, lo, hi in
 // a, b = a+1, on which λ does not change, with an exact draw of log c from its conditional
 // (slice.LogScale, the baselines' Gibbs sampler's move), in θ and in the factor values f of θ
 // (Poisson.values) that the Gibbs kernel holds with their column sums colsum[k][c] = Σ_i F_k[i, c],
-// from which it reads the sums. Components with fixed entries have no such orbit and stay. It
-// leaves every tempered posterior invariant.
-func (m *Poisson) rescale(r *rand.Rand, theta, f []float64, colsum [][]float64) {
+// from which it reads the sums; scratch holds 2·K values. The draws of a pair of modes depend on
+// their column sums alone, so they are made first and the rows scaled in one pass. Components with
+// fixed entries have no such orbit and stay. It leaves every tempered posterior invariant.
+func (m *Poisson) rescale(r *rand.Rand, theta, f []float64, colsum [][]float64, scratch []float64) {
+	K := m.K
+	d, c := scratch[:K], scratch[K:2*K]
 	for a := 0; a+1 < len(m.factors); a++ {
 		fa, fb := m.factors[a], m.factors[a+1]
-		for comp := m.kFixed; comp < m.K; comp++ {
-			// The component's column in each factor's parameters.
-			ca, cb := comp-m.lead(a), comp-m.lead(a+1)
-			d := slice.LogScale(r, float64(fa.Rows), float64(fb.Rows), m.Rates[a]*colsum[a][comp], m.Rates[a+1]*colsum[a+1][comp])
-			if d == 0 {
-				continue
+		moved := false
+		for comp := range K {
+			d[comp], c[comp] = 0, 1
+			if comp >= m.kFixed {
+				d[comp] = slice.LogScale(r, float64(fa.Rows), float64(fb.Rows), m.Rates[a]*colsum[a][comp], m.Rates[a+1]*colsum[a+1][comp])
+				c[comp] = math.Exp(d[comp])
+				moved = moved || d[comp] != 0
 			}
-			for i := range fa.Rows {
-				m.scale(theta, fa.Offset+i*fa.Cols+ca, d)
+		}
+		if !moved {
+			continue
+		}
+		m.scaleRows(theta, f, a, d, c, false)
+		m.scaleRows(theta, f, a+1, d, c, true)
+		for comp, v := range c {
+			colsum[a][comp] *= v
+			colsum[a+1][comp] /= v
+		}
+	}
+}
+
+// scaleRows multiplies the entries of component r of every row of factor k's values by c[r]
+// (divides them, with divide) and moves θ with them: a log parameter by d[r] (−d[r]).
+func (m *Poisson) scaleRows(theta, f []float64, k int, d, c []float64, divide bool) {
+	K, lead, fac := m.K, m.lead(k), m.factors[k]
+	values := f[m.values[k] : m.values[k]+fac.Rows*K]
+	params := theta[fac.Offset : fac.Offset+fac.Rows*fac.Cols]
+	shift, sign := d[lead:], 1.0
+	if divide {
+		sign = -1
+	}
+	for i := range fac.Rows {
+		row, p := values[i*K:(i+1)*K], params[i*fac.Cols:(i+1)*fac.Cols]
+		if divide {
+			for r, v := range c {
+				row[r] /= v
 			}
-			for i := range fb.Rows {
-				m.scale(theta, fb.Offset+i*fb.Cols+cb, -d)
+		} else {
+			for r, v := range c {
+				row[r] *= v
 			}
-			c := math.Exp(d)
-			for i := range fa.Rows {
-				m.valueRow(f, a, i)[comp] *= c
-			}
-			for i := range fb.Rows {
-				m.valueRow(f, a+1, i)[comp] /= c
-			}
-			colsum[a][comp] *= c
-			colsum[a+1][comp] /= c
+		}
+		if m.Param != LogScale {
+			copy(p, row[lead:])
+			continue
+		}
+		for r, v := range shift {
+			p[r] += sign * v
 		}
 	}
 }
@@ -810,26 +841,30 @@ func (m *Poisson) rescale(r *rand.Rand, theta, f []float64, colsum [][]float64) 
 // directions that mix the components of a matrix factorisation, which the Gibbs kernel crosses a
 // count's worth at a time. The map is linear with unit determinant, so ε's conditional is the
 // prior along the line, exp(−ε·(λ_0·Σ_i F_0[i, s] − λ_1·Σ_j F_1[j, r])), on the interval where
-// every entry stays positive, and ε is drawn from it exactly, in θ, the values f and their column
-// sums colsum. It leaves every tempered posterior invariant; tensors of higher order have no such
-// lines.
-func (m *Poisson) shear(r *rand.Rand, theta, f []float64, colsum [][]float64) {
+// every entry stays positive, and ε is drawn from it exactly, in the values f and their column
+// sums colsum; it reports whether it moved any, and the caller writes θ. It leaves every tempered
+// posterior invariant; tensors of higher order have no such lines.
+func (m *Poisson) shear(r *rand.Rand, f []float64, colsum [][]float64) bool {
 	if len(m.factors) != 2 || m.K-m.kFixed < 2 {
-		return
+		return false
 	}
 	a, b := m.factors[0], m.factors[1]
-	free := m.K - m.kFixed
-	for cr := m.kFixed; cr < m.K; cr++ {
+	K := m.K
+	f0, f1 := f[m.values[0]:m.values[0]+a.Rows*K], f[m.values[1]:m.values[1]+b.Rows*K]
+	free := K - m.kFixed
+	moved := false
+	for cr := m.kFixed; cr < K; cr++ {
 		cs := m.kFixed + (cr-m.kFixed+1+r.IntN(free-1))%free
+		// ε keeps F_0[i, r] + ε·F_0[i, s] and F_1[j, s] − ε·F_1[j, r] positive.
 		lo, hi := math.Inf(-1), math.Inf(1)
-		for i := range a.Rows {
-			if row := m.valueRow(f, 0, i); row[cs] > 0 {
-				lo = max(lo, -row[cr]/row[cs])
+		for i := 0; i < len(f0); i += K {
+			if v := f0[i+cs]; v > 0 {
+				lo = max(lo, -f0[i+cr]/v)
 			}
 		}
-		for j := range b.Rows {
-			if row := m.valueRow(f, 1, j); row[cr] > 0 {
-				hi = min(hi, row[cs]/row[cr])
+		for j := 0; j < len(f1); j += K {
+			if v := f1[j+cr]; v > 0 {
+				hi = min(hi, f1[j+cs]/v)
 			}
 		}
 		u := r.Float64()
@@ -839,48 +874,41 @@ func (m *Poisson) shear(r *rand.Rand, theta, f []float64, colsum [][]float64) {
 		k := m.Rates[0]*colsum[0][cs] - m.Rates[1]*colsum[1][cr]
 		eps := lo + (hi-lo)*truncatedExp(k*(hi-lo), u)
 		ok := true
-		for i := range a.Rows {
-			row := m.valueRow(f, 0, i)
-			ok = ok && row[cr]+eps*row[cs] > 0
+		for i := 0; i < len(f0); i += K {
+			ok = ok && f0[i+cr]+eps*f0[i+cs] > 0
 		}
-		for j := range b.Rows {
-			row := m.valueRow(f, 1, j)
-			ok = ok && row[cs]-eps*row[cr] > 0
+		for j := 0; j < len(f1); j += K {
+			ok = ok && f1[j+cs]-eps*f1[j+cr] > 0
 		}
 		if !ok {
 			// Rounding at the interval's ends: the density is zero there.
 			continue
 		}
-		for i := range a.Rows {
-			row := m.valueRow(f, 0, i)
-			row[cr] += eps * row[cs]
-			m.setParam(theta, 0, i, cr, row[cr])
+		for i := 0; i < len(f0); i += K {
+			f0[i+cr] += eps * f0[i+cs]
 		}
-		for j := range b.Rows {
-			row := m.valueRow(f, 1, j)
-			row[cs] -= eps * row[cr]
-			m.setParam(theta, 1, j, cs, row[cs])
+		for j := 0; j < len(f1); j += K {
+			f1[j+cs] -= eps * f1[j+cr]
 		}
 		colsum[0][cr] += eps * colsum[0][cs]
 		colsum[1][cs] -= eps * colsum[1][cr]
+		moved = true
 	}
+	return moved
 }
 
-// setParam sets the parameter of component c of row i of factor k to the value v.
-func (m *Poisson) setParam(theta []float64, k, i, c int, v float64) {
-	if m.Param == LogScale {
-		v = logtab.Log(v)
+// storeRows sets the parameters of rows [lo, hi) of factor k in θ from their values in f.
+func (m *Poisson) storeRows(theta, f []float64, k, lo, hi int) {
+	lead := m.lead(k)
+	for i := lo; i < hi; i++ {
+		params := m.paramRow(theta, k, i)
+		for c, v := range m.valueRow(f, k, i)[lead:] {
+			if m.Param == LogScale {
+				v = logtab.Log(v)
+			}
+			params[c] = v
+		}
 	}
-	m.paramRow(theta, k, i)[c-m.lead(k)] = v
-}
-
-// scale multiplies the factor entry at θ[i] by e^d.
-func (m *Poisson) scale(theta []float64, i int, d float64) {
-	if m.Param == LogScale {
-		theta[i] += d
-		return
-	}
-	theta[i] *= math.Exp(d)
 }
 
 // GeneratePoisson draws factors from their Exp priors and a count tensor from the Poisson model

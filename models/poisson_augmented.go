@@ -8,11 +8,10 @@ import (
 	"sync"
 	"weak"
 
-	"gonum.org/v1/gonum/floats"
-
 	"github.com/stirank/stirank/internal/draw"
 	"github.com/stirank/stirank/internal/logtab"
 	"github.com/stirank/stirank/internal/par"
+	"github.com/stirank/stirank/internal/vec"
 	"github.com/stirank/stirank/rng"
 	"github.com/stirank/stirank/tensor"
 )
@@ -35,11 +34,14 @@ func (m *Poisson) NewAugmented() Augmented {
 func (m *Poisson) newAugmented(rank1 bool) *poissonAugmented {
 	lay := m.augmentedLayout()
 	K := m.K
-	a := &poissonAugmented{m: m, lay: lay, f: m.newValues(), rate: make([]float64, K), mass: make([]float64, K), rank1: rank1 && m.rank1()}
+	a := &poissonAugmented{m: m, lay: lay, f: m.newValues(), rate: make([]float64, K), scale: make([]float64, K),
+		mass: make([]float64, K), scratch: make([]float64, 2*K), rank1: rank1 && m.rank1()}
 	n := 0
-	for k := range m.factors {
+	for k, fac := range m.factors {
 		a.colsum = append(a.colsum, make([]float64, K))
-		a.norms = append(a.norms, make([]float64, K))
+		a.gram = append(a.gram, make([]float64, K*K))
+		a.fac = append(a.fac, a.f[m.values[k]:m.values[k]+fac.Rows*K])
+		a.moved = append(a.moved, make([]bool, fac.Rows))
 		n = max(n, len(lay.chunks[k])-1)
 	}
 	a.chunks = make([]augmentedChunk, n)
@@ -48,26 +50,34 @@ func (m *Poisson) newAugmented(rank1 bool) *poissonAugmented {
 		ch := &a.chunks[c]
 		ch.st.Init(0)
 		// One block per chunk, padded by a cache line: chunks write their scratch at every cell.
-		buf := make([]float64, 4*K+8)
-		ch.other, ch.comp, ch.prop, ch.colsum = buf[:K], buf[K:2*K], buf[2*K:3*K], buf[3*K:4*K]
-		ch.split = draw.SplitScratch(K)
+		buf := make([]float64, 5*K+8)
+		ch.other, ch.comp, ch.prop, ch.colsum, ch.counts = buf[:K], buf[K:2*K], buf[2*K:3*K], buf[3*K:4*K], buf[4*K:5*K]
+		ch.weights = draw.NewWeights(K)
 		ch.cnt = make([]int, K+8)[:K]
 	}
 	return a
 }
 
 // augmentedLayout is what the kernels of every chain of every rank share, read-only: the cells
-// grouped by the rows of each mode, and each mode's rows cut into chunks of about equal work.
-// It depends on the data alone.
+// grouped by the rows of each mode, each mode's rows cut into chunks of about equal work, the
+// order a sweep moves the modes in, and where each cell of a mode's grouping is in the first
+// mode's, whose order the sweep's roundings are named by. It depends on the data alone.
 type augmentedLayout struct {
 	once  sync.Once
 	byRow []*tensor.ByRow
 	// chunks[k] are the row boundaries of mode k's chunks: chunk c is rows chunks[k][c] to chunks[k][c+1].
 	chunks [][]int
+	// order is the modes in the order a sweep moves them: first the one with the most rows, whose
+	// pass splits the counts and reads every cell's rows of the other, smaller, factors two or
+	// three times (they stay in cache), then the others in mode order.
+	order []int
+	// at[k][p] is the position in byRow[order[0]] of the cell at position p of byRow[k] (nil for
+	// the first mode).
+	at [][]int32
 }
 
 // layouts holds the layout of each dataset the kernels of a model have used. The models of all
-// ranks of a run are alive together, and a layout takes about 16 bytes per non-zero and mode (48
+// ranks of a run are alive together, and a layout takes about 20 bytes per non-zero and mode (60
 // MB for 10⁶ non-zeros of a 3-way tensor), so they share one; an entry goes when its dataset is
 // collected.
 var layouts = struct {
@@ -91,10 +101,34 @@ func (m *Poisson) augmentedLayout() *augmentedLayout {
 	}
 	layouts.Unlock()
 	lay.once.Do(func() {
-		for k := range m.Data.Order() {
-			g := m.Data.GroupByRow(k)
+		d := m.Data
+		f := 0
+		for k, n := range d.Shape {
+			if n > d.Shape[f] {
+				f = k
+			}
+		}
+		lay.order = []int{f}
+		for k := range d.Order() {
+			g := d.GroupByRow(k)
 			lay.byRow = append(lay.byRow, g)
 			lay.chunks = append(lay.chunks, workChunks(g.Start))
+			if k != f {
+				lay.order = append(lay.order, k)
+			}
+		}
+		_, cells := tensor.RowIndex(d.Coords[f], d.Shape[f])
+		first := make([]int32, len(cells)) // first[n] is the position of cell n in byRow[f]
+		for p, n := range cells {
+			first[n] = int32(p)
+		}
+		lay.at = make([][]int32, d.Order())
+		for _, k := range lay.order[1:] {
+			_, cells := tensor.RowIndex(d.Coords[k], d.Shape[k])
+			lay.at[k] = make([]int32, len(cells))
+			for p, n := range cells {
+				lay.at[k][p] = first[n]
+			}
 		}
 	})
 	return lay
@@ -123,73 +157,101 @@ func workChunks(start []int) []int {
 // poissonAugmented is Cemgil's (2009) Gibbs sampler of the augmented Poisson model, made exact at
 // every temperature. At t a cell contributes λ^{t·x} e^{−t·λ}, and t·x is not a count that a
 // multinomial can split. The kernel splits instead ν, t·x rounded at random (its floor, plus one
-// with probability of its fractional part, drawn independently of θ): for factor k,
+// with probability of its fractional part, drawn independently of θ), once per sweep, and moves
+// each factor k in turn given the parts:
 //
 //	Z_n ~ Multinomial(ν_n; a_nr / λ_n),  a_nr = Π_m F_m[i_m(n), r],
-//	F'_k[i, r] ~ Gamma(1 + Σ_{n: i_k(n) = i} Z_nr, λ_k + t·Π_{m≠k} Σ_i F_m[i, r]),
+//	F'_k[i, r] ~ Gamma(1 + Σ_{n: i_k(n) = i} Z_nr, λ_k + t·Π_{m≠k} Σ_i F_m[i, r]).
 //
-// a data-augmentation step that is reversible for the surrogate π̃(F_k) ∝ p(F_k) Π_n λ_n^{ν_n} e^{−t·λ_n}.
-// Proposed for the power posterior π_t, it is accepted with the Metropolis–Hastings ratio
-// π_t(F')π̃(F) / (π_t(F)π̃(F')) = Π_n (λ'_n / λ_n)^{t·x_n − ν_n}, which factorises over the rows of
-// F_k (independent given the other factors), so each row is accepted on its own. The exponents
-// are below one in size and of mean zero, so the acceptance stays high however large the counts;
-// at t = 1 nothing is rounded and the kernel is the plain Gibbs sampler. At rank 1 (Poisson.rank1)
-// the tempered conditional itself is a Gamma, F'_k[i] ~ Gamma(1 + t·M_k[i], λ_k + t·Π_{m≠k} Σ_i F_m[i])
-// with M_k the data's margin, and the kernel draws it directly (drawRank1Row).
+// The sweep samples the extended target π_t(θ)·P(ν)·Multinomial(Z; ν, a/λ), whose marginal in θ is
+// the power posterior π_t: ν and Z are drawn from their conditional, and each factor's rows are
+// proposed from the Gamma above, the conditional of the surrogate p(F_k) Π_n a_n^{Z_n} e^{−t·λ_n},
+// and accepted with the Metropolis–Hastings ratio of the extended target's conditional to it,
+// Π_n (λ'_n / λ_n)^{t·x_n − ν_n}. Both factorise over the rows of F_k (independent given the other
+// factors and Z), so each row is accepted on its own. The exponents are below one in size and of
+// mean zero, so the acceptance stays high however large the counts; at t = 1 nothing is rounded
+// and the kernel is the plain (blocked) Gibbs sampler. At rank 1 (Poisson.rank1) the tempered
+// conditional itself is a Gamma, F'_k[i] ~ Gamma(1 + t·M_k[i], λ_k + t·Π_{m≠k} Σ_i F_m[i]) with M_k
+// the data's margin, and the kernel draws it directly (drawRank1Row).
+//
+// One split per sweep, where a split per factor would redraw Z for every factor, is the least
+// work the augmentation asks: the first pass, over the rows of the first mode (the one with the
+// most rows, augmentedLayout.order), rounds and splits every cell's count, adds the parts to the
+// counts of its rows in every mode and moves the first mode's rows, whose counts are then
+// complete; each other factor's pass moves its rows, reading the cells only for the ratio (at a t
+// that rounds counts) and, for the last factor moved, the log-likelihood. A cell's rounding is a
+// draw named by its position in the first mode's order (rng.At), so every pass finds it without
+// storing it. The first pass's parts land in rows of the other modes that chunks share:
+// each worker adds them to counts of its own, integers whose sums do not depend on the order.
 //
 // With a fixed block (NewPoissonFixed) the counts are split over all K components, fixed ones
 // included, and a mode-0 row proposes its free entries only: the fixed entries are its
 // conditional's constants, the same in λ and λ', and cost no draws. A factor with no parameters
 // (mode 0 at R = 0) is not moved.
 //
-// Everything a row's move reads — its cells, the rows of the other factors, the other factors'
-// column sums — is fixed while factor k moves, so the rows of a factor move concurrently, in
-// chunks that each draw from a stream of their own (the sweep's key, the factor, the chunk). A
-// row reads its cells once to split them and, when a rounded count or the log-likelihood needs
-// it, once more at the proposal; the last factor's reads give the log-likelihood at the end.
+// Everything a row's move reads — its counts, its cells, the rows of the other factors, the other
+// factors' column sums — is fixed while factor k moves, so the rows of a factor move
+// concurrently, in chunks that each draw from a stream of their own (the sweep's key, the factor,
+// the chunk): the sweep is the same on any number of cores.
 type poissonAugmented struct {
 	m      *Poisson
 	lay    *augmentedLayout
 	f      []float64   // factor values, K columns per factor (Poisson.values)
 	colsum [][]float64 // colsum[k][r] = Σ_i F_k[i, r]
 	rate   []float64   // the Gamma conditionals' rates of the factor being moved
+	scale  []float64   // their inverses
 	mass   []float64   // mass[r] = Π_{m≠k} colsum_m[r] for the factor k being moved
 	// pairs are the components transferRow moves mass between in factor k's rows (ridgePairs),
 	// drawn from pairSt.
 	pairs  [][2]int
 	pairSt rng.Stream
-	norms  [][]float64 // norms[k][r] = Σ_i F_k[i, r]², of the factors other than the one moved
+	gram   [][]float64 // gram[k] is factor k's Gram matrix, K × K (setGram)
 	chunks []augmentedChunk
+	// counts[w][k] are worker w's parts of the counts of factor k's rows, rows × K, for every
+	// factor but the first (the first pass's; each row's move takes and clears them).
+	counts [][][]float64
+	// rounding names the sweep's roundings: cell p of the first mode's order is rounded up when
+	// rng.At(rounding, p) is below the fractional part of its t·x.
+	rounding uint64
 	// theta is θ as the last sweep left it, f and colsum its values and column sums (current
 	// false when they are not): a chain's next sweep starts from that θ and need not load them.
 	theta   []float64
 	current bool
 	rank1   bool // rows drawn by drawRank1Row
 	noShear bool // no shear moves (SetShear)
+	// fac[k] is factor k's values in f, rows × K, and moved[k][i] marks row i of factor k as
+	// moved since θ was last written (store).
+	fac     [][]float64
+	moved   [][]bool
+	scratch []float64 // rescale's
 }
 
 var _ Shearing = (*poissonAugmented)(nil)
 
 func (a *poissonAugmented) SetShear(on bool) { a.noShear = !on }
 
+// grow makes the chunk's scratch of the cells of a row hold n cells and returns it: whether
+// their counts were rounded up, their λ at the row and at its proposal.
+func (ch *augmentedChunk) grow(n int) ([]bool, []float64, []float64) {
+	if cap(ch.up) < n {
+		ch.up = make([]bool, max(n, 64))
+		ch.lam = make([]float64, 2*max(n, 64))
+	}
+	return ch.up[:n], ch.lam[:n], ch.lam[cap(ch.lam)/2 : cap(ch.lam)/2+n]
+}
+
 // augmentedChunk is one chunk's stream, scratch and results.
 type augmentedChunk struct {
 	st                        rng.Stream
 	other, comp, prop, colsum []float64
-	split                     []float64 // draw.SplitProducts' scratch
+	counts                    []float64     // the counts of the row being moved
+	weights                   *draw.Weights // a cell's split
 	cnt                       []int
 	up                        []bool    // whether ν was rounded up, per cell of the row being moved
-	lam                       []float64 // λ of each cell of the row being moved, from its first read
-	// logs groups the second read's logarithms by count: λ, λ' (or λ'/λ) and the rounded-up
-	// cells' λ'/λ.
-	logs [3]logtab.Products
-	// others keeps each cell's Π_{m≠k} F_m[i_m, ·] of a tensor from a row's first read for its
-	// second, so that the second reads them in order instead of gathering the other factors'
-	// rows again; rows with more than maxKept values gather twice instead. A matrix's cell has one
-	// other factor, whose row is read in place.
-	others       []float64
-	accepted, ll float64
-	_            [64]byte // chunks write their results at every row: keep them off each other's cache lines
+	lam                       []float64 // λ of each cell of the row being moved, and at its proposal (grow)
+	ratio                     rowRatio
+	accepted, ll              float64
+	_                         [64]byte // chunks write their results at every row: keep them off each other's cache lines
 }
 
 // Sweep moves every factor's rows, then a matrix's components along the lines that mix them
@@ -211,38 +273,12 @@ func (a *poissonAugmented) sweep(r *rand.Rand, t float64, theta, acc []float64, 
 	if !a.current || !slices.Equal(theta, a.theta) {
 		a.load(theta)
 	}
-	ll := 0.0
-	for k, fac := range m.factors {
-		if fac.Cols == 0 {
-			acc[k] = 1
-			continue
-		}
-		a.conditionalRates(k, t)
-		if !a.rank1 {
-			a.ridgePairs(key, k)
-		}
-		last := loglik && k == len(m.factors)-1
-		a.each(k, func(ch *augmentedChunk, lo, hi int) {
-			ch.st.Reset(key, uint64(k), uint64(lo))
-			ch.accepted, ch.ll = 0, 0
-			clear(ch.colsum)
-			for i := lo; i < hi; i++ {
-				if a.rank1 {
-					a.drawRank1Row(ch, k, i, t, theta)
-				} else {
-					a.transferRow(ch, k, i, t, theta)
-					a.moveRow(ch, k, i, t, last, theta)
-				}
-			}
-		})
-		accepted := 0.0
-		for c := range len(a.lay.chunks[k]) - 1 {
-			accepted += a.chunks[c].accepted
-			if last || a.rank1 {
-				ll += a.chunks[c].ll
-			}
-		}
-		acc[k] = accepted / float64(fac.Rows)
+	var ll float64
+	if a.rank1 {
+		ll = a.drawRank1(key, t, theta, acc)
+	} else {
+		a.transfer(key, t)
+		ll = a.gibbs(key, t, acc, loglik)
 	}
 	// log p(X | θ) = Σ_n x_n log λ_n − Σ_r Π_m colsum_m[r] − Σ_n log Γ(x_n + 1).
 	for c := range K {
@@ -252,16 +288,110 @@ func (a *poissonAugmented) sweep(r *rand.Rand, t float64, theta, acc []float64, 
 		}
 		ll -= p
 	}
-	if !a.rank1 && !a.noShear {
-		m.shear(r, theta, a.f, a.colsum)
+	if !a.rank1 && !a.noShear && m.shear(r, a.f, a.colsum) {
+		for _, moved := range a.moved {
+			for i := range moved {
+				moved[i] = true
+			}
+		}
 	}
-	m.rescale(r, theta, a.f, a.colsum)
+	m.rescale(r, theta, a.f, a.colsum, a.scratch)
+	a.store(theta)
 	a.theta = append(a.theta[:0], theta...)
 	a.current = true
 	if !loglik {
 		return math.NaN()
 	}
 	return ll - m.lgamma
+}
+
+// drawRank1 draws every factor's rows from their exact conditionals (drawRank1Row), writes each
+// factor's acceptance into acc and returns Σ_n x_n log λ_n.
+func (a *poissonAugmented) drawRank1(key uint64, t float64, theta, acc []float64) float64 {
+	ll := 0.0
+	for k := range a.m.factors {
+		a.conditionalRates(k, t)
+		a.each(k, func(_ int, ch *augmentedChunk, lo, hi int) {
+			ch.st.Reset(key, uint64(k), uint64(lo))
+			ch.accepted, ch.ll = 0, 0
+			for i := lo; i < hi; i++ {
+				a.drawRank1Row(ch, k, i, t, theta)
+			}
+		})
+		var l float64
+		acc[k], l = a.results(k)
+		ll += l
+	}
+	return ll
+}
+
+// maxCountCopies bounds the workers of the first pass, each of which keeps its parts of the
+// counts of every factor but the first (a copy of their size).
+const maxCountCopies = 8
+
+// gibbs makes the sweep's Gibbs moves at t (poissonAugmented) on the factors' values, writes each
+// factor's acceptance into acc and, with loglik, returns Σ_n x_n log λ_n at the new values (else
+// 0).
+func (a *poissonAugmented) gibbs(key uint64, t float64, acc []float64, loglik bool) float64 {
+	m := a.m
+	order := a.lay.order
+	f := order[0]
+	// At an integer t no count is rounded and every exponent t·x − ν is zero.
+	correct := t != math.Trunc(t)
+	a.rounding = rng.Key(key, roundings)
+	workers := min(maxCountCopies, par.Workers(len(a.lay.chunks[f])-1))
+	for len(a.counts) < workers {
+		copies := make([][]float64, len(m.factors))
+		for _, k := range order[1:] {
+			copies[k] = make([]float64, m.factors[k].Rows*m.K)
+		}
+		a.counts = append(a.counts, copies)
+	}
+	a.conditionalRates(f, t)
+	a.eachOn(f, workers, func(w int, ch *augmentedChunk, lo, hi int) {
+		ch.st.Reset(key, uint64(f), uint64(lo))
+		ch.accepted = 0
+		for i := lo; i < hi; i++ {
+			a.splitRow(ch, a.counts[w], i, t, correct)
+		}
+	})
+	acc[f], _ = a.results(f)
+	ll := 0.0
+	for j, k := range order[1:] {
+		last := loglik && j == len(order)-2
+		a.conditionalRates(k, t)
+		a.each(k, func(_ int, ch *augmentedChunk, lo, hi int) {
+			ch.st.Reset(key, uint64(k), uint64(lo))
+			ch.accepted, ch.ll = 0, 0
+			for i := lo; i < hi; i++ {
+				a.moveRow(ch, k, i, t, correct, last)
+			}
+		})
+		var l float64
+		acc[k], l = a.results(k)
+		if last {
+			ll = l
+		}
+	}
+	return ll
+}
+
+// roundings is the stream of a sweep's key that names its roundings (poissonAugmented.rounding),
+// and transfers the one of its chunks' transfer moves.
+const (
+	roundings = math.MaxUint64 - iota
+	transfers
+)
+
+// results returns factor k's acceptance, the mean over its rows of their acceptance
+// probabilities, and the sum of its chunks' log-likelihoods, added in chunk order.
+func (a *poissonAugmented) results(k int) (acc, ll float64) {
+	accepted := 0.0
+	for c := range len(a.lay.chunks[k]) - 1 {
+		accepted += a.chunks[c].accepted
+		ll += a.chunks[c].ll
+	}
+	return accepted / float64(a.m.factors[k].Rows), ll
 }
 
 func (a *poissonAugmented) Forget() { a.current = false }
@@ -275,15 +405,14 @@ func (a *poissonAugmented) NewEval() Eval {
 // load sets the factor values and their column sums from θ.
 func (a *poissonAugmented) load(theta []float64) {
 	for k := range a.m.factors {
-		a.each(k, func(ch *augmentedChunk, lo, hi int) {
-			clear(ch.colsum)
+		a.each(k, func(_ int, ch *augmentedChunk, lo, hi int) {
 			a.m.loadRows(theta, a.f, k, lo, hi, ch.colsum)
 		})
 	}
 }
 
 // conditionalRates sets a.rate to the rates of factor k's Gamma conditionals at t, from the other
-// factors' column sums.
+// factors' column sums, and a.scale to their inverses.
 func (a *poissonAugmented) conditionalRates(k int, t float64) {
 	m := a.m
 	for c := range m.K {
@@ -295,6 +424,7 @@ func (a *poissonAugmented) conditionalRates(k int, t float64) {
 		}
 		a.mass[c] = o
 		a.rate[c] = m.Rates[k] + t*o
+		a.scale[c] = 1 / a.rate[c]
 	}
 }
 
@@ -314,47 +444,37 @@ const (
 // there can a row's mass move between them and leave its cells' λ nearly as they were
 // (transferRow). Where the free components have more pairs than transferPairs·K, that many are
 // tried, drawn from a stream of the sweep's key and k. The pairs depend on the other factors
-// alone, which the moves of factor k's rows leave as they are.
+// alone (their Gram matrices), which the moves of factor k's rows leave as they are.
 func (a *poissonAugmented) ridgePairs(key uint64, k int) {
 	m := a.m
+	K := m.K
 	a.pairs = a.pairs[:0]
 	lead := m.lead(k)
-	free := m.K - lead
+	free := K - lead
 	if free < 2 {
 		return
 	}
-	for k2 := range m.factors {
-		if k2 != k {
-			norms := a.norms[k2]
-			clear(norms)
-			for i := range m.factors[k2].Rows {
-				for c, v := range m.valueRow(a.f, k2, i) {
-					norms[c] += v * v
-				}
-			}
-		}
-	}
 	try := func(r, s int) {
 		cos := 1.0
-		for k2 := range m.factors {
+		for k2, g := range a.gram {
 			if k2 != k {
-				cos *= a.columnDot(k2, r, s) / math.Sqrt(a.norms[k2][r]*a.norms[k2][s])
+				cos *= g[r*K+s] / math.Sqrt(g[r*K+r]*g[s*K+s])
 			}
 		}
 		if cos >= transferCos { // a column of zeros gives NaN: not a pair
 			a.pairs = append(a.pairs, [2]int{r, s})
 		}
 	}
-	if free*(free-1)/2 <= transferPairs*m.K {
-		for r := lead; r < m.K; r++ {
-			for s := r + 1; s < m.K; s++ {
+	if free*(free-1)/2 <= transferPairs*K {
+		for r := lead; r < K; r++ {
+			for s := r + 1; s < K; s++ {
 				try(r, s)
 			}
 		}
 		return
 	}
 	a.pairSt.Reset(key, uint64(k), math.MaxUint64)
-	for range transferPairs * m.K {
+	for range transferPairs * K {
 		r := lead + int(a.pairSt.Uint64()%uint64(free))
 		s := lead + int(a.pairSt.Uint64()%uint64(free-1))
 		if s >= r {
@@ -362,6 +482,13 @@ func (a *poissonAugmented) ridgePairs(key uint64, k int) {
 		}
 		try(r, s)
 	}
+}
+
+// setGram sets the upper triangle of factor k's Gram matrix,
+// a.gram[k][r·K + s] = Σ_i F_k[i, r]·F_k[i, s] for r ≤ s.
+func (a *poissonAugmented) setGram(k int) {
+	clear(a.gram[k])
+	vec.Gram(a.gram[k], a.fac[k], a.m.K)
 }
 
 // transferRow makes a Metropolis–Hastings move of row i's mass between two components r and s,
@@ -378,15 +505,12 @@ func (a *poissonAugmented) ridgePairs(key uint64, k int) {
 // symmetric step whose ratio is the whole target's. The line maps u to F linearly with M fixed,
 // so densities in u are densities in F. Zeros are not read: their λ enters only Σλ, which the
 // move keeps. (Three moves per row did no better than one on that tensor: README.)
-func (a *poissonAugmented) transferRow(ch *augmentedChunk, k, i int, t float64, theta []float64) {
+func (a *poissonAugmented) transferRow(ch *augmentedChunk, k, i int, t float64) {
 	m := a.m
-	lead := m.lead(k)
 	if len(a.pairs) == 0 {
 		return
 	}
-	g := a.lay.byRow[k]
-	lo, hi := g.Start[i], g.Start[i+1]
-	row := m.valueRow(a.f, k, i)
+	row := a.row(k, i)
 	pair := a.pairs[ch.st.Uint64()%uint64(len(a.pairs))]
 	r, s := pair[0], pair[1]
 	u0, step, accept := ch.st.Float64(), ch.st.NormFloat64()*transferMaxStep, ch.st.Float64()
@@ -421,36 +545,38 @@ func (a *poissonAugmented) transferRow(ch *augmentedChunk, k, i int, t float64, 
 		logRatio = -m.Rates[k] * (dr + ds)
 	}
 	if t > 0 {
-		sum := 0.0
-		for p := lo; p < hi; p++ {
-			if x := g.Values[p]; x > 0 {
-				o := a.others(g, p, ch.other)
-				lam := floats.Dot(row, o)
-				sum += x * logtab.Log((lam+dr*o[r]+ds*o[s])/lam)
+		// Σ x log(λ'/λ) over the cells, λ' = λ + dr·o[r] + ds·o[s], o the cell's product of the
+		// other factors' rows, with one logarithm per count (logtab.Products).
+		K := m.K
+		c := a.cells(k, i)
+		_, lams, _ := ch.grow(len(c.values))
+		vec.DotRows(lams, row, c.fa, c.ia, c.fb, c.ib)
+		var ratios logtab.Products
+		direct := 0.0
+		for q, x := range c.values {
+			if x == 0 {
+				continue // a stored zero's λ enters only Σλ, which the move keeps
+			}
+			j := int(c.ia[q]) * K
+			or, os := c.fa[j+r], c.fa[j+s]
+			if c.fb != nil {
+				l := int(c.ib[q]) * K
+				or, os = or*c.fb[l+r], os*c.fb[l+s]
+			}
+			ratio := (lams[q] + dr*or + ds*os) / lams[q]
+			if gi, ok := logtab.Group(x); !ok {
+				direct += x * logtab.Log(ratio)
+			} else if !ratios.TryMul(gi, ratio) {
+				ratios.Mul(gi, ratio)
 			}
 		}
-		logRatio += t * sum
+		logRatio += t * ratios.Counted(direct)
 	}
 	if !(logRatio >= 0) && !(accept < math.Exp(logRatio)) {
 		return
 	}
 	row[r], row[s] = xr, xs
-	params := m.paramRow(theta, k, i)
-	if m.Param == LogScale {
-		xr, xs = logtab.Log(xr), logtab.Log(xs)
-	}
-	params[r-lead], params[s-lead] = xr, xs
-}
-
-// columnDot is Σ_i F_k[i, r]·F_k[i, s].
-func (a *poissonAugmented) columnDot(k, r, s int) float64 {
-	m := a.m
-	d := 0.0
-	for i := range m.factors[k].Rows {
-		row := m.valueRow(a.f, k, i)
-		d += row[r] * row[s]
-	}
-	return d
+	a.moved[k][i] = true
 }
 
 // truncatedExp is the quantile at v of the density proportional to exp(−c·u) on (0, 1).
@@ -480,8 +606,7 @@ func (a *poissonAugmented) Ascend(t float64, theta []float64) {
 		}
 		a.conditionalRates(k, t)
 		lead := m.lead(k)
-		a.each(k, func(ch *augmentedChunk, lo, hi int) {
-			clear(ch.colsum)
+		a.each(k, func(_ int, ch *augmentedChunk, lo, hi int) {
 			ez := ch.prop
 			for i := lo; i < hi; i++ {
 				row := m.valueRow(a.f, k, i)
@@ -528,11 +653,21 @@ func (a *poissonAugmented) expectedCounts(ch *augmentedChunk, k, i int, t float6
 	}
 }
 
-// each runs body on every chunk of mode k's rows, concurrently, and then sets colsum[k] to the
-// chunks' column sums, added in chunk order.
-func (a *poissonAugmented) each(k int, body func(ch *augmentedChunk, lo, hi int)) {
+// each runs body on every chunk of mode k's rows, concurrently (eachOn on every core).
+func (a *poissonAugmented) each(k int, body func(worker int, ch *augmentedChunk, lo, hi int)) {
+	a.eachOn(k, par.Workers(len(a.lay.chunks[k])-1), body)
+}
+
+// eachOn runs body on every chunk of mode k's rows, concurrently on at most workers goroutines
+// (par.TasksOn), each chunk's column sums cleared first, and then sets colsum[k] to the chunks'
+// column sums, added in chunk order: body adds every row of its chunk to them.
+func (a *poissonAugmented) eachOn(k, workers int, body func(worker int, ch *augmentedChunk, lo, hi int)) {
 	cuts := a.lay.chunks[k]
-	par.Tasks(len(cuts)-1, func(c int) { body(&a.chunks[c], cuts[c], cuts[c+1]) })
+	par.TasksOn(len(cuts)-1, workers, func(w, c int) {
+		ch := &a.chunks[c]
+		clear(ch.colsum)
+		body(w, ch, cuts[c], cuts[c+1])
+	})
 	cs := a.colsum[k]
 	clear(cs)
 	for c := range len(cuts) - 1 {
@@ -542,145 +677,317 @@ func (a *poissonAugmented) each(k int, body func(ch *augmentedChunk, lo, hi int)
 	}
 }
 
-// moveRow moves row i of factor k: it splits the row's rounded counts, proposes the row from its
-// Gamma conditional and accepts it by the Metropolis–Hastings ratio. It adds the row's acceptance
-// probability, its values and, for the last factor, its cells' Σ x log λ to the chunk's results,
-// and writes an accepted row into θ.
-func (a *poissonAugmented) moveRow(ch *augmentedChunk, k, i int, t float64, last bool, theta []float64) {
-	m := a.m
-	K := m.K
-	g := a.lay.byRow[k]
-	lo, hi := g.Start[i], g.Start[i+1]
-	row := m.valueRow(a.f, k, i)
-	lead := m.lead(k)
-	if cap(ch.up) < hi-lo {
-		ch.up = make([]bool, max(hi-lo, 64))
-		ch.lam = make([]float64, max(hi-lo, 64))
+// transfer makes transferRow's moves on the rows of every factor whose components have pairs
+// (ridgePairs), one factor after the other, before the counts are split: they move θ alone.
+func (a *poissonAugmented) transfer(key uint64, t float64) {
+	for k := range a.gram {
+		a.setGram(k)
 	}
-	up, lams := ch.up[:hi-lo], ch.lam[:hi-lo]
-	kept := len(m.factors) > 2 && (hi-lo)*K <= maxKept
-	if kept && len(ch.others) < (hi-lo)*K {
-		ch.others = make([]float64, max(hi-lo, min(2*(hi-lo), maxKept/K))*K)
-	}
-	if kept {
-		// Gathered apart from the splits, the other factors' rows of one cell are read while
-		// those of the cells before it are still on their way from memory.
-		for p := lo; p < hi; p++ {
-			a.others(g, p, ch.others[(p-lo)*K:(p-lo+1)*K])
-		}
-	}
-	clear(ch.cnt)
-	rounded := false
-	for p := lo; p < hi; p++ {
-		var o []float64
-		if kept {
-			o = ch.others[(p-lo)*K : (p-lo+1)*K]
-		} else {
-			o = a.others(g, p, ch.other)
-		}
-		tx := t * g.Values[p]
-		nu := math.Floor(tx)
-		up[p-lo] = false
-		if fr := tx - nu; fr > 0 {
-			rounded = true
-			if ch.st.Float64() < fr {
-				nu++
-				up[p-lo] = true
-			}
-		}
-		if nu == 0 {
-			lams[p-lo] = floats.Dot(row, o)
+	for k := range a.m.factors {
+		a.conditionalRates(k, t)
+		a.ridgePairs(key, k)
+		if len(a.pairs) == 0 {
 			continue
 		}
-		lams[p-lo] = draw.SplitProducts(ch.st.Rand, int(nu), row, o, ch.cnt, ch.split)
+		a.each(k, func(_ int, ch *augmentedChunk, lo, hi int) {
+			ch.st.Reset(key, uint64(k), uint64(lo), transfers)
+			for i := lo; i < hi; i++ {
+				a.transferRow(ch, k, i, t)
+				addTo(ch.colsum, a.row(k, i))
+			}
+		})
+		a.setGram(k)
 	}
+}
+
+// splitRow rounds and splits the counts of the cells of row i of the first factor at t, adds the
+// parts to the row's counts and, in counts (a worker's), to those of the cells' rows of the other
+// factors, and then moves the row, whose counts are complete, as moveRow does; correct: t rounds
+// counts, and the move is corrected by its ratio.
+func (a *poissonAugmented) splitRow(ch *augmentedChunk, counts [][]float64, i int, t float64, correct bool) {
+	m := a.m
+	K := m.K
+	f := a.lay.order[0]
+	lo := a.lay.byRow[f].Start[i]
+	row := a.row(f, i)
+	n := ch.counts
+	clear(n)
+	c := a.cells(f, i)
+	up, lams, props := ch.grow(len(c.values))
+	c1 := counts[c.a]
+	var c2 []float64
+	if c.b >= 0 {
+		c2 = counts[c.b]
+	}
+	// The rows the cells will read and whose counts they will add to, fetched together: the
+	// splits of one cell after another would wait on each from memory.
+	vec.Prefetch(c.fa, c.ia, K)
+	vec.Prefetch(c1, c.ia, K)
+	if c.fb != nil {
+		vec.Prefetch(c.fb, c.ib, K)
+		vec.Prefetch(c2, c.ib, K)
+	}
+	w := ch.weights
+	for q, x := range c.values {
+		tx := t * x
+		nu := math.Floor(tx)
+		up[q] = false
+		if fr := tx - nu; fr > 0 && rng.At(a.rounding, uint64(lo+q)) < fr {
+			nu++
+			up[q] = true
+		}
+		if nu == 0 {
+			continue
+		}
+		j := int(c.ia[q]) * K
+		s1 := c1[j : j+K]
+		var b, s2 []float64
+		if c.fb != nil {
+			l := int(c.ib[q]) * K
+			b, s2 = c.fb[l:l+K], c2[l:l+K]
+		}
+		// The first event with the weights, any more from them.
+		r := w.SetPick(row, c.fa[j:j+K], b, ch.st.Float64())
+		n[r]++
+		s1[r]++
+		if s2 != nil {
+			s2[r]++
+		}
+		if nu <= float64(2*K+8) {
+			for range int(nu) - 1 {
+				r := w.Pick(ch.st.Float64())
+				n[r]++
+				s1[r]++
+				if s2 != nil {
+					s2[r]++
+				}
+			}
+			continue
+		}
+		clear(ch.cnt)
+		w.Split(ch.st.Rand, int(nu)-1, ch.cnt)
+		for r, v := range ch.cnt {
+			n[r] += float64(v)
+			s1[r] += float64(v)
+			if s2 != nil {
+				s2[r] += float64(v)
+			}
+		}
+	}
+	if m.lead(f) == K {
+		ch.accepted++ // no parameters: the row stays
+		addTo(ch.colsum, row)
+		return
+	}
+	p := a.propose(ch, f, row, n)
+	if p > 0 && correct {
+		vec.Dot2Rows(lams, props, row, ch.prop, c.fa, c.ia, c.fb, c.ib)
+		ch.ratio.cells(t, c.values, lams, props, up, false)
+		logRatio, _, _ := ch.ratio.done(t, false)
+		p = acceptance(logRatio)
+	}
+	a.accept(ch, f, i, p)
+}
+
+// moveRow moves row i of factor k, not the first, at t: it takes the row's counts from the workers' parts
+// (clearing them), proposes the row from its Gamma conditional and accepts it by the
+// Metropolis–Hastings ratio where t rounds counts (correct). For the last factor's rows with
+// last, it adds their cells' Σ x log λ at the row kept to the chunk's log-likelihood.
+func (a *poissonAugmented) moveRow(ch *augmentedChunk, k, i int, t float64, correct, last bool) {
+	m := a.m
+	K := m.K
+	row := a.row(k, i)
+	n := ch.counts
+	clear(n)
+	for _, w := range a.counts {
+		// Integers, whose sum is exact in any order.
+		part := w[k][i*K : (i+1)*K]
+		addTo(n, part)
+		clear(part)
+	}
+	p := a.propose(ch, k, row, n)
+	ratio := p > 0 && correct
+	if !ratio {
+		// The move is decided before the cells are read, which give the log-likelihood at the
+		// row kept.
+		a.accept(ch, k, i, p)
+		if !last {
+			return
+		}
+	}
+	c := a.cells(k, i)
+	up, lams, props := ch.grow(len(c.values))
+	if !ratio {
+		vec.DotRows(lams, row, c.fa, c.ia, c.fb, c.ib)
+		var lls logtab.Products
+		direct := 0.0
+		for q, x := range c.values {
+			if g, ok := logtab.Group(x); !ok {
+				direct += x * logtab.Log(lams[q])
+			} else if !lls.TryMul(g, lams[q]) {
+				lls.Mul(g, lams[q])
+			}
+		}
+		ch.ll += lls.Counted(direct)
+		return
+	}
+	vec.Dot2Rows(lams, props, row, ch.prop, c.fa, c.ia, c.fb, c.ib)
+	// The roundings of the first pass, named by the cells' positions in the first mode's order.
+	lo := a.lay.byRow[k].Start[i]
+	for q, p := range a.lay.at[k][lo : lo+len(c.values)] {
+		up[q] = rng.At(a.rounding, uint64(p)) < frac(t*c.values[q])
+	}
+	ch.ratio.cells(t, c.values, lams, props, up, last)
+	logRatio, xOld, xNew := ch.ratio.done(t, last)
+	if a.accept(ch, k, i, acceptance(logRatio)) {
+		xOld = xNew
+	}
+	ch.ll += xOld
+}
+
+// propose draws the proposal of a row of factor k whose counts are n into ch.prop, the fixed
+// entries copied, and returns 1, or 0 where a draw underflowed to zero, whose logarithm the log
+// parameterisation cannot take, or overflowed.
+func (a *poissonAugmented) propose(ch *augmentedChunk, k int, row, n []float64) float64 {
+	lead := a.m.lead(k)
+	prop := ch.prop
+	copy(prop[:lead], row[:lead])
 	valid := true
-	copy(ch.prop[:lead], row[:lead])
-	for c := lead; c < K; c++ {
-		v := draw.Gamma(ch.st.Rand, 1+float64(ch.cnt[c]), a.rate[c])
-		ch.prop[c] = v
-		// A Gamma draw can underflow to zero, whose logarithm the log parameterisation cannot take.
+	for c := lead; c < len(row); c++ {
+		v := draw.GammaCount(ch.st.Rand, n[c]) * a.scale[c]
+		prop[c] = v
 		valid = valid && v > 0 && !math.IsInf(v, 0)
 	}
-	// The second read needs logarithms only where a count was rounded (the ratio λ'/λ) of a valid
-	// proposal and, for the last factor, at every cell (the log-likelihood at whichever row is
-	// kept, the current one when the proposal is not valid). The ratio's exponent is
-	// t·x − ν = frac(t·x) − [ν rounded up], so log Π (λ'/λ)^{t·x−ν} = Σ frac(t·x) log(λ'/λ) −
-	// log Π_{up} λ'/λ, and frac(t·x) and the log-likelihood's x depend on a cell only through its
-	// count: the logarithms are taken of products over the cells of each count (logtab.Products).
-	p, xOld, xNew := 0.0, 0.0, 0.0
 	if valid {
-		p = 1
+		return 1
 	}
-	if (valid && rounded) || last {
-		logRatio := 0.0
-		cur, next, upRatio := &ch.logs[0], &ch.logs[1], &ch.logs[2]
-		for q := lo; q < hi; q++ {
-			var o []float64
-			if kept {
-				o = ch.others[(q-lo)*K : (q-lo+1)*K]
-			} else {
-				o = a.others(g, q, ch.other)
-			}
-			lam, lamProp := lams[q-lo], floats.Dot(ch.prop, o)
-			x := g.Values[q]
-			if valid && up[q-lo] {
-				upRatio.Mul(0, lamProp/lam)
-			}
-			gi, grouped := logtab.Group(x)
-			if last {
-				if grouped {
-					cur.Mul(gi, lam)
-					if valid {
-						next.Mul(gi, lamProp)
-					}
-					continue
-				}
-				lgProp := 0.0
-				if valid {
-					lgProp = logtab.Log(lamProp)
-				}
-				lastCell(t, x, logtab.Log(lam), lgProp, valid, &xOld, &xNew, &logRatio)
-			} else if valid && grouped {
-				next.Mul(gi, lamProp/lam)
-			} else if fr := frac(t * x); valid && fr != 0 {
-				logRatio += fr * logtab.Log(lamProp/lam)
-			}
-		}
-		if last {
-			for i, lg, ok := cur.Pop(); ok; i, lg, ok = cur.Pop() {
-				lastCell(t, float64(i+1), lg, next.Take(i), valid, &xOld, &xNew, &logRatio)
-			}
-		} else {
-			for i, lg, ok := next.Pop(); ok; i, lg, ok = next.Pop() {
-				if fr := frac(t * float64(i+1)); fr != 0 {
-					logRatio += fr * lg
-				}
-			}
-		}
-		logRatio -= upRatio.Take(0)
-		if valid && !(logRatio >= 0) { // a NaN ratio gives p = NaN: rejected
-			p = math.Exp(logRatio)
-		}
+	return 0
+}
+
+// acceptance is the probability of accepting a move of log ratio logRatio; NaN for a NaN ratio,
+// which accept rejects.
+func acceptance(logRatio float64) float64 {
+	if logRatio >= 0 {
+		return 1
 	}
+	return math.Exp(logRatio)
+}
+
+// accept adds the move of row i of factor k to ch.prop with probability p to the chunk's
+// acceptance, accepts it with that probability, writing the proposal into the row and marking it
+// moved (store writes θ), adds the row kept to the chunk's column sums and reports whether it
+// moved.
+func (a *poissonAugmented) accept(ch *augmentedChunk, k, i int, p float64) bool {
+	row := a.row(k, i)
 	ch.accepted += p
-	keep := xOld
-	if p == 1 || (p > 0 && ch.st.Float64() < p) {
+	moved := p == 1 || (p > 0 && ch.st.Float64() < p)
+	if moved {
 		copy(row, ch.prop)
-		params := m.paramRow(theta, k, i)
-		for c, v := range row[lead:] {
-			if m.Param == LogScale {
-				v = logtab.Log(v)
+		a.moved[k][i] = true
+	}
+	addTo(ch.colsum, row)
+	return moved
+}
+
+// store writes the parameters of the rows the sweep moved into θ from their values, and clears
+// their marks.
+func (a *poissonAugmented) store(theta []float64) {
+	for k, moved := range a.moved {
+		par.For(len(moved), func(_, lo, hi int) {
+			for i := lo; i < hi; i++ {
+				if moved[i] {
+					moved[i] = false
+					a.m.storeRows(theta, a.f, k, i, i+1)
+				}
 			}
-			params[c] = v
+		})
+	}
+}
+
+// row is row i of factor k's K values.
+func (a *poissonAugmented) row(k, i int) []float64 {
+	K := a.m.K
+	return a.fac[k][i*K : (i+1)*K]
+}
+
+// rowRatio accumulates, over the cells of a row moved to a valid proposal, the logarithm of the
+// move's Metropolis–Hastings ratio Π_n (λ'_n / λ_n)^{t·x_n − ν_n} and, for the last factor, the
+// cells' Σ x log λ at the row and at the proposal. The exponent is frac(t·x) − [ν rounded up],
+// so log Π (λ'/λ)^{t·x−ν} = Σ frac(t·x) log(λ'/λ) − log Π_{up} λ'/λ, and frac(t·x) and the
+// log-likelihood's x depend on a cell only through its count: the logarithms are taken of
+// products over the cells of each count (logtab.Products). The zero value is empty.
+type rowRatio struct {
+	// cur and next group λ and λ' (or λ'/λ without the log-likelihood), up the rounded-up cells' λ'/λ.
+	cur, next, up        logtab.Products
+	logRatio, xOld, xNew float64
+}
+
+// cells adds a row's cells: their counts values, their λ at the row lams and at the proposal
+// props, whether their counts were rounded up; ll: the log-likelihood's terms too.
+func (q *rowRatio) cells(t float64, values, lams, props []float64, up []bool, ll bool) {
+	props, up = props[:len(values)], up[:len(values)]
+	for c, x := range values[:len(lams)] {
+		lam, lamProp := lams[c], props[c]
+		if up[c] && !q.up.TryMul(0, lamProp/lam) {
+			q.up.Mul(0, lamProp/lam)
 		}
-		keep = xNew
+		g, grouped := logtab.Group(x)
+		switch {
+		case ll && grouped:
+			if !q.cur.TryMul(g, lam) {
+				q.cur.Mul(g, lam)
+			}
+			if !q.next.TryMul(g, lamProp) {
+				q.next.Mul(g, lamProp)
+			}
+		case ll:
+			q.add(t, x, logtab.Log(lam), logtab.Log(lamProp))
+		case grouped:
+			if r := lamProp / lam; !q.next.TryMul(g, r) {
+				q.next.Mul(g, r)
+			}
+		default:
+			if fr := frac(t * x); fr != 0 {
+				q.logRatio += fr * logtab.Log(lamProp/lam)
+			}
+		}
 	}
-	if last {
-		ch.ll += keep
+}
+
+// add adds the terms of cells of count x whose log λ sum to lg and log λ' to lgProp (one cell,
+// or a group of them): x·lg to xOld, x·lgProp to xNew and frac(t·x)·(lgProp − lg) to the log
+// ratio.
+func (q *rowRatio) add(t, x, lg, lgProp float64) {
+	q.xOld += x * lg
+	q.xNew += x * lgProp
+	if fr := frac(t * x); fr != 0 {
+		q.logRatio += fr * (lgProp - lg)
 	}
-	for c, v := range row {
-		ch.colsum[c] += v
+}
+
+// done returns the log ratio and, with ll, Σ x log λ at the row and at the proposal, and empties q.
+func (q *rowRatio) done(t float64, ll bool) (logRatio, xOld, xNew float64) {
+	if ll {
+		for i, lg, ok := q.cur.Pop(); ok; i, lg, ok = q.cur.Pop() {
+			q.add(t, float64(i+1), lg, q.next.Take(i))
+		}
+	} else {
+		for i, lg, ok := q.next.Pop(); ok; i, lg, ok = q.next.Pop() {
+			if fr := frac(t * float64(i+1)); fr != 0 {
+				q.logRatio += fr * lg
+			}
+		}
+	}
+	logRatio, xOld, xNew = q.logRatio-q.up.Take(0), q.xOld, q.xNew
+	q.logRatio, q.xOld, q.xNew = 0, 0, 0
+	return logRatio, xOld, xNew
+}
+
+// addTo adds v to s, entry by entry.
+func addTo(s, v []float64) {
+	s = s[:len(v)]
+	for c, x := range v {
+		s[c] += x
 	}
 }
 
@@ -717,45 +1024,56 @@ func (a *poissonAugmented) drawRank1Row(ch *augmentedChunk, k, i int, t float64,
 	ch.colsum[0] += row[0]
 }
 
-// maxKept bounds the values a chunk keeps between a row's two reads (see augmentedChunk.others):
-// 256 KiB, which stays in a core's cache.
-const maxKept = 1 << 15
-
-// others returns Π_{m≠k} F_m[i_m, r] for the cell at position p of g (grouped by mode k): a
-// matrix's other factor's row itself, a 3-way tensor's product of two rows written into o.
+// others returns Π_{m≠k} F_m[i_m, ·] for the cell at position p of g (grouped by mode k): a
+// matrix's other factor's row itself, a 3-way tensor's product of its two other rows written
+// into o.
 func (a *poissonAugmented) others(g *tensor.ByRow, p int, o []float64) []float64 {
-	m := a.m
-	if len(m.factors) == 2 {
-		return m.valueRow(a.f, 1-g.Mode, int(g.Other[0][p]))
+	K := a.m.K
+	j := int(g.Other[0][p]) * K
+	if len(a.fac) == 2 {
+		return a.fac[1-g.Mode][j : j+K]
 	}
-	// A tensor has three modes (NewPoisson): the product of the two other rows.
-	var rows [2][]float64
-	j := 0
-	for k := range m.factors {
-		if k != g.Mode {
-			rows[j] = m.valueRow(a.f, k, int(g.Other[j][p]))
-			j++
-		}
-	}
-	r0, r1 := rows[0][:len(o)], rows[1][:len(o)]
-	for c := range o {
-		o[c] = r0[c] * r1[c]
-	}
+	first, second := otherModes(g.Mode, 3)
+	l := int(g.Other[1][p]) * K
+	vec.Mul(o, a.fac[first][j:j+K], a.fac[second][l:l+K])
 	return o
 }
 
-// lastCell adds the last factor's terms of cells of count x whose log λ sum to lg and log λ' to
-// lgProp (one cell, or a group of them): x·lg to xOld and, for a valid proposal, x·lgProp to xNew
-// and frac(t·x)·(lgProp − lg) to the log acceptance ratio.
-func lastCell(t, x, lg, lgProp float64, valid bool, xOld, xNew, logRatio *float64) {
-	*xOld += x * lg
-	if !valid {
-		return
+// rowCells are the cells of a row of a mode: their counts, and for the vec row loops the indices
+// of the rows of the other factors they read (ia of factor a, ib of factor b) and those factors'
+// values (fa, fb); a matrix's cells read one other factor, and b is −1, ib and fb nil.
+type rowCells struct {
+	values []float64
+	a, b   int
+	ia, ib []int32
+	fa, fb []float64
+}
+
+// cells returns the cells of row i of mode k.
+func (a *poissonAugmented) cells(k, i int) rowCells {
+	g := a.lay.byRow[k]
+	lo, hi := g.Start[i], g.Start[i+1]
+	c := rowCells{values: g.Values[lo:hi], ia: g.Other[0][lo:hi]}
+	c.a, c.b = otherModes(k, len(a.fac))
+	c.fa = a.fac[c.a]
+	if c.b >= 0 {
+		c.ib, c.fb = g.Other[1][lo:hi], a.fac[c.b]
 	}
-	*xNew += x * lgProp
-	if fr := frac(t * x); fr != 0 {
-		*logRatio += fr * (lgProp - lg)
+	return c
+}
+
+// otherModes returns the modes other than k of a tensor of that order, in mode order: the
+// second is −1 for a matrix.
+func otherModes(k, order int) (int, int) {
+	switch {
+	case order == 2:
+		return 1 - k, -1
+	case k == 0:
+		return 1, 2
+	case k == 1:
+		return 0, 2
 	}
+	return 0, 1
 }
 
 // frac is the fractional part of a non-negative v.

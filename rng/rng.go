@@ -57,3 +57,14 @@ func (s *Stream) Reset(seed uint64, parts ...uint64) {
 	k := Key(seed, parts...)
 	s.pcg.Seed(k, mix(k^0xd1b54a32d192ed03))
 }
+
+// At returns number i of the stream of key as a float64 in [0, 1), without drawing the numbers
+// before it (SplitMix64's sequence, whose numbers are the finaliser of key + (i+1)·γ), for draws
+// that passes over the data in different orders must agree on.
+func At(key, i uint64) float64 {
+	return float64(mix(key+(i+1)*0x9e3779b97f4a7c15)>>11) / (1 << 53)
+}
+
+// Float64 is rand.Rand.Float64 of the stream (the same numbers), without the call through the
+// generator's interface that the inner loops of the Gibbs kernels would pay at every draw.
+func (s *Stream) Float64() float64 { return float64(s.pcg.Uint64()<<11>>11) / (1 << 53) }

@@ -7,6 +7,8 @@ import (
 	"math/rand/v2"
 
 	"gonum.org/v1/gonum/stat/distuv"
+
+	"github.com/stirank/stirank/internal/vec"
 )
 
 // Gamma draws from Gamma(shape, rate) (Marsaglia and Tsang 2000); shape 1 is an exponential draw,
@@ -21,7 +23,13 @@ func Gamma(r *rand.Rand, shape, rate float64) float64 {
 		return Gamma(r, shape+1, rate) * math.Pow(r.Float64(), 1/shape)
 	}
 	d := shape - 1.0/3
-	c := 1 / math.Sqrt(9*d)
+	return marsagliaTsang(r, d, 1/math.Sqrt(9*d)) / rate
+}
+
+// marsagliaTsang draws from Gamma(d + 1/3, 1) by Marsaglia and Tsang's method, c = 1/√(9d): a
+// ziggurat normal draw x is accepted as d·(1 + c·x)³ by a squeeze that needs no logarithm almost
+// always.
+func marsagliaTsang(r *rand.Rand, d, c float64) float64 {
 	for {
 		x := r.NormFloat64()
 		v := 1 + c*x
@@ -32,8 +40,35 @@ func Gamma(r *rand.Rand, shape, rate float64) float64 {
 		u := r.Float64()
 		x2 := x * x
 		if u < 1-0.0331*x2*x2 || math.Log(u) < 0.5*x2+d*(1-v+math.Log(v)) {
-			return d * v / rate
+			return d * v
 		}
+	}
+}
+
+// GammaCount draws from Gamma(1 + n, 1) for a count n ≥ 0, the shape of every full conditional
+// of the augmented Poisson factor models: Gamma with a rate ρ is the draw divided by ρ. It is
+// Gamma's Marsaglia–Tsang method with its constants d = n + 2/3 and 1/√(9d) taken from a table for
+// the small counts that sparse rows have (no square root nor division per draw), and an exponential
+// draw at n = 0. On the same stream it draws what Gamma(r, 1 + n, 1) draws, to the last bit or two
+// of the constants.
+func GammaCount(r *rand.Rand, n float64) float64 {
+	if n == 0 {
+		return r.ExpFloat64()
+	}
+	if i := int(n); i < len(countShapes) && float64(i) == n {
+		return marsagliaTsang(r, countShapes[i][0], countShapes[i][1])
+	}
+	d := n + 2.0/3
+	return marsagliaTsang(r, d, 1/math.Sqrt(9*d))
+}
+
+// countShapes[n] is GammaCount's d = n + 2/3 and 1/√(9d) for the counts below 256.
+var countShapes [256][2]float64
+
+func init() {
+	for n := range countShapes {
+		d := float64(n) + 2.0/3
+		countShapes[n] = [2]float64{d, 1 / math.Sqrt(9*d)}
 	}
 }
 
@@ -165,77 +200,64 @@ func powInt(b float64, n int) float64 {
 	return r
 }
 
-// splitBlock is the number of components SplitProducts sums in one block.
-const splitBlock = 8
+// splitBlock is the number of components Weights sums in one block.
+const splitBlock = vec.Block
 
-// SplitScratch returns the scratch SplitProducts needs for k components.
-func SplitScratch(k int) []float64 { return make([]float64, k+(k+splitBlock-1)/splitBlock) }
+// Weights are one cell's component weights, w[c]·o[c] for the vectors given to Set, for the draws
+// of its split. They keep the products and the running sums of blocks of 8 of them,
+// which are independent sums where Multinomial's running sums of the components are one chain of
+// dependent additions, the cost of a Poisson cell's split at large rank: an event finds its block
+// and its component by counts of the running sums at or below the draw (vec.Pick), which do not
+// branch on each. Their draws
+// are Multinomial's, in the same order, and the parts differ from Multinomial's only where a draw
+// falls within rounding of a boundary between two components.
+type Weights struct {
+	p, cb []float64
+	total float64
+}
 
-// SplitProducts splits the count x over the components, component c having weight w[c]·o[c],
-// adds the parts to out (as Multinomial does) and returns the total weight Σ_c w[c]·o[c], with
-// scratch from SplitScratch(len(w)). It keeps the products and the running sums of blocks of 8
-// of them, which are independent sums where Multinomial's running sums of the components are one
-// chain of dependent additions, the cost of a Poisson cell's split at large rank: an event finds
-// its block by bisection on the blocks' running sums and its component by a scan within the
-// block (a count of the block's running sums at or below the draw, which does not branch on
-// each). It draws what Multinomial draws, in the same order, and the parts differ from
-// Multinomial's only where a draw falls within rounding of a boundary between two components.
-func SplitProducts(r *rand.Rand, x int, w, o []float64, out []int, scratch []float64) float64 {
-	R := len(w)
-	o = o[:R]
-	nb := (R + splitBlock - 1) / splitBlock
-	p, cb := scratch[:R], scratch[R:R+nb]
-	total := 0.0
-	for b := range nb {
-		lo := b * splitBlock
-		s := 0.0
-		if lo+splitBlock <= R {
-			ww, oo, pp := w[lo:lo+splitBlock], o[lo:lo+splitBlock], p[lo:lo+splitBlock]
-			p0, p1, p2, p3 := ww[0]*oo[0], ww[1]*oo[1], ww[2]*oo[2], ww[3]*oo[3]
-			p4, p5, p6, p7 := ww[4]*oo[4], ww[5]*oo[5], ww[6]*oo[6], ww[7]*oo[7]
-			pp[0], pp[1], pp[2], pp[3], pp[4], pp[5], pp[6], pp[7] = p0, p1, p2, p3, p4, p5, p6, p7
-			s = ((p0 + p1) + (p2 + p3)) + ((p4 + p5) + (p6 + p7))
-		} else {
-			for c := lo; c < R; c++ {
-				v := w[c] * o[c]
-				p[c] = v
-				s += v
-			}
-		}
-		total += s
-		cb[b] = total
+// NewWeights returns the Weights of k components.
+func NewWeights(k int) *Weights {
+	buf := make([]float64, k+(k+splitBlock-1)/splitBlock)
+	return &Weights{p: buf[:k], cb: buf[k:]}
+}
+
+// Set makes the weights w[c]·o[c] (len(w) of them), o being a or, with b, the products
+// a[c]·b[c], and returns their total.
+func (s *Weights) Set(w, a, b []float64) float64 {
+	s.total = vec.MulBlocks(s.p, s.cb, w, a, b)
+	return s.total
+}
+
+// SetPick is Set followed by Pick(u) in one call, returning the component of the first event.
+func (s *Weights) SetPick(w, a, b []float64, u float64) int {
+	var c int
+	s.total, c = vec.MulPick(s.p, s.cb, w, a, b, u)
+	return c
+}
+
+// Pick returns the component of one event, given u uniform on [0, 1); one component is picked
+// without reading u.
+func (s *Weights) Pick(u float64) int {
+	if len(s.p) == 1 {
+		return 0
 	}
+	return vec.Pick(u*s.total, s.p, s.cb)
+}
+
+// Split splits the count x over the components and adds the parts to out (as Multinomial does):
+// event by event up to 2·K + 8 events, by conditional binomials beyond.
+func (s *Weights) Split(r *rand.Rand, x int, out []int) {
+	R := len(s.p)
 	switch {
 	case x == 0:
 	case R == 1:
 		out[0] += x
 	case x <= 2*R+8:
 		for range x {
-			out[pickProduct(r.Float64()*total, p, cb)]++
+			out[s.Pick(r.Float64())]++
 		}
 	default:
-		splitBinomials(r, x, total, func(k int) float64 { return p[k] }, out[:R])
+		splitBinomials(r, x, s.total, func(k int) float64 { return s.p[k] }, out[:R])
 	}
-	return total
-}
-
-// pickProduct returns the first component whose running sum exceeds u, given the components'
-// weights p and the running sums cb of their blocks: the block by bisection, the component by a
-// count within the block (its last component takes what rounding leaves).
-func pickProduct(u float64, p, cb []float64) int {
-	lo := firstAbove(u, cb)
-	c, acc := lo*splitBlock, 0.0
-	if lo > 0 {
-		acc = cb[lo-1]
-	}
-	// The block's running sums do not decrease, so the component is the count of those at or
-	// below u, counted without a branch on each.
-	n := 0
-	for _, v := range p[c : min(c+splitBlock, len(p))-1] {
-		acc += v
-		if acc <= u {
-			n++
-		}
-	}
-	return c + n
 }

@@ -30,11 +30,19 @@ func Group(x float64) (int, bool) {
 
 // Mul multiplies v into group i (Group).
 func (p *Products) Mul(i int, v float64) {
-	if q := p.prod[i] * v; inRange(q) {
-		p.prod[i] = q
-	} else {
+	if !p.TryMul(i, v) {
 		p.fold(i, v)
 	}
+}
+
+// TryMul is Mul where the product stays in range, small enough to be inlined into the loops over
+// cells that call it, and reports whether it did; where it did not, the caller calls Mul.
+func (p *Products) TryMul(i int, v float64) bool {
+	if q := p.prod[i] * v; inRange(q) {
+		p.prod[i] = q
+		return true
+	}
+	return false
 }
 
 // inRange reports whether q is a positive number in [2⁻⁴⁹⁸, 2⁴⁹⁸) (about 1e±150), with one

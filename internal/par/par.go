@@ -40,15 +40,26 @@ func For(n int, body func(c, lo, hi int)) {
 // Tasks calls body(c) once for every c in [0, count), concurrently on up to GOMAXPROCS
 // goroutines, and returns when all have returned; a single task runs inline.
 func Tasks(count int, body func(c int)) {
-	if count == 1 {
-		body(0)
+	TasksOn(count, Workers(count), func(_, c int) { body(c) })
+}
+
+// Workers is the number of goroutines Tasks runs count tasks on.
+func Workers(count int) int { return max(1, min(runtime.GOMAXPROCS(0), count)) }
+
+// TasksOn is Tasks on at most workers goroutines, telling body which of them runs each task: a
+// worker in [0, workers) runs one task at a time, so scratch of its own needs no lock.
+func TasksOn(count, workers int, body func(worker, c int)) {
+	workers = min(workers, Workers(count))
+	if workers <= 1 {
+		for c := range count {
+			body(0, c)
+		}
 		return
 	}
-	workers := min(runtime.GOMAXPROCS(0), count)
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	wg.Add(workers)
-	for range workers {
+	for w := range workers {
 		go func() {
 			defer wg.Done()
 			for {
@@ -56,7 +67,7 @@ func Tasks(count int, body func(c int)) {
 				if c >= count {
 					return
 				}
-				body(c)
+				body(w, c)
 			}
 		}()
 	}

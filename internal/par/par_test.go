@@ -2,6 +2,7 @@ package par
 
 import (
 	"runtime"
+	"sync/atomic"
 	"testing"
 )
 
@@ -46,5 +47,35 @@ func TestSumDoesNotDependOnCores(t *testing.T) {
 	runtime.GOMAXPROCS(4)
 	if four := sum(); four != one {
 		t.Fatalf("1 core %v, 4 cores %v", one, four)
+	}
+}
+
+// TasksOn runs every task once, on workers below the bound, and never two tasks on one worker at
+// once (each worker's flag is raised by one task at a time).
+func TestTasksOnKeepsWorkersApart(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	runtime.GOMAXPROCS(4)
+	for _, workers := range []int{1, 3, 8} {
+		const count = 200
+		var seen [count]atomic.Int32
+		var busy [8]atomic.Bool
+		var bad atomic.Int32
+		TasksOn(count, workers, func(w, c int) {
+			if w >= workers || !busy[w].CompareAndSwap(false, true) {
+				bad.Add(1)
+				return
+			}
+			seen[c].Add(1)
+			runtime.Gosched()
+			busy[w].Store(false)
+		})
+		if bad.Load() != 0 {
+			t.Fatalf("%d workers: %d tasks ran on a worker out of range or already busy", workers, bad.Load())
+		}
+		for c := range seen {
+			if n := seen[c].Load(); n != 1 {
+				t.Fatalf("%d workers: task %d ran %d times", workers, c, n)
+			}
+		}
 	}
 }
