@@ -19,22 +19,24 @@ import (
 // and its error as they were. CP does the same with its walk of 40 sweeps per rung: a 15×12×10
 // tensor with heavy-tailed rows (--model cp --rank 3 --rate 0.5 --row-shape 0.3 --seed 31,
 // 400 000-temperature AIS −1659.94) is flagged at rank 3 where the chains are about 7 nats high,
-// and bench/anneal's 6×5×4 tensor at its true rank 3 is not.
+// and bench/anneal's 6×5×4 tensor at its true rank 3 is not. Each heavy-tailed case runs at a
+// seed (engine) whose chains alone would not cover their offset, which is what the check is for;
+// at some seeds they come closer and the check has nothing to show.
 func TestPhaseCheckWidensTheErrorOfAPhaseChange(t *testing.T) {
 	for _, c := range []struct {
 		name           string
 		model          string
-		seed           uint64
+		seed, engine   uint64
 		shape          []int
 		trueR, rank    int
 		rate, rowShape float64
 		ref            float64
 		phase          bool
 	}{
-		{"40x30 heavy-tailed rows", "nmf", 7, []int{40, 30}, 4, 2, 1, 0.3, -1536.30, true},
-		{"30x20", "nmf", 3, []int{30, 20}, 3, 3, 0.3, 0, -2112.50, false},
-		{"15x12x10 heavy-tailed rows", "cp", 31, []int{15, 12, 10}, 3, 3, 0.5, 0.3, -1659.94, true},
-		{"6x5x4", "cp", 3, []int{6, 5, 4}, 3, 3, 0.3, 0, -576.37, false},
+		{"40x30 heavy-tailed rows", "nmf", 7, 1, []int{40, 30}, 4, 2, 1, 0.3, -1536.30, true},
+		{"30x20", "nmf", 3, 1, []int{30, 20}, 3, 3, 0.3, 0, -2112.50, false},
+		{"15x12x10 heavy-tailed rows", "cp", 31, 4, []int{15, 12, 10}, 3, 3, 0.5, 0.3, -1659.94, true},
+		{"6x5x4", "cp", 3, 1, []int{6, 5, 4}, 3, 3, 0.3, 0, -576.37, false},
 	} {
 		rates := make([]float64, len(c.shape))
 		for m := range rates {
@@ -45,7 +47,7 @@ func TestPhaseCheckWidensTheErrorOfAPhaseChange(t *testing.T) {
 			t.Fatal(err)
 		}
 		cfg := Default(c.model)
-		cfg.Seed = 1
+		cfg.Seed = c.engine
 		re := sweep(t, d, models.PoissonSpec(c.model, rates, models.LogScale), cfg, []int{c.rank})[0]
 		chains := math.Sqrt(re.StdErr*re.StdErr - evidence.PhaseVariance(re.Hysteresis))
 		if !re.Phase {
