@@ -537,6 +537,7 @@ func (j *selection) run(ctx context.Context, f *selectFlags, o pipelines.Options
 		fmt.Fprintln(stdout, res.Job)
 		return nil, nil
 	}
+	printWorkerReads(stdout, res)
 	r, err := pipelines.ReadResult(ctx, o.OutDir)
 	if err != nil {
 		if !existed {
