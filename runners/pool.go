@@ -256,8 +256,7 @@ func fetchWorker(ctx context.Context, endpoint string, dep *pipepb.ArtifactInfor
 
 // checkPool fails unless addr serves Beam's external worker pool: it asks the pool to stop a
 // worker that does not exist, which a pool answers (with an error in the response) and anything
-// else does not. A runner that cannot start its workers otherwise waits, or panics (prism v2.77
-// does, in the process that runs it).
+// else does not. prism (v2.77) panics when a pool does not start its worker.
 func checkPool(ctx context.Context, addr string) error {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()

@@ -316,7 +316,10 @@ func Run(ctx context.Context, p *beam.Pipeline, lg Logging) (Result, error) {
 		}
 		c.Close()
 	}
-	if isExternal() {
+	if isExternal() && inProcessPrism {
+		// Here the job server is this process, which asks the pool for workers: a pool it
+		// cannot use would make it wait, or panic. Other job servers (Flink's task managers)
+		// resolve the pool's address where they run, so it is theirs to check.
 		if err := checkPool(ctx, *jobopts.EnvironmentConfig); err != nil {
 			return res, err
 		}

@@ -131,15 +131,22 @@ func readers(out string) map[string]map[int]bool {
 // readCount is the launcher's line saying how many datasets the workers read (printWorkerReads).
 var readCount = regexp.MustCompile(`datasets read by the workers themselves: (\d+) `)
 
-// TestWorkerPool runs jobs of every kind — select (whatever graph it builds), select through a
-// standalone prism job server, chib, ais, dictionary, and reanalyze cold and then warm-started
-// from its saved states — on a worker pool of this binary (stirank worker-pool), whose workers are
+// TestWorkerPool runs jobs of every kind — select (whatever graph it builds) on a local and a
+// gs:// dataset (Cloud Storage emulated on loopback), select through a standalone prism job
+// server, chib, ais, dictionary, and reanalyze cold and then warm-started from its saved
+// states — on a worker pool of this binary (stirank worker-pool), whose workers are
 // processes of their own that read the data themselves, and checks that each writes evidence.json
 // byte for byte as the in-process run does (the command line apart), and that the workers, not
 // the launcher, read the data: the Beam counter the launcher prints counts reads in worker
 // processes only, and the pool's output names the processes. A job that stages another build of
 // the binary runs that build instead of the pool's.
 func TestWorkerPool(t *testing.T) {
+	dir := t.TempDir()
+	// Cloud Storage on loopback: the storage client reads gs://BUCKET/OBJECT from
+	// STORAGE_EMULATOR_HOST as GET /BUCKET/OBJECT (its XML API), served here from dir/gcs.
+	gcs := httptest.NewServer(http.FileServer(http.Dir(filepath.Join(dir, "gcs"))))
+	defer gcs.Close()
+	t.Setenv("STORAGE_EMULATOR_HOST", strings.TrimPrefix(gcs.URL, "http://"))
 	pool, addr := startWorkerPool(t)
 	ext := []string{"--environment_type=EXTERNAL", "--environment_config=" + addr}
 	jobServer := freePort(t)
@@ -147,9 +154,13 @@ func TestWorkerPool(t *testing.T) {
 	endpoint := fmt.Sprintf("localhost:%d", jobServer)
 	waitListening(t, endpoint)
 
-	dir := t.TempDir()
 	nmf := filepath.Join(dir, "nmf")
 	selectOK(t, "generate", "--model", "nmf", "--shape", "12x10", "--rank", "2", "--rate", "0.5", "--out", nmf)
+	const gsData = "gs://stirank-test/nmf"
+	if err := os.MkdirAll(filepath.Join(dir, "gcs", "stirank-test"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	selectOK(t, "generate", "--model", "nmf", "--shape", "12x10", "--rank", "2", "--rate", "0.5", "--out", filepath.Join(dir, "gcs", "stirank-test", "nmf"))
 	isX, w2, w1, _, _, _ := isData(t, dir)
 	// A copy of this binary with one byte more: the same code, another build as far as the
 	// pool can tell.
@@ -179,6 +190,18 @@ func TestWorkerPool(t *testing.T) {
 	}
 	sel := append([]string{"select", "--data", nmf, "--rate", "0.5", "--ranks", "1-3", "--seed", "5", "--no-report"}, cheap...)
 	run("select", sel, ext...)
+	run("select-gs", append([]string{"select", "--data", gsData, "--rate", "0.5", "--ranks", "1-2", "--no-report"}, cheap...), ext...)
+	// The same binary as the command of a PROCESS environment, which prism starts per job (in
+	// a script that keeps its output out of the test's).
+	processLog, command := filepath.Join(dir, "process.log"), filepath.Join(dir, "process.sh")
+	script := fmt.Sprintf("#!/bin/sh\n%s=stirank exec %s \"$@\" >>%s 2>&1\n", roleEnv, os.Args[0], processLog)
+	if err := os.WriteFile(command, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	run("select-process", sel, "--environment_type=PROCESS", fmt.Sprintf(`--environment_config={"command": %q}`, command))
+	if len(readers(string(readFile(t, processLog)))[nmf]) == 0 {
+		t.Errorf("the PROCESS environment's worker did not read %s:\n%s", nmf, readFile(t, processLog))
+	}
 	run("select-job-server", sel, append([]string{"--runner=universal", "--endpoint=" + endpoint}, ext...)...)
 	run("chib", append([]string{"chib", "--data", nmf, "--rate", "0.5", "--ranks", "1-2", "--no-report"}, cheapChib...), ext...)
 	run("ais", append([]string{"ais", "--data", nmf, "--rate", "0.5", "--ranks", "1-2", "--no-report"}, cheapAIS...), ext...)
@@ -217,7 +240,7 @@ func TestWorkerPool(t *testing.T) {
 	// Every job had a worker process of its own, never this one, and each read its data.
 	got := readers(pool.output(t))
 	pids := map[int]bool{}
-	for _, src := range []string{nmf, isX, w2, w1, data} {
+	for _, src := range []string{nmf, gsData, isX, w2, w1, data} {
 		if len(got[src]) == 0 {
 			t.Errorf("no worker process read %s", src)
 		}
