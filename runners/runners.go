@@ -10,7 +10,10 @@
 // forwards them from Beam's global flag set.
 //
 // A worker binary is this very program started by the runner with --worker: InitWorker, called at
-// the top of main, runs the SDK harness in that case and never returns.
+// the top of main, runs the SDK harness in that case and never returns. It does so too when the
+// program is started with the flags of Beam's container contract, by a worker pool (ServePool,
+// which serves Beam's external worker pool for --environment_type=EXTERNAL) or as the command of
+// a PROCESS environment.
 package runners
 
 import (

@@ -48,8 +48,7 @@ func TestMain(m *testing.M) {
 	os.Exit(2)
 }
 
-// child is a process of this test binary in a role (see roleEnv), in a process group of its own
-// with whatever it starts, all killed when the test ends; its output goes to log.
+// child is a process of this test binary in a role (see roleEnv), and the file its output goes to.
 type child struct {
 	cmd *exec.Cmd
 	log string
@@ -57,13 +56,21 @@ type child struct {
 
 func startChild(t *testing.T, role string, args ...string) *child {
 	t.Helper()
-	log := filepath.Join(t.TempDir(), role+".log")
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), roleEnv+"="+role)
+	return &child{cmd, startProcess(t, role, cmd)}
+}
+
+// startProcess starts cmd in a process group of its own, so that it and whatever it starts are
+// killed when the test ends, with its output in a file, whose path it returns and which is
+// shown when the test fails.
+func startProcess(t *testing.T, name string, cmd *exec.Cmd) string {
+	t.Helper()
+	log := filepath.Join(t.TempDir(), "output.log")
 	f, err := os.Create(log)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(os.Args[0], args...)
-	cmd.Env = append(os.Environ(), roleEnv+"="+role)
 	cmd.Stdout, cmd.Stderr = f, f
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
@@ -74,10 +81,10 @@ func startChild(t *testing.T, role string, args ...string) *child {
 		cmd.Wait()
 		f.Close()
 		if t.Failed() {
-			t.Logf("%s output:\n%s", role, readFile(t, log))
+			t.Logf("%s output:\n%s", name, readFile(t, log))
 		}
 	})
-	return &child{cmd, log}
+	return log
 }
 
 // output is what the child has written so far.
