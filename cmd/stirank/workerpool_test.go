@@ -258,6 +258,38 @@ func TestWorkerPool(t *testing.T) {
 	if len(pids) < 2 || pids[os.Getpid()] {
 		t.Errorf("worker processes %v (the launcher is %d)", pids, os.Getpid())
 	}
+	// The pool waits for its workers once they are stopped: none stays a zombie.
+	deadline := time.Now().Add(5 * time.Second)
+	for z := zombies(t, pool.cmd.Process.Pid); len(z) > 0; z = zombies(t, pool.cmd.Process.Pid) {
+		if time.Now().After(deadline) {
+			t.Errorf("the pool's workers %v are zombies", z)
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// zombies lists the children of process parent that ended and were not waited for.
+func zombies(t *testing.T, parent int) []int {
+	t.Helper()
+	stats, err := filepath.Glob("/proc/[0-9]*/stat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pids []int
+	for _, name := range stats {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			continue // the process ended meanwhile
+		}
+		// pid (comm) state ppid …, where comm may hold spaces and parentheses.
+		fields := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+		if len(fields) > 1 && fields[0] == "Z" && fields[1] == strconv.Itoa(parent) {
+			pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(name)))
+			pids = append(pids, pid)
+		}
+	}
+	return pids
 }
 
 // TestWorkerPoolKill kills the worker process of a job mid-run (once it has read its data, so
