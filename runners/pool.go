@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -34,13 +35,14 @@ import (
 // --environment_type=EXTERNAL --environment_config=HOST:PORT is a new process of this program,
 // started with the flags of Beam's container contract (--id, --provision_endpoint, …), which
 // InitWorker turns into an SDK harness. Separate processes keep a worker's failure its own and
-// let the runner see it die. ready, when not nil, is called with the address once it listens.
-func ServePool(ctx context.Context, port int, ready func(addr string)) error {
+// let the runner see it die. lg says what of Beam's logs to show; ready, when not nil, is called
+// with the address once the pool listens.
+func ServePool(ctx context.Context, port int, lg Logging, ready func(addr string)) error {
 	exe, err := os.Executable()
 	if err != nil {
 		return fmt.Errorf("worker pool: cannot find this program to start workers from: %w", err)
 	}
-	setLogging(Logging{W: io.Discard}, nil)
+	setLogging(lg, nil)
 	srv, err := pool.New(ctx, port, exe)
 	if err != nil {
 		return err
@@ -97,20 +99,11 @@ func isContainerStart(args []string) bool {
 		return false
 	}
 	first := strings.TrimLeft(strings.SplitN(args[0], "=", 2)[0], "-")
-	if !contains(containerFlags, first) {
+	if !slices.Contains(containerFlags, first) {
 		return false
 	}
 	for _, a := range args {
 		if strings.HasPrefix(strings.TrimLeft(a, "-"), "provision_endpoint=") {
-			return true
-		}
-	}
-	return false
-}
-
-func contains(s []string, v string) bool {
-	for _, x := range s {
-		if x == v {
 			return true
 		}
 	}
@@ -124,25 +117,26 @@ func contains(s []string, v string) bool {
 // process; otherwise the staged binary is fetched and executed in its place, as Beam's boot
 // loader would. It never returns.
 func bootWorker(args []string) {
-	fail := func(format string, a ...any) {
-		fmt.Fprintf(os.Stderr, "stirank worker: "+format+"\n", a...)
-		os.Exit(1)
-	}
 	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	vals := map[string]*string{}
 	for _, name := range containerFlags {
 		vals[name] = fs.String(name, "", "")
 	}
-	if err := fs.Parse(args); err != nil {
-		fail("%v", err)
-	}
+	err := fs.Parse(args)
 	// prism (v2.77) quotes the id it passes to a PROCESS command, without a shell to remove them.
 	id := strings.Trim(*vals["id"], "'")
+	fail := func(format string, a ...any) {
+		fmt.Fprintf(os.Stderr, "stirank worker %d (%s): "+format+"\n", append([]any{os.Getpid(), id}, a...)...)
+		os.Exit(1)
+	}
+	if err != nil {
+		fail("%v", err)
+	}
 	ctx := grpcx.WriteWorkerID(context.Background(), id)
 	info, err := tools.ProvisionInfo(ctx, *vals["provision_endpoint"])
 	if err != nil {
-		fail("worker %s: %v", id, err)
+		fail("%v", err)
 	}
 	endpoint := func(name string, d *pipepb.ApiServiceDescriptor) string {
 		if d.GetUrl() != "" {
@@ -153,7 +147,7 @@ func bootWorker(args []string) {
 	control, logging := endpoint("control_endpoint", info.GetControlEndpoint()), endpoint("logging_endpoint", info.GetLoggingEndpoint())
 	options, err := tools.ProtoToJSON(info.GetPipelineOptions())
 	if err != nil {
-		fail("worker %s: pipeline options: %v", id, err)
+		fail("pipeline options: %v", err)
 	}
 	if s := info.GetStatusEndpoint().GetUrl(); s != "" {
 		os.Setenv("STATUS_ENDPOINT", s)
@@ -164,30 +158,30 @@ func bootWorker(args []string) {
 	harness := []string{"--worker=true", "--id=" + id, "--logging_endpoint=" + logging, "--control_endpoint=" + control, "--options=" + options}
 	staged, err := stagedWorker(info.GetDependencies())
 	if err != nil {
-		fail("worker %s: %v", id, err)
+		fail("%v", err)
 	}
 	self, err := executableSHA256()
 	if err != nil {
-		fail("worker %s: %v", id, err)
+		fail("%v", err)
 	}
 	if staged == nil || staged.sha256 == self {
 		for _, a := range harness {
 			name, value, _ := strings.Cut(strings.TrimPrefix(a, "--"), "=")
 			if err := flag.Set(name, value); err != nil {
-				fail("worker %s: --%s: %v", id, name, err)
+				fail("--%s: %v", name, err)
 			}
 		}
 		beam.Init() // runs the harness and exits
-		fail("worker %s: the SDK harness returned", id)
+		fail("the SDK harness returned")
 	}
-	fmt.Fprintf(os.Stderr, "stirank worker %d: the job staged another binary (sha256 %.12s…, this one %.12s…): fetching it to run in this one's place\n", os.Getpid(), staged.sha256, self)
+	fmt.Fprintf(os.Stderr, "stirank worker %d (%s): the job staged another binary (sha256 %.12s…, this one %.12s…): fetching it to run in this one's place\n", os.Getpid(), id, staged.sha256, self)
 	bin, err := fetchWorker(ctx, endpoint("artifact_endpoint", info.GetArtifactEndpoint()), staged.dep, info.GetRetrievalToken())
 	if err != nil {
-		fail("worker %s: fetching the job's worker binary: %v", id, err)
+		fail("fetching the job's worker binary: %v", err)
 	}
 	err = syscall.Exec("/proc/self/fd/"+strconv.Itoa(int(bin.Fd())), append([]string{os.Args[0]}, harness...), os.Environ())
 	runtime.KeepAlive(bin) // its descriptor is the path executed
-	fail("worker %s: starting the job's worker binary: %v", id, err)
+	fail("starting the job's worker binary: %v", err)
 }
 
 // stagedBinary is the Go worker binary a job staged: the artifact and its SHA-256.

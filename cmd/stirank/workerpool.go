@@ -28,13 +28,14 @@ interface, until interrupted. A job submitted with
 (to prism in the launching process, a standalone prism job server or Flink's job server) asks the
 pool for its workers: each is a new process of this program, which reads the dataset itself from
 the job's path or URL (a local path must be the same on this machine), checks its checksum, and
-runs the job's bundles. The launcher stages its own binary; a worker runs that binary's code, so
-the pool and the launcher should be the same build (a worker of another build fetches the
-launcher's and runs it instead). See docs/runners.md.`
+runs the job's bundles. The launcher stages its own binary: a pool of the same build runs the
+job at once, one of another build first fetches the launcher's binary and runs that. See
+docs/runners.md.`
 
 func runWorkerPool(ctx context.Context, args []string, stdout io.Writer) error {
-	fs := newFlagSet("worker-pool", "[--port 50000]\n\n"+workerPoolHelp)
+	fs := newFlagSet("worker-pool", "[--port 50000] [--verbose]\n\n"+workerPoolHelp)
 	port := fs.Int("port", 50000, "TCP port to serve the worker pool on (Beam's convention: 50000)")
+	verbose := fs.Bool("verbose", false, "show Beam's logs (workers started and stopped) on stderr")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -46,7 +47,7 @@ func runWorkerPool(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	return runners.ServePool(ctx, *port, func(addr string) {
+	return runners.ServePool(ctx, *port, runners.Logging{Verbose: *verbose}, func(addr string) {
 		fmt.Fprintf(stdout, "stirank worker pool (pid %d) listening on %s\n", os.Getpid(), addr)
 	})
 }
