@@ -10,7 +10,10 @@
 // forwards them from Beam's global flag set.
 //
 // A worker binary is this very program started by the runner with --worker: InitWorker, called at
-// the top of main, runs the SDK harness in that case and never returns.
+// the top of main, runs the SDK harness in that case and never returns. It does so too when the
+// program is started with the flags of Beam's container contract, by a worker pool (ServePool,
+// which serves Beam's external worker pool for --environment_type=EXTERNAL) or as the command of
+// a PROCESS environment.
 package runners
 
 import (
@@ -25,6 +28,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	goruntime "runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -34,6 +38,7 @@ import (
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/metrics"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/runtime/graphx"
 	// The optimised runtime and the filesystems workers and launchers need.
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/core/runtime/exec/optimized"
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/gcs"
@@ -48,6 +53,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners/prism"
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/spark"
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/universal"
+	"google.golang.org/protobuf/encoding/protojson"
 )
 
 // Default is the runner used when --runner is not given.
@@ -78,17 +84,23 @@ func Check() error {
 	}
 	switch name {
 	case "universal", "portable", "flink", "spark", "flinkrunner", "sparkrunner", "portablerunner":
-		if *jobopts.Endpoint == "" {
+		if *jobopts.Endpoint == "" && !IsDryRun() {
 			return fmt.Errorf("--runner=%s needs --endpoint=HOST:PORT of a job server", Name())
+		}
+	}
+	if isExternal() {
+		if _, port, err := net.SplitHostPort(*jobopts.EnvironmentConfig); err != nil || port == "" {
+			return fmt.Errorf("--environment_type=EXTERNAL needs --environment_config=HOST:PORT of a worker pool (stirank worker-pool), not %q", *jobopts.EnvironmentConfig)
 		}
 	}
 	return nil
 }
 
-// IsDryRun reports whether the run only prints the job (--runner=dataflow --dry_run).
+// IsDryRun reports whether the run only prints the job (--dry_run): the Dataflow job on
+// Dataflow, the portable pipeline that a job server would receive on any other runner.
 func IsDryRun() bool {
 	f := flag.Lookup("dry_run")
-	return f != nil && f.Value.String() == "true" && isDataflow()
+	return f != nil && f.Value.String() == "true"
 }
 
 func isDataflow() bool {
@@ -96,14 +108,22 @@ func isDataflow() bool {
 	return n == "dataflow" || n == "dataflowrunner"
 }
 
-// IsLocal reports whether the workers are this process (prism without an endpoint, direct, or
-// any runner with --environment_type=LOOPBACK), so in-process progress reporting works.
+// isExternal reports whether the job's workers come from a worker pool (--environment_type=EXTERNAL).
+func isExternal() bool { return strings.EqualFold(*jobopts.EnvironmentType, "external") }
+
+// isProcess reports whether the job's workers are processes a runner starts from a command
+// (--environment_type=PROCESS).
+func isProcess() bool { return strings.EqualFold(*jobopts.EnvironmentType, "process") }
+
+// IsLocal reports whether the workers are this process (prism without an endpoint or an
+// environment of other processes, direct, or any runner with --environment_type=LOOPBACK), so
+// in-process progress reporting works.
 func IsLocal() bool {
 	n := strings.ToLower(Name())
 	switch {
 	case n == "direct" || n == "directrunner":
 		return true
-	case (n == "prism" || n == "prismrunner") && *jobopts.Endpoint == "":
+	case (n == "prism" || n == "prismrunner") && *jobopts.Endpoint == "" && *jobopts.EnvironmentType == "":
 		return true
 	case isDataflow():
 		return false
@@ -172,21 +192,31 @@ func ResetFlags() {
 	}
 }
 
-// InitWorker runs the Beam SDK harness and exits when this program was started as a worker
-// (with --worker, by a runner's container or process environment); otherwise it does nothing.
-// Call it first thing in main.
+// InitWorker runs the Beam SDK harness and exits when this program was started as a worker:
+// with --worker, by Beam's boot loader in a runner's container or process environment, or with
+// the flags of Beam's container contract (--id, --provision_endpoint, …), by a worker pool
+// (ServePool) or as the command of a PROCESS environment. Otherwise it does nothing. Call it
+// first thing in main.
 func InitWorker() {
+	args := os.Args[1:]
+	switch {
+	case hasWorkerFlag(args):
+		flag.Parse()
+		beam.Init() // runs the harness; exits the process when it ends
+	case isContainerStart(args):
+		bootWorker(args)
+	}
+}
+
+// hasWorkerFlag reports whether args set --worker.
+func hasWorkerFlag(args []string) bool {
 	worker := false
-	for _, a := range os.Args[1:] {
+	for _, a := range args {
 		if a == "--worker" || a == "-worker" || strings.HasPrefix(a, "--worker=") || strings.HasPrefix(a, "-worker=") {
 			worker = !strings.HasSuffix(a, "=false")
 		}
 	}
-	if !worker {
-		return
-	}
-	flag.Parse()
-	beam.Init() // runs the harness; exits the process when it ends
+	return worker
 }
 
 var initOnce sync.Once
@@ -236,7 +266,8 @@ func setLogging(lg Logging, capture *[]string) {
 type Result struct {
 	// Runner is the runner used.
 	Runner string
-	// Job is the job printed by a dry run (--runner=dataflow --dry_run): the Dataflow job as JSON.
+	// Job is the job of a dry run (--dry_run), as JSON: the Dataflow job on Dataflow, the
+	// portable pipeline (Beam's pipeline_v1.Pipeline) on every other runner.
 	Job string
 	// Metrics are the job's metrics, when the runner reports them.
 	Metrics *metrics.Results
@@ -276,6 +307,10 @@ func Run(ctx context.Context, p *beam.Pipeline, lg Logging) (Result, error) {
 		pr  beam.PipelineResult
 		err error
 	)
+	if dry && !isDataflow() {
+		res.Job, err = portableJob(ctx, p)
+		return res, err
+	}
 	if !inProcessPrism && *jobopts.Endpoint != "" && !isDataflow() {
 		// Beam waits two minutes for a job server that is not there; fail fast instead.
 		c, err := net.DialTimeout("tcp", *jobopts.Endpoint, 5*time.Second)
@@ -283,6 +318,22 @@ func Run(ctx context.Context, p *beam.Pipeline, lg Logging) (Result, error) {
 			return res, fmt.Errorf("cannot reach the job server at --endpoint=%s: %v", *jobopts.Endpoint, err)
 		}
 		c.Close()
+	}
+	if isExternal() && inProcessPrism {
+		// Here the job server is this process, which asks the pool for workers: a pool it
+		// cannot use would make it wait, or panic. Other job servers (Flink's task managers)
+		// resolve the pool's address where they run, so it is theirs to check.
+		if err := checkPool(ctx, *jobopts.EnvironmentConfig); err != nil {
+			return res, err
+		}
+	}
+	if (isExternal() || isProcess()) && *jobopts.WorkerBinary == "" && goruntime.GOOS == "linux" && goruntime.GOARCH == "amd64" {
+		// The workers run this program: staged, it is what a worker pool or a PROCESS command
+		// checks its own binary against (see bootWorker). Beam would otherwise compile the
+		// launcher's main package from source, which a built stirank does not have.
+		if exe, err := os.Executable(); err == nil {
+			*jobopts.WorkerBinary = exe
+		}
 	}
 	if inProcessPrism {
 		pr, err = prism.Execute(ctx, p)
@@ -352,6 +403,25 @@ func sweepTemps(base string) {
 			os.RemoveAll(d)
 		}
 	}
+}
+
+// portableJob is the portable pipeline a job server would receive for p, with the environment
+// the Beam flags choose, as JSON: what --dry_run prints on the runners other than Dataflow.
+func portableJob(ctx context.Context, p *beam.Pipeline) (string, error) {
+	edges, _, err := p.Build()
+	if err != nil {
+		return "", err
+	}
+	env, err := graphx.CreateEnvironment(ctx, jobopts.GetEnvironmentUrn(ctx), jobopts.GetEnvironmentConfig)
+	if err != nil {
+		return "", err
+	}
+	model, err := graphx.Marshal(edges, &graphx.Options{Environment: env, PipelineResourceHints: jobopts.GetPipelineResourceHints()})
+	if err != nil {
+		return "", err
+	}
+	js, err := protojson.MarshalOptions{Multiline: true}.Marshal(model)
+	return string(js), err
 }
 
 // findJob returns the last captured log message that is a JSON object: the Dataflow job.

@@ -202,6 +202,7 @@ func (f *dictRunFn) Setup(ctx context.Context) error {
 func (f *dictRunFn) Teardown() { f.tasks.Stop() }
 
 func (f *dictRunFn) ProcessElement(ctx context.Context, t DictTask, emit func(int, DictRun)) error {
+	reportReads(ctx)
 	if err := f.flush(emit); err != nil {
 		return err
 	}

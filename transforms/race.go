@@ -132,7 +132,8 @@ func (f *continueFn) Setup(ctx context.Context) error {
 	return nil
 }
 
-func (f *continueFn) ProcessElement(_ context.Context, rank int, results func(*estimators.Result) bool, verdicts func(*verdict) bool, emit func(estimators.Task)) error {
+func (f *continueFn) ProcessElement(ctx context.Context, rank int, results func(*estimators.Result) bool, verdicts func(*verdict) bool, emit func(estimators.Task)) error {
+	reportReads(ctx)
 	var v verdict
 	if !verdicts(&v) {
 		return fmt.Errorf("round %d: the race said nothing of rank %d", f.Round, rank)

@@ -133,6 +133,7 @@ func (f *RunFn) Teardown() { f.tasks.Stop() }
 
 // ProcessElement starts task t and emits the tasks of the bundle that have finished.
 func (f *RunFn) ProcessElement(ctx context.Context, t estimators.Task, emit func(int, estimators.Result)) error {
+	reportReads(ctx)
 	if err := f.flush(ctx, emit); err != nil {
 		return err
 	}
@@ -237,6 +238,7 @@ func (f *expandFn) Teardown() { f.tasks.Stop() }
 // ProcessElement starts first-stage task t and emits what the tasks of the bundle that have
 // finished gave.
 func (f *expandFn) ProcessElement(ctx context.Context, t estimators.Task, emit func(int, estimators.Result), emitNext func(estimators.Task)) error {
+	reportReads(ctx)
 	if err := f.flush(ctx, emit, emitNext); err != nil {
 		return err
 	}

@@ -11,9 +11,14 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
+	"flag"
 	"fmt"
 	"io/fs"
 	"math"
+	"os"
+	"sync/atomic"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 
 	"github.com/stirank/stirank/io/tensorio"
 	"github.com/stirank/stirank/tensor"
@@ -123,7 +128,40 @@ func (s Source) Load(ctx context.Context, opts tensorio.ReadOptions) (*tensor.Sp
 	if s.Checksum != "" && sum != s.Checksum {
 		return nil, "", fmt.Errorf("data at %s changed since the job was built (checksum %.12s…, expected %.12s…)", s, sum, s.Checksum)
 	}
+	if s.Inline == nil && isWorkerProcess() {
+		unreportedReads.Add(1)
+		// The worker's log (a pool's output, Dataflow's worker logs) says which process read what.
+		fmt.Fprintf(os.Stderr, "stirank worker %d: read %s (checksum %.12s…)\n", os.Getpid(), s, sum)
+	}
 	return t, sum, nil
+}
+
+// DatasetsReadMetric names the counter of the datasets worker processes read from their source
+// (a path, a URL or the binary's embedded sets). Only processes started as Beam workers
+// (--worker: by a worker pool, a PROCESS or DOCKER environment, Flink, Dataflow) count, so a job
+// whose workers are the launching process, which hands them the data it read, counts none, and
+// neither do data the launcher put inside the job (Inline): a job run elsewhere that counts none
+// did not read its data where it ran.
+const DatasetsReadMetric = "datasets_read_by_workers"
+
+var datasetsRead = beam.NewCounter(MetricsNamespace, DatasetsReadMetric)
+
+// unreportedReads counts the datasets this process has read and no bundle has counted yet: the
+// data are read in a DoFn's Setup, whose context carries no metrics.
+var unreportedReads atomic.Int64
+
+// reportReads adds the reads not yet counted to the counter of the bundle of ctx.
+func reportReads(ctx context.Context) {
+	if n := unreportedReads.Swap(0); n > 0 {
+		datasetsRead.Inc(ctx, n)
+	}
+}
+
+// isWorkerProcess reports whether this process was started as a Beam worker (its --worker flag,
+// Beam's harness flag, is set).
+func isWorkerProcess() bool {
+	f := flag.Lookup("worker")
+	return f != nil && f.Value.String() == "true"
 }
 
 // InlineChecksum is the hex SHA-256 of a tensor's shape, coordinates and values, and of their

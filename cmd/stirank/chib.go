@@ -155,6 +155,7 @@ func baselineCommand(ctx context.Context, name, help string, args []string, stdo
 		fmt.Fprintln(stdout, res.Job)
 		return nil
 	}
+	printWorkerReads(stdout, res)
 	r, err := pipelines.ReadResult(ctx, f.out)
 	if err != nil {
 		if !existed {

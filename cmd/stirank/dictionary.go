@@ -192,7 +192,7 @@ func runDictionary(ctx context.Context, args []string, stdout io.Writer) error {
 		}
 		meta.Dicts = append(meta.Dicts, pipelines.DictionaryInfo{Source: dinfo.Source, Checksum: dinfo.Checksum, K: k})
 	}
-	r, err := scoreDictionaries(ctx, work, meta, out, workers, verbose)
+	r, err := scoreDictionaries(ctx, stdout, work, meta, out, workers, verbose)
 	if err != nil {
 		return err
 	}
@@ -247,7 +247,7 @@ func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
 
 // scoreDictionaries checks the work on this machine — every dictionary read and checked, so bad
 // input fails before any output — then runs the pipeline and reads the result back.
-func scoreDictionaries(ctx context.Context, work transforms.DictionaryWork, meta pipelines.DictionaryMeta,
+func scoreDictionaries(ctx context.Context, stdout io.Writer, work transforms.DictionaryWork, meta pipelines.DictionaryMeta,
 	out string, workers int, verbose bool) (pipelines.DictionaryResult, error) {
 	if _, err := work.Load(ctx); err != nil {
 		return pipelines.DictionaryResult{}, err
@@ -259,12 +259,14 @@ func scoreDictionaries(ctx context.Context, work transforms.DictionaryWork, meta
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt)
 	defer stop()
 	existed := dirExists(out)
-	if _, err := runners.Run(ctx, p, runners.Logging{Verbose: verbose}); err != nil {
+	res, err := runners.Run(ctx, p, runners.Logging{Verbose: verbose})
+	if err != nil {
 		if !existed {
 			removeOutDir(out)
 		}
 		return pipelines.DictionaryResult{}, fmt.Errorf("pipeline failed: %s", pipelineError(err))
 	}
+	printWorkerReads(stdout, res)
 	r, err := pipelines.ReadDictionaryResult(ctx, out)
 	if err != nil {
 		if !existed {
@@ -314,7 +316,7 @@ func runNID(ctx context.Context, stdout io.Writer, work transforms.DictionaryWor
 		if err != nil {
 			return err
 		}
-		r, err := scoreDictionaries(ctx, w, m, out, workers, verbose)
+		r, err := scoreDictionaries(ctx, stdout, w, m, out, workers, verbose)
 		if err != nil {
 			return err
 		}
@@ -344,7 +346,7 @@ func runNID(ctx context.Context, stdout io.Writer, work transforms.DictionaryWor
 			return err
 		}
 		os.Remove(dir)
-		r, err := scoreDictionaries(ctx, w, m, dir, workers, verbose)
+		r, err := scoreDictionaries(ctx, stdout, w, m, dir, workers, verbose)
 		os.RemoveAll(dir)
 		if err != nil {
 			return err

@@ -572,6 +572,7 @@ func (j *selection) run(ctx context.Context, f *selectFlags, o pipelines.Options
 		fmt.Fprintln(stdout, res.Job)
 		return nil, nil
 	}
+	printWorkerReads(stdout, res)
 	r, err := pipelines.ReadResult(ctx, o.OutDir)
 	if err != nil {
 		if !existed {

@@ -12,7 +12,6 @@ import (
 	"reflect"
 	"runtime"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -183,42 +182,14 @@ func startPrism(t *testing.T) string {
 	t.Helper()
 	bin := goBuild(t, t.TempDir(), "prism", "github.com/apache/beam/sdks/v2/go/cmd/prism")
 	port := freePort(t)
-	logs, err := os.Create(filepath.Join(t.TempDir(), "prism.log"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	cmd := exec.Command(bin, fmt.Sprintf("--job_port=%d", port), "--serve_http=false", "--log_level=error")
-	cmd.Stdout, cmd.Stderr = logs, logs
 	// The workers it starts run here (Beam's boot loader writes pipeline_options.json into its
 	// working directory).
 	cmd.Dir = t.TempDir()
-	// Its own process group, so the worker processes it starts go down with it.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		cmd.Wait()
-		logs.Close()
-		if t.Failed() {
-			b, _ := os.ReadFile(logs.Name())
-			t.Logf("prism job server output:\n%s", b)
-		}
-	})
+	startProcess(t, "prism job server", cmd)
 	endpoint := fmt.Sprintf("localhost:%d", port)
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		c, err := net.DialTimeout("tcp", endpoint, time.Second)
-		if err == nil {
-			c.Close()
-			return endpoint
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("prism job server did not listen on %s: %v", endpoint, err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	waitListening(t, endpoint)
+	return endpoint
 }
 
 // workerEnvironment builds what a PROCESS environment needs to start stirank as a separate
