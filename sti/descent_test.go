@@ -191,3 +191,40 @@ func TestExtendCarriesAChainOn(t *testing.T) {
 		t.Errorf("round %d holds %d records, the configuration %d", p.Doublings(2), p.RoundRecords(2, 3, p.Doublings(2)), p.Records(2, 3))
 	}
 }
+
+// A chain's state crosses Beam stages in single precision: half the bytes of its parameters, and
+// a state read back is the same state when it crosses again.
+func TestChainStateCrossesInSinglePrecision(t *testing.T) {
+	const n = 10000
+	s := ChainState{Theta: make([]float64, n), Center: make([]float64, n), Records: []float64{-1.5, -2.25}, Budget: 7, Warm: true, Sweeps: 3, Steps: 4, CellEvals: 5}
+	for i := range s.Theta {
+		s.Theta[i] = math.Log(float64(i+1)) / 3
+		s.Center[i] = -s.Theta[i]
+	}
+	b, err := s.GobEncode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b) > 2*4*n+200 {
+		t.Errorf("%d parameters and centre coordinates take %d bytes, more than single precision", 2*n, len(b))
+	}
+	var got ChainState
+	if err := got.GobDecode(b); err != nil {
+		t.Fatal(err)
+	}
+	for i := range s.Theta {
+		if got.Theta[i] != float64(float32(s.Theta[i])) || got.Center[i] != float64(float32(s.Center[i])) {
+			t.Fatalf("coordinate %d: %g, %g read back as %g, %g", i, s.Theta[i], s.Center[i], got.Theta[i], got.Center[i])
+		}
+	}
+	if !slices.Equal(got.Records, s.Records) || got.Budget != 7 || !got.Warm || got.Sweeps != 3 || got.Steps != 4 || got.CellEvals != 5 {
+		t.Errorf("read back %+v", got)
+	}
+	again, err := got.GobEncode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(again, b) {
+		t.Error("a state read back encodes to other bytes")
+	}
+}
