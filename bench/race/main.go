@@ -90,7 +90,7 @@ func race(w io.Writer, seeds int, only string, markdown bool) error {
 	}
 	sets = append(sets, set{"glass 8x8 (real counts, social mobility)", glass, models.PoissonSpec(nmf.Name, []float64{0.3, 0.3}, models.LogScale), ranges(1, 6), 0})
 	if markdown {
-		fmt.Fprintln(w, "| data | seed | chosen (true) | unresolved | passes over the data | ranks with a reference: offset ± stderr (last round run) |")
+		fmt.Fprintf(w, "%s\n\n| data | seed | chosen (true) | unresolved | passes over the data | ranks with a reference: offset ± stderr (last round run) |\n", accuracyIntro(seeds, only))
 		fmt.Fprintln(w, "| --- | --- | --- | --- | --- | --- |")
 	}
 	var right, runs, covered, checked, separated int
@@ -164,6 +164,30 @@ func race(w io.Writer, seeds int, only string, markdown bool) error {
 	fmt.Fprintf(w, "\n%d of %d races chose the true rank (or, without one, any); %d of %d estimates with a reference within 3 reported standard errors of it; %d of %d choices separated beyond 3 combined standard errors from every other rank or reported unresolved\n",
 		right, runs, covered, checked, separated, runs)
 	return nil
+}
+
+// accuracyIntro is the title and the explanation docs/accuracy.md gives its table.
+func accuracyIntro(seeds int, only string) string {
+	command := fmt.Sprintf("go run ./bench/race -seeds %d -markdown > docs/accuracy.md", seeds)
+	if only != "" {
+		command = fmt.Sprintf("go run ./bench/race -seeds %d -only %q -markdown", seeds, only)
+	}
+	return `# Accuracy of select's defaults
+
+Written by ` + "`" + command + "`" + ` (about 6 minutes on 2 shared cores); do
+not edit it by hand. Each row is one race of ` + "`stirank select`" + `'s defaults (the rounds, the elimination
+at 3 combined standard errors, the leader refined toward 0.5 nat: docs/method.md) on a data set with
+a known answer, run in process by ` + "`estimators.RunRace`" + `, the code the pipeline runs. **chosen (true)** is
+the rank of highest evidence and the rank the data were drawn at (? for the Glass table, real
+data). **unresolved** lists the ranks the race could not leave behind within its budget: the
+verdict line of ` + "`select`" + ` names them. **passes over the data** is the race's cost in all (a Gibbs
+sweep makes two per factor); the numbers do not depend on the machine, so the table holds no
+time. The last column sets each rank's estimate against its reference: the exact evidence at rank 1,
+elsewhere a long annealed-importance-sampling run stored in ` + "`bench/internal/refs`" + ` (rank r, offset
+estimate − reference ± the reported standard error, the last round the rank ran); ✗ marks an
+offset beyond 3 standard errors. The heavy-tailed 40x30 matrix is where f(t) changes phase: the
+phase check widens its error bars to tens of nats, and the race says it cannot tell its ranks apart
+(docs/method.md, the phase check).`
 }
 
 // sep reports whether best lies more than evidence.RaceZ combined standard errors above every other
