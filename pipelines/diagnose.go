@@ -96,7 +96,7 @@ func (rr RankResult) Diagnose() Diagnostics {
 		se = float64(rr.TIStdErr)
 	}
 	if rr.Phase {
-		d.Issues = append(d.Issues, Issue{"phase", fmt.Sprintf("a walk back up the ladder from t = 0.01 parts from the chains by %.1f nats of the integral, which the stderr includes: f(t) changes phase, or the chains hold a basin the walk did not reach, and the estimate may be high. On %s, select --reference integrates along paths from fitted references, which pass no phase change (README, Paths from references); stirank chib, which reads only t = 1, and stirank ais check it.", float64(rr.Hysteresis), baselineModels())})
+		d.Issues = append(d.Issues, Issue{"phase", fmt.Sprintf("a walk back up the ladder from t = 0.01 parts from the chains by %.1f nats of the integral, which the stderr includes: f(t) changes phase, or the chains hold a basin the walk did not reach, and the estimate may be high. On %s, select --reference integrates along paths from fitted references, which pass no phase change (docs/method.md); stirank chib, which reads only t = 1, and stirank ais check it.", float64(rr.Hysteresis), baselineModels())})
 		se = math.Sqrt(math.Max(0, se*se-evidence.PhaseVariance(float64(rr.Hysteresis))))
 	}
 	se = math.Sqrt(math.Max(0, se*se-float64(rr.Drift*rr.Drift)))

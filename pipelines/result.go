@@ -8,10 +8,12 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 
+	core "github.com/stirank/stirank/baselines"
 	"github.com/stirank/stirank/estimators"
 	"github.com/stirank/stirank/evidence"
 	"github.com/stirank/stirank/models"
@@ -417,7 +419,7 @@ func ParseResult(b []byte) (Result, error) {
 	return r, nil
 }
 
-// Table is the short summary printed on a terminal, ending with "best rank: R". An annealed run
+// Table is the short summary printed on a terminal, ending with the verdict (Verdict). An annealed run
 // adds its second estimate, and a '!' marks a rank whose diagnostics (Diagnose) raise an issue,
 // explained in one footnote line per such rank.
 func (r Result) Table() string {
@@ -456,10 +458,99 @@ func (r Result) Table() string {
 	if n := len(r.Divergences); n > 0 {
 		fmt.Fprintf(&b, "%d chains diverged (see evidence.json); first: %s\n", n, r.Divergences[0])
 	}
-	if _, ok := r.Best(); ok {
-		fmt.Fprintf(&b, "best rank: %d\n", r.BestRank)
-	} else {
-		fmt.Fprintf(&b, "best rank: none (every rank diverged)\n")
-	}
+	b.WriteString(r.Verdict() + "\n")
 	return b.String()
+}
+
+// Verdict is one sentence for a person: the rank chosen, how sure the estimates make it (its
+// p(R | X); the ranks within evidence.RaceZ combined standard errors of it, or that the race could
+// not leave behind; flags on those ranks) and what to do next when it is not sure. It begins
+// "best rank: R".
+func (r Result) Verdict() string {
+	best, ok := r.Best()
+	if !ok {
+		return "best rank: none (every rank diverged)"
+	}
+	var near, flagged, tried []int
+	for _, rr := range r.Ranks {
+		if math.IsNaN(float64(rr.LogEvidence)) {
+			continue
+		}
+		tried = append(tried, rr.Rank)
+		gap, sigma := float64(best.LogEvidence-rr.LogEvidence), math.Hypot(float64(best.StdErr), float64(rr.StdErr))
+		isNear := rr.Rank != best.Rank && (gap <= evidence.RaceZ*sigma || slices.Contains(r.Unresolved, rr.Rank))
+		if isNear {
+			near = append(near, rr.Rank)
+		}
+		if (isNear || rr.Rank == best.Rank) && len(rr.Diagnose().Issues) > 0 {
+			flagged = append(flagged, rr.Rank)
+		}
+	}
+	p := fmt.Sprintf("p(R|X) = %.3f", float64(best.PosteriorProb))
+	if best.PosteriorProb > 0.9995 {
+		p = "p(R|X) > 0.999"
+	}
+	var s string
+	switch {
+	case len(tried) == 1:
+		s = fmt.Sprintf("best rank: %d, the only rank estimated: give --ranks several ranks to choose among", best.Rank)
+	case len(near) == 0:
+		s = fmt.Sprintf("best rank: %d, %s: every other rank lies more than %d standard errors below it", best.Rank, p, evidence.RaceZ)
+	default:
+		s = fmt.Sprintf("best rank: %d, but not settled: %s %s within %d standard errors of it (%s takes the estimates as exact); to tell them apart, %s",
+			best.Rank, ranksText(near), plural(len(near), "lies", "lie"), evidence.RaceZ, p, r.moreWork())
+	}
+	if len(flagged) > 0 {
+		s += fmt.Sprintf("; %s %s flagged (!, above): read the note before trusting the choice", ranksText(flagged), plural(len(flagged), "is", "are"))
+	}
+	if len(tried) > 1 && best.Rank == slices.Max(tried) {
+		s += "; it is the highest rank tried: add higher ranks to --ranks"
+	}
+	return s + "."
+}
+
+// moreWork says how to run again with more work: for a race (a result with rounds), a larger
+// --budget than the command line's; otherwise longer chains or more replicas.
+func (r Result) moreWork() string {
+	if slices.ContainsFunc(r.Ranks, func(rr RankResult) bool { return len(rr.Rounds) > 0 }) {
+		budget := 1
+		for i, a := range r.Command {
+			v, ok := strings.CutPrefix(strings.TrimLeft(a, "-"), "budget")
+			switch {
+			case ok && v == "" && i+1 < len(r.Command):
+				v = r.Command[i+1]
+			case ok && strings.HasPrefix(v, "="):
+				v = v[1:]
+			default:
+				continue
+			}
+			if n, err := strconv.Atoi(v); err == nil && n > 0 {
+				budget = n
+			}
+		}
+		return fmt.Sprintf("run again with --budget %d", 2*budget)
+	}
+	if r.Method == core.MethodChib || r.Method == core.MethodAIS {
+		return "run again with more --replicas"
+	}
+	return "run again with longer chains (--steps) or more of them (--chains)"
+}
+
+// ranksText spells out ranks: "rank 4", "ranks 4 and 5", "ranks 2, 4 and 5".
+func ranksText(ranks []int) string {
+	words := make([]string, len(ranks))
+	for i, r := range ranks {
+		words[i] = strconv.Itoa(r)
+	}
+	if len(words) == 1 {
+		return "rank " + words[0]
+	}
+	return "ranks " + strings.Join(words[:len(words)-1], ", ") + " and " + words[len(words)-1]
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }

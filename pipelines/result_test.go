@@ -2,6 +2,7 @@ package pipelines
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -60,7 +61,7 @@ func TestResultDivergedRank(t *testing.T) {
 	if !strings.Contains(csv, "\n2,,,,") || !strings.HasSuffix(csv, ",10,0\n") {
 		t.Errorf("csv:\n%s", csv)
 	}
-	if tab := r.Table(); !strings.Contains(tab, "diverged") || !strings.HasSuffix(tab, "best rank: 1\n") {
+	if tab := r.Table(); !strings.Contains(tab, "diverged") || !verdictIs(tab, 1) {
 		t.Errorf("table:\n%s", tab)
 	}
 	// A rank missing or estimated twice is an error.
@@ -149,7 +150,7 @@ func TestResultBestRankZero(t *testing.T) {
 	if err != nil || !strings.Contains(string(js), `"best_rank": 0,`) || back.BestRank != 0 {
 		t.Errorf("best rank read back %d, %v, from\n%s", back.BestRank, err, js)
 	}
-	if tab := back.Table(); !strings.HasSuffix(tab, "best rank: 0\n") {
+	if tab := back.Table(); !verdictIs(tab, 0) {
 		t.Errorf("table:\n%s", tab)
 	}
 
@@ -217,5 +218,51 @@ func TestValidateRanksByModel(t *testing.T) {
 		if err := validateRanks(c.ranks, c.model); (err == nil) != c.ok {
 			t.Errorf("ranks %v of %s: %v", c.ranks, c.model, err)
 		}
+	}
+}
+
+// verdictIs reports whether table ends with the verdict of rank: a last line "best rank: R, …".
+func verdictIs(table string, rank int) bool {
+	lines := strings.Split(strings.TrimSuffix(table, "\n"), "\n")
+	return strings.HasPrefix(lines[len(lines)-1], fmt.Sprintf("best rank: %d, ", rank))
+}
+
+// The verdict says what was chosen, how sure it is and what to do when it is not: a race that
+// could not leave a rank behind names it and asks for twice the command line's budget; a choice
+// separated from every other rank says so; a choice at the highest rank tried asks for more.
+func TestVerdict(t *testing.T) {
+	rounds := []evidence.RoundEstimate{{Round: 0}}
+	race := []evidence.RankEvidence{
+		{Rank: 1, LogEvidence: -130, StdErr: 1, Rounds: rounds},
+		{Rank: 2, LogEvidence: -120, StdErr: 1, Rounds: rounds},
+		{Rank: 3, LogEvidence: -100, StdErr: 1, Rounds: rounds},
+		{Rank: 4, LogEvidence: -101, StdErr: 1, Rounds: rounds},
+	}
+	meta := testMeta()
+	meta.Ranks = []int{1, 2, 3, 4}
+	meta.Command = []string{"stirank", "select", "--budget", "2", "--out", "o"}
+	standing := evidence.Decide(evidence.Standing{}, race, 0)
+	r, err := NewRaceResult(meta, race, &standing)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "best rank: 3, but not settled: rank 4 lies within 3 standard errors of it (p(R|X) = 0.731 takes the estimates as exact); to tell them apart, run again with --budget 4."
+	if got := r.Verdict(); got != want || !strings.HasSuffix(r.Table(), want+"\n") {
+		t.Errorf("unresolved race:\n got %s\nwant %s\n%s", got, want, r.Table())
+	}
+	race[3].LogEvidence = -110
+	standing = evidence.Decide(evidence.Standing{}, race, 0)
+	if r, err = NewRaceResult(meta, race, &standing); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := r.Verdict(), "best rank: 3, p(R|X) > 0.999: every other rank lies more than 3 standard errors below it."; got != want {
+		t.Errorf("settled:\n got %s\nwant %s", got, want)
+	}
+	meta.Ranks = []int{1, 2, 3}
+	if r, err = NewResult(meta, race[:3]); err != nil {
+		t.Fatal(err)
+	}
+	if got := r.Verdict(); !strings.HasSuffix(got, "; it is the highest rank tried: add higher ranks to --ranks.") {
+		t.Errorf("best at the highest rank: %s", got)
 	}
 }

@@ -2,12 +2,12 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 
 	core "github.com/stirank/stirank/baselines"
@@ -61,20 +61,25 @@ func baselineCommand(ctx context.Context, name, help string, args []string, stdo
 	fs *flag.FlagSet, f *baselineFlags, configure func(set map[string]bool) (any, error)) error {
 	runners.ResetFlags()
 	defer runners.ResetFlags()
-	ours := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.VisitAll(func(fl *flag.Flag) { ours.Var(fl.Value, fl.Name, fl.Usage) })
-	beamNames := runners.AddFlags(fs)
-	fs.Usage = func() {}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			w := os.Stderr
-			fmt.Fprintf(w, "usage: stirank %s %s\n\n%s\n\nflags:\n", name, baselineSynopsis, help)
-			ours.SetOutput(w)
-			ours.PrintDefaults()
-			fmt.Fprintf(w, "\nBeam runner flags (docs/runners.md): --runner=prism (default), direct, universal, flink, spark\nor dataflow, and every other Beam flag:\n  %s\n", wrapNames(beamNames, 96))
-			return err
+	h := helps[fs]
+	h.about = help
+	h.user = []userFlag{{"data", "DIR", selectUser[0].brief}, {"model", "NAME", ""}, {"ranks", "LIST", ""}, rateUser,
+		{"replicas", "N", ""}, {"seed", "N", ""}, {"out", "DIR", ""}}
+	var priors, own []string
+	running := []string{"workers", "verbose", "no-report"}
+	fs.VisitAll(func(fl *flag.Flag) {
+		switch {
+		case slices.ContainsFunc(h.user, func(u userFlag) bool { return u.name == fl.Name }) || slices.Contains(running, fl.Name):
+		case f.hypers.owners[fl.Name] != nil:
+			priors = append(priors, fl.Name)
+		default:
+			own = append(own, fl.Name)
 		}
-		return usageError{err}
+	})
+	h.groups = []flagGroup{{name + "'s own", own}, {"the models' priors", priors}, {"running and output", running}}
+	h.beam = runners.AddFlags(fs)
+	if err := parseFlags(fs, args); err != nil {
+		return err
 	}
 	ranks, set, err := checkRunArgs(ctx, fs, f.out, f.data, f.ranks)
 	if err != nil {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -85,19 +84,18 @@ func runDictionary(ctx context.Context, args []string, stdout io.Writer) error {
 	fs.StringVar(&out, "out", "", "output directory for evidence.json and evidence.csv (must not exist, or be empty)")
 	fs.BoolVar(&verbose, "verbose", false, "show Beam's and prism's logs on stderr")
 	addNoReport(fs, &noReport)
-	ours := flag.NewFlagSet("dictionary", flag.ContinueOnError)
-	fs.VisitAll(func(fl *flag.Flag) { ours.Var(fl.Value, fl.Name, fl.Usage) })
-	beamNames := runners.AddFlags(fs)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			w := os.Stderr
-			fmt.Fprintf(w, "usage: stirank dictionary %s\n\n%s\n\nflags:\n", dictionarySynopsis, dictionaryHelp)
-			ours.SetOutput(w)
-			ours.PrintDefaults()
-			fmt.Fprintf(w, "\nBeam runner flags (docs/runners.md):\n  %s\n", wrapNames(beamNames, 96))
-			return err
-		}
-		return usageError{err}
+	h := helps[fs]
+	h.about = dictionaryHelp
+	h.user = []userFlag{{"data", "DIR", ""}, {"dict", "[NAME=]DIR", ""}, {"values", "real|power", ""}, {"method", "NAME", ""},
+		{"classify", "", ""}, {"nid", "", ""}, {"seed", "N", ""}, {"out", "DIR", ""}}
+	h.groups = []flagGroup{
+		{"the estimator", []string{"particles", "stages", "cess", "replicas"}},
+		{"the priors", []string{"a", "b", "w-shape", "w-rate"}},
+		{"running and output", []string{"workers", "verbose", "no-report"}},
+	}
+	h.beam = runners.AddFlags(fs)
+	if err := parseFlags(fs, args); err != nil {
+		return err
 	}
 	switch {
 	case fs.NArg() > 0:

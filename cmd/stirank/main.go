@@ -41,31 +41,25 @@ func (e usageError) Unwrap() error { return e.err }
 
 func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
 
-// synopses holds each flag set's one-line synopsis, printed with its flags on -h.
-var synopses = map[*flag.FlagSet]string{}
-
 // newFlagSet returns a flag set that reports parse errors instead of exiting. The flag package
 // calls Usage on every parse error, so Usage does nothing: parseFlags prints the usage on -h only,
-// and a bad flag stays one line.
+// and a bad flag stays one line. Its help (helps) starts as the synopsis.
 func newFlagSet(name, synopsis string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}
-	synopses[fs] = synopsis
+	helps[fs] = &commandHelp{synopsis: synopsis}
 	return fs
 }
 
-// parseFlags parses args and turns flag errors into usage errors; -h prints usage to stderr and
-// returns flag.ErrHelp.
+// parseFlags parses args and turns flag errors into usage errors; -h prints the usage to stderr
+// (-h -all every flag) and returns flag.ErrHelp.
 func parseFlags(fs *flag.FlagSet, args []string) error {
+	if help, all := helpRequest(args); help {
+		printUsage(os.Stderr, fs, all)
+		return flag.ErrHelp
+	}
 	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintf(os.Stderr, "usage: stirank %s %s\n\nflags:\n", fs.Name(), synopses[fs])
-			fs.SetOutput(os.Stderr)
-			fs.PrintDefaults()
-			fs.SetOutput(io.Discard)
-			return err
-		}
 		return usageError{err}
 	}
 	return nil
@@ -83,7 +77,7 @@ func printHelp(w io.Writer) {
 	for _, n := range names {
 		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].summary)
 	}
-	fmt.Fprintln(w, "\nRun 'stirank <command> -h' for the flags of a command.")
+	fmt.Fprintln(w, "\nRun 'stirank <command> -h' for the flags of a command, 'stirank <command> -h -all' for every one.")
 }
 
 func main() {

@@ -11,7 +11,7 @@ import (
 // sets every mode of a PerMode one), whose usage names the models it applies to unless it applies
 // to all; --model's usage lists every registered model.
 func TestSelectFlagsFromRegistry(t *testing.T) {
-	fs, f, _ := newSelectFlagSet("select", selectSynopsis, "", nil)
+	fs, f := newSelectFlagSet("select", selectSynopsis, "", "", nil, nil)
 	all := models.All()
 	for _, info := range all {
 		for _, h := range info.Hypers {

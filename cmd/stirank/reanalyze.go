@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -39,17 +38,32 @@ func init() {
 
 const reanalyzeSynopsis = `--data DIR --state STATEDIR [--window K] [--warm-burnin N] [select flags] [Beam runner flags]`
 
-func reanalyzeHelp() string {
+// reanalyzeAbout is reanalyze's description under its synopsis.
+const reanalyzeAbout = `Re-runs the rank selection of select on a dataset that grows (stirank append), warm-starting
+every chain from the last run's, for scheduled runs (cron, Airflow, Kubernetes CronJobs).
+STATEDIR (created if needed) keeps the last committed run and the history of every run; an unchanged dataset
+exits 0 at once. Every flag of select applies (stirank reanalyze -h -all).`
+
+// reanalyzeUser are the flags of reanalyze a user sets, the ones -h lists.
+var reanalyzeUser = []userFlag{
+	{"data", "DIR", "the dataset that grows (a directory or a URL)"},
+	{"state", "STATEDIR", ""},
+	{"ranks", "LIST", ""},
+	{"window", "K", ""},
+	{"model", "NAME", ""},
+	rateUser,
+	budgetUser,
+	{"seed", "N", "random seed, mixed with the dataset version"},
+}
+
+// reanalyzeDetails is what reanalyze -h -all adds to its description.
+func reanalyzeDetails() string {
 	// Only models whose parameters grow with the data settle new rows; the others have none.
 	settle := 0
 	for _, g := range configGroups() {
 		settle = max(settle, g.cfg.SettleSteps)
 	}
-	return fmt.Sprintf(`Re-runs the rank selection of select on a dataset that grows (stirank append), for scheduled
-runs (cron, Airflow, Kubernetes CronJobs). STATEDIR (created if needed) keeps the last committed
-run: its manifest checksum, its final chain states and its evidence, and the history of every run.
-
-  - When the dataset and the settings are those of the last run, it says so and exits 0 at once.
+	return fmt.Sprintf(`  - When the dataset and the settings are those of the last run, it says so and exits 0 at once.
   - Otherwise every (rank, temperature, chain) resumes from the chain's saved final state: factor
     rows of new indices are carried from prior draws to their conditional mode by %d steps of
     ascent (a Gibbs chain draws them from their conditionals in its first sweep instead), then a
@@ -85,18 +99,14 @@ func runReanalyze(ctx context.Context, args []string, stdout io.Writer) error {
 	runners.ResetFlags()
 	defer runners.ResetFlags()
 	rf := &reanalyzeFlags{}
-	fs, f, usage := newSelectFlagSet("reanalyze", reanalyzeSynopsis, reanalyzeHelp(), func(fs *flag.FlagSet) {
+	fs, f := newSelectFlagSet("reanalyze", reanalyzeSynopsis, reanalyzeAbout, reanalyzeDetails(), reanalyzeUser, func(fs *flag.FlagSet) {
 		fs.StringVar(&rf.state, "state", "", "state directory: the last run's chain states and evidence, the history, a lock")
 		fs.StringVar(&rf.stateURL, "state-url", "", "keep the chain states under this URL (gs://bucket/prefix) instead of in STATEDIR, for workers that cannot reach STATEDIR (Dataflow)")
 		fs.IntVar(&rf.window, "window", 0, "analyse only the ranks within K of the last best rank (0: all of --ranks)")
 		fs.IntVar(&rf.warmBurnin, "warm-burnin", 0, fmt.Sprintf("burn-in steps of a chain resumed from its saved state (default: %s)", perModelDefault(func(c sti.Config) any { return c.WarmBurnin })))
 	})
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			usage(os.Stderr)
-			return err
-		}
-		return usageError{err}
+	if err := parseFlags(fs, args); err != nil {
+		return err
 	}
 	set := setFlags(fs)
 	switch {

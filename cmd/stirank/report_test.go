@@ -38,7 +38,7 @@ func TestReport(t *testing.T) {
 	dir := t.TempDir()
 	args := append([]string{"select", "--ranks", "2-3"}, cheap...)
 	with, without := filepath.Join(dir, "with"), filepath.Join(dir, "without")
-	if stdout := selectOK(t, append(args, "--out", with)...); !strings.HasSuffix(stdout, "best rank: 3\n") {
+	if stdout := selectOK(t, append(args, "--out", with)...); !verdictIs(stdout, 3) {
 		t.Errorf("stdout:\n%s", stdout)
 	}
 	for _, n := range []string{report.HTML, "evidence.svg", "evidence.png", "ft.svg", "ft.png"} {

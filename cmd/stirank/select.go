@@ -95,8 +95,8 @@ const maxRank = 10000
 
 var selectSynopsis = `[--data DIR] [--model ` + strings.Join(models.Names(), "|") + `] [--ranks 1-10] --out OUTDIR [flags] [Beam runner flags]`
 
-// selectHelp is the text between the synopsis and the flags; the defaults are sti.Default's.
-func selectHelp() string {
+// selectDetails is what select -h -all adds to its description: the defaults, sti.Default's.
+func selectDetails() string {
 	start := func(c sti.Config) string {
 		if c.Starts == 0 {
 			return ""
@@ -140,28 +140,30 @@ func selectHelp() string {
 		}
 		fmt.Fprintf(&perModel, "\n  %-7s %d %s steps of which %d burn-in, step %g, %s%s", g.label+":", g.cfg.Steps, g.cfg.Sampler, g.cfg.Burnin, g.cfg.Step, sub(g.cfg), start(g.cfg))
 	}
-	var list strings.Builder
-	for _, info := range models.All() {
-		fmt.Fprintf(&list, "\n  %-7s %d-way: %s", info.Name, info.Order, info.Summary)
-	}
-	return fmt.Sprintf(`Estimates the log marginal likelihood log p(X | R) of every candidate rank R by Stochastic
-Thermodynamic Integration, one chain per (rank, temperature, replica), as an Apache Beam pipeline
-(prism in this process by default), and writes OUTDIR/evidence.json and OUTDIR/evidence.csv, and
-OUTDIR/report.html with its figures (--no-report to skip; stirank report OUTDIR writes it later).
-Without --data it runs on the embedded default dataset (Poisson NMF, 30x20, true rank 3).
-
-Models (--model):%s
-
-Defaults (sti.Default): a power ladder of %d temperatures above 0 with exponent %g (%s),
+	return fmt.Sprintf(`Defaults (sti.Default): a power ladder of %d temperatures above 0 with exponent %g (%s),
 steepened up to %d for %s where the data's exact rank-1 curve needs it,
 %d chains per temperature, SG-MCMC steps with control variates where a step reads a subsample;%s
 
 Gibbs chains run in rounds that double their records; after each round a rank whose evidence
 lies more than 3 combined standard errors below the leader's leaves the race, and the run stops
 when one rank is left (its standard error refined to 0.5 nat where that is cheap) or the budget
-(--budget) is spent, and says which ranks it could not tell apart.`,
-		list.String(), len(c.Ladder)-1, float64(evidence.DefaultPower), defaultLadder, evidence.MaxFitPower, fittedLadderModels(), c.Chains,
+(--budget) is spent, and says which ranks it could not tell apart. docs/method.md says why.`,
+		len(c.Ladder)-1, float64(evidence.DefaultPower), defaultLadder, evidence.MaxFitPower, fittedLadderModels(), c.Chains,
 		perModel.String())
+}
+
+// selectAbout is select's description under its synopsis.
+func selectAbout() string {
+	var list strings.Builder
+	for _, info := range models.All() {
+		fmt.Fprintf(&list, "\n  %-7s %d-way: %s", info.Name, info.Order, info.Summary)
+	}
+	return fmt.Sprintf(`Estimates log p(X | R) of every candidate rank R by Stochastic Thermodynamic Integration on Beam
+(prism in this process by default), picks the rank and says how sure it is; writes
+OUTDIR/evidence.json, evidence.csv and report.html. Without --data it runs on the embedded
+default dataset (Poisson NMF, 30x20, true rank 3).
+
+Models (--model):%s`, list.String())
 }
 
 // selectFlags are the command's own flags (the Beam flags are forwarded by the runners package).
@@ -202,10 +204,43 @@ func steinRanks(c sti.Config) string {
 	return "every rank"
 }
 
+// selectUser are the flags of select a user sets, the ones -h lists.
+var selectUser = []userFlag{
+	{"data", "DIR", "your dataset (stirank import makes one from a CSV), a URL (gs://…) or embedded:NAME; default embedded:default"},
+	{"model", "NAME", ""},
+	{"ranks", "LIST", ""},
+	rateUser,
+	budgetUser,
+	{"seed", "N", "random seed: the same seed gives the same numbers on any runner"},
+	{"out", "DIR", ""},
+}
+
+var (
+	rateUser   = userFlag{"rate", "R", "prior rate of every factor of nmf, ssnmf, cp: prior mean 1/rate (README: Choosing the prior)"}
+	budgetUser = userFlag{"budget", "N", "when the choice is not settled, a rank may run up to N times its records (a power of two)"}
+)
+
+// selectGroups groups the tuning flags of select (and reanalyze) by what they tune.
+func selectGroups(hypers *modelFlags) []flagGroup {
+	var priors []string
+	for _, n := range slices.Sorted(maps.Keys(hypers.owners)) {
+		if n != rateUser.name {
+			priors = append(priors, n)
+		}
+	}
+	return []flagGroup{
+		{"the ladder of temperatures", []string{"temperatures", "ladder", "allocate", "anneal", "particles", "reference"}},
+		{"the chains", []string{"chains", "steps", "burnin", "warm-burnin", "sampler", "sampler-param", "step", "subsample", "blocks"}},
+		{"the Gibbs chains' starts and checks (" + gibbsModels() + ")", []string{"relax", "descent", "ascent", "stein"}},
+		{"the models' priors and inputs", append(priors, "dict")},
+		{"running and output", []string{"out", "workers", "quiet", "progress-every", "verbose", "no-report", "exact", "state-url"}},
+	}
+}
+
 // newSelectFlagSet returns the flags of select, for command name (select, or a command that
-// runs a selection, such as reanalyze) with its synopsis and help text; extra adds the command's
-// own flags.
-func newSelectFlagSet(name, synopsis, help string, extra func(*flag.FlagSet)) (*flag.FlagSet, *selectFlags, func(io.Writer)) {
+// runs a selection, such as reanalyze) with its synopsis, description (about; details with -all)
+// and the flags a user sets; extra adds the command's own flags.
+func newSelectFlagSet(name, synopsis, about, details string, user []userFlag, extra func(*flag.FlagSet)) (*flag.FlagSet, *selectFlags) {
 	f := &selectFlags{}
 	fs := newFlagSet(name, synopsis)
 	p := configGroups()[0].cfg
@@ -214,10 +249,10 @@ func newSelectFlagSet(name, synopsis, help string, extra func(*flag.FlagSet)) (*
 	fs.StringVar(&f.ranks, "ranks", "1-10", "candidate ranks: 1-10, 1,3,5 or 2-4,8 (from 0 for "+models.And(zeroRankNames())+")")
 	fs.StringVar(&f.out, "out", "", "output directory for evidence.json, evidence.csv, timing.json and the report (must not exist, or be empty)")
 	fs.IntVar(&f.temperatures, "temperatures", len(p.Ladder)-1, "number of temperatures above 0 on the ladder")
-	fs.StringVar(&f.ladder, "ladder", defaultLadder, fmt.Sprintf("ladder: power:C (t_i = (i/T)^C), uniform, sigmoid:S (a logistic of −S..S rescaled to 0..1), path:S (sigmoid:S and up to 7 rungs toward 1 − 10⁻⁶, --reference's default with S = 6), or list:0,…,1 (ignores --temperatures); without it %s fit C to the data (%d to %d, see README)", fittedLadderModels(), evidence.DefaultPower, evidence.MaxFitPower))
+	fs.StringVar(&f.ladder, "ladder", defaultLadder, fmt.Sprintf("ladder: power:C (t_i = (i/T)^C), uniform, sigmoid:S (a logistic of −S..S rescaled to 0..1), path:S (sigmoid:S and up to 7 rungs toward 1 − 10⁻⁶, --reference's default with S = 6), or list:0,…,1 (ignores --temperatures); without it %s fit C to the data (%d to %d, see docs/method.md)", fittedLadderModels(), evidence.DefaultPower, evidence.MaxFitPower))
 	fs.IntVar(&f.chains, "chains", p.Chains, "chains (replicas) per rank and temperature; with --anneal, annealed replicas per rank (default 3)")
-	fs.BoolVar(&f.anneal, "anneal", false, "anneal a population per replica (adaptive-tempered SMC) for an adaptive ladder, chain starts and a second estimate, SMC's, flagged where the two disagree (see README: as accurate as the default ladder on small sets; on large data it costs several times more and can miss modes)")
-	fs.BoolVar(&f.reference, "reference", false, fmt.Sprintf("integrate along the path from a reference fitted to the posterior instead of the power posteriors (%s): each of 4 replicas per rank fits its own to a Gibbs run at t = 1, then runs one chain per rung of a path:6 ladder of 27 temperatures (--steps and --burnin count its slice-sampling sweeps); replicas whose runs found basins of less mass are listed apart (see README, Paths from references: slower, and right where the default ladder is 9–43 nats high))", models.Or(models.NamesOf(estimators.BaselineModels()))))
+	fs.BoolVar(&f.anneal, "anneal", false, "anneal a population per replica (adaptive-tempered SMC) for an adaptive ladder, chain starts and a second estimate, SMC's, flagged where the two disagree (docs/method.md: as accurate as the default ladder on small sets; on large data it costs several times more and can miss modes)")
+	fs.BoolVar(&f.reference, "reference", false, fmt.Sprintf("integrate along the path from a reference fitted to the posterior instead of the power posteriors (%s): each of 4 replicas per rank fits its own to a Gibbs run at t = 1, then runs one chain per rung of a path:6 ladder of 27 temperatures (--steps and --burnin count its slice-sampling sweeps); replicas whose runs found basins of less mass are listed apart (docs/method.md: slower; on large informative matrices it avoids the phase change of the path from the prior))", models.Or(models.NamesOf(estimators.BaselineModels()))))
 	fs.IntVar(&f.particles, "particles", 0, fmt.Sprintf("particles per annealed replica (with --anneal; default: %s)",
 		perModel(configGroupsOf(sti.DefaultAnnealed), func(c sti.Config) any { return c.Annealing.Particles })))
 	fs.StringVar(&f.sampler, "sampler", "", "kernel of the chains: "+gibbsSampler+" (for "+gibbsModels()+": the model's exact data-augmentation Gibbs sampler; --steps and --burnin count its sweeps) or an SG-MCMC kernel: "+strings.Join(samplers.Names(), ", ")+" (their parameters are listed below) (default: "+
@@ -240,8 +275,8 @@ func newSelectFlagSet(name, synopsis, help string, extra func(*flag.FlagSet)) (*
 	fs.IntVar(&f.descent, "descent", 0, fmt.Sprintf("%s: sweeps per rung of a walk down the ladder from the rank's mode, one per replica, that starts each rung's chain (0: every chain starts at the mode) (default: %s)", gibbsModels(), perModelDefault(func(c sti.Config) any { return c.Descent })))
 	fs.IntVar(&f.relax, "relax", 0, fmt.Sprintf("%s: sweeps at t = 1 that each replica's walk makes from the rank's mode before it walks down the ladder (default: %s, scaled with --steps)", gibbsModels(), perModelDefault(func(c sti.Config) any { return c.Relax })))
 	fs.IntVar(&f.ascent, "ascent", 0, fmt.Sprintf("%s: sweeps per rung of the phase check, a walk back up the ladder from t = 0.01 that flags a rank where f(t) changes phase and widens its stderr (0: no check) (default: %s)", gibbsModels(), perModelDefault(func(c sti.Config) any { return c.Ascent })))
-	fs.BoolVar(&f.allocate, "allocate", true, allocatedModels()+": each rung's chains record in proportion to the standard deviation the rung adds to the integral, per unit of cost, on an exact curve (the rank-1 curve or the model's own), for no more cost and no more records in all (see README; --allocate=false: --steps minus --burnin at every rung)")
-	fs.BoolVar(&f.stein, "stein", true, gibbsModels()+": the Gibbs chains' rung means are controlled by Stein variates about the rank's mode and, at rank 1, by the log-likelihood's conditional expectations given all factors but one, which keep their expectation and remove most of their variance (default: "+perModelDefault(func(c sti.Config) any { return steinRanks(c) })+"; above a matrix's lowest rank the variates bias the means where counts are large, see README). --stein: at every rank; --stein=false: plain means at every rank")
+	fs.BoolVar(&f.allocate, "allocate", true, allocatedModels()+": each rung's chains record in proportion to the standard deviation the rung adds to the integral, per unit of cost, on an exact curve (the rank-1 curve or the model's own), for no more cost and no more records in all (docs/method.md; --allocate=false: --steps minus --burnin at every rung)")
+	fs.BoolVar(&f.stein, "stein", true, gibbsModels()+": the Gibbs chains' rung means are controlled by Stein variates about the rank's mode and, at rank 1, by the log-likelihood's conditional expectations given all factors but one, which keep their expectation and remove most of their variance (default: "+perModelDefault(func(c sti.Config) any { return steinRanks(c) })+"; above a matrix's lowest rank the variates bias the means where counts are large, see docs/method.md). --stein: at every rank; --stein=false: plain means at every rank")
 	fs.Float64Var(&f.step, "step", 0, fmt.Sprintf("step size after burn-in (default: %s)", perModelDefault(func(c sti.Config) any { return c.Step })))
 	fs.IntVar(&f.subsample, "subsample", 0, fmt.Sprintf("cells per step, drawn at random (default: %s; 0 is all cells)", perModelDefault(func(c sti.Config) any { return c.Subsample })))
 	fs.IntVar(&f.blocks, "blocks", 0, strings.Join(factoredNames(), ", ")+": cut every mode into B ranges and step over B^(order−1) parts (B for a matrix, B² for a 3-way tensor) (default 1: all cells)")
@@ -257,19 +292,11 @@ func newSelectFlagSet(name, synopsis, help string, extra func(*flag.FlagSet)) (*
 	if extra != nil {
 		extra(fs)
 	}
-	ours := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.VisitAll(func(fl *flag.Flag) { ours.Var(fl.Value, fl.Name, fl.Usage) })
-	beamNames := runners.AddFlags(fs)
-	// The flag package calls Usage on every parse error; print it only when asked for (-h).
-	fs.Usage = func() {}
-	usage := func(w io.Writer) {
-		fmt.Fprintf(w, "usage: stirank %s %s\n\n%s\n\nflags:\n", name, synopsis, help)
-		ours.SetOutput(w)
-		ours.PrintDefaults()
-		fmt.Fprintf(w, "\nsamplers (--sampler NAME --sampler-param name=value,…):\n%s", samplerList())
-		fmt.Fprintf(w, "\nBeam runner flags (docs/runners.md): --runner=prism (default), direct, universal, flink, spark\nor dataflow, and every other Beam flag:\n  %s\n", wrapNames(beamNames, 96))
-	}
-	return fs, f, usage
+	h := helps[fs]
+	h.about, h.details, h.user, h.groups = about, details, user, selectGroups(f.hypers)
+	h.appendix = func() string { return "samplers (--sampler NAME --sampler-param name=value,…):\n" + samplerList() }
+	h.beam = runners.AddFlags(fs)
+	return fs, f
 }
 
 // samplerList describes every registered kernel and its parameters, for the usage text.
@@ -281,26 +308,6 @@ func samplerList() string {
 		for _, p := range r.Params {
 			fmt.Fprintf(&b, "            %s (default %g): %s\n", p.Name, p.Default, p.Help)
 		}
-	}
-	return b.String()
-}
-
-func wrapNames(names []string, width int) string {
-	var b strings.Builder
-	line := 0
-	for i, n := range names {
-		w := "--" + n
-		if i > 0 {
-			if line+1+len(w) > width {
-				b.WriteString("\n  ")
-				line = 2
-			} else {
-				b.WriteString(" ")
-				line++
-			}
-		}
-		b.WriteString(w)
-		line += len(w)
 	}
 	return b.String()
 }
@@ -343,15 +350,11 @@ func runSelect(ctx context.Context, args []string, stdout io.Writer) error {
 	runners.ResetFlags()
 	defer runners.ResetFlags()
 	var exact bool
-	fs, f, usage := newSelectFlagSet("select", selectSynopsis, selectHelp(), func(fs *flag.FlagSet) {
+	fs, f := newSelectFlagSet("select", selectSynopsis, selectAbout(), selectDetails(), selectUser, func(fs *flag.FlagSet) {
 		fs.BoolVar(&exact, "exact", false, "also print the exact log p(X | R) at the ranks the model has one for (models with one: "+exactModels()+") and how far the estimate is from it: a check of the engine on your data")
 	})
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			usage(os.Stderr)
-			return err
-		}
-		return usageError{err}
+	if err := parseFlags(fs, args); err != nil {
+		return err
 	}
 	ranks, set, err := checkRunArgs(ctx, fs, f.out, f.data, f.ranks)
 	if err != nil {

@@ -71,8 +71,8 @@ func TestSelectRecoversRank(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "out")
 			stdout := selectOK(t, append([]string{"select", "--out", out, "--quiet"}, tc.args...)...)
 			t.Log("\n" + stdout)
-			if !strings.HasSuffix(stdout, "best rank: 3\n") {
-				t.Errorf("stdout does not end with best rank: 3")
+			if !verdictIs(stdout, 3) {
+				t.Errorf("stdout does not end with the verdict of rank 3:\n%s", stdout)
 			}
 			r := readResult(t, out)
 			if r.BestRank != 3 || r.Model != tc.model {
@@ -469,7 +469,7 @@ func TestSelectExact(t *testing.T) {
 	}
 	d := float64(r.Ranks[0].LogEvidence) - exact
 	want := fmt.Sprintf("exact log p(X|R=1) = %.2f; estimate − exact = %+.2f (%+.1f s.e.)\n", exact, d, d/float64(r.Ranks[0].StdErr))
-	if !strings.Contains(stdout, want) || strings.Contains(stdout, "R=2") || !strings.HasSuffix(stdout, fmt.Sprintf("best rank: %d\n", r.BestRank)) {
+	if !strings.Contains(stdout, want) || strings.Contains(stdout, "R=2") || !verdictIs(stdout, int(r.BestRank)) {
 		t.Errorf("stdout:\n%s\nwant the line\n%s", stdout, want)
 	}
 }
@@ -523,4 +523,10 @@ func TestListedZerosChangeNothing(t *testing.T) {
 				a.Rank, a.LogEvidence, a.StdErr, a.Steps, a.Round, a.Left, b.LogEvidence, b.StdErr, b.Steps, b.Round, b.Left)
 		}
 	}
+}
+
+// verdictIs reports whether stdout ends with the verdict of rank: a last line "best rank: R, …".
+func verdictIs(stdout string, rank int) bool {
+	lines := strings.Split(strings.TrimSuffix(stdout, "\n"), "\n")
+	return strings.HasPrefix(lines[len(lines)-1], fmt.Sprintf("best rank: %d, ", rank))
 }
