@@ -84,6 +84,33 @@ func TestSelectSSNMFRecoversFreeRank(t *testing.T) {
 	}
 }
 
+// generate --model ssnmf draws data from a dictionary beside a free block, and select --model
+// ssnmf with the same dictionary finds the free rank drawn; truth.json names the dictionary.
+func TestGenerateSSNMFRoundTrip(t *testing.T) {
+	dir := t.TempDir()
+	dict := filepath.Join(dir, "dict")
+	r := rng.New(6)
+	d := make([]float64, 30*2)
+	for i := range d {
+		d[i] = r.ExpFloat64() / 0.4
+	}
+	writeDense(t, dict, 30, 2, d)
+	data := filepath.Join(dir, "data")
+	mustExec(t, "generate", "--model", "ssnmf", "--dict", dict, "--shape", "30x25", "--rank", "2", "--rate", "0.4", "--seed", "3", "--out", data)
+	var truth models.SSNMFTruth
+	readJSON(t, filepath.Join(data, truthFile), &truth)
+	if truth.Dictionary != dict || truth.Rank != 2 || len(truth.HD) != 25 || len(truth.HD[0]) != 2 || len(truth.W) != 30 || len(truth.W[0]) != 2 {
+		t.Errorf("truth: dictionary %q, rank %d, H_D %d×%d, W %d×%d", truth.Dictionary, truth.Rank, len(truth.HD), len(truth.HD[0]), len(truth.W), len(truth.W[0]))
+	}
+	out := filepath.Join(dir, "out")
+	stdout := selectOK(t, "select", "--model", "ssnmf", "--data", data, "--dict", dict, "--ranks", "0-3", "--rate", "0.4", "--out", out, "--quiet", "--no-report")
+	t.Log("\n" + stdout)
+	res := readResult(t, out)
+	if res.BestRank != 2 {
+		t.Errorf("select chose free rank %d on data drawn at 2", res.BestRank)
+	}
+}
+
 // A bad dictionary, or --dict where it does not apply, is one line naming the dictionary and the
 // problem, a non-zero exit and no output directory.
 func TestSelectSSNMFBadDictionary(t *testing.T) {
