@@ -35,10 +35,10 @@ type baselineFlags struct {
 	// dict is the fixed dictionary of a model that takes one (ais only).
 	dict string
 	// supported are the models the command estimates.
-	supported []*models.Info
-	seed                    uint64
-	replicas, workers       int
-	verbose, noReport       bool
+	supported         []*models.Info
+	seed              uint64
+	replicas, workers int
+	verbose, noReport bool
 	// hypers are the flags of the models' prior hyper-parameters.
 	hypers *modelFlags
 }
