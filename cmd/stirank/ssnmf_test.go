@@ -3,10 +3,12 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -153,6 +155,52 @@ func TestAISSSNMFAgreesWithSelect(t *testing.T) {
 	code, _, stderr := execData(t, "chib", "--model", "ssnmf", "--data", data, "--out", filepath.Join(dir, "chib"))
 	if code != 2 || !strings.Contains(stderr, "chib supports nmf and cp") {
 		t.Errorf("chib --model ssnmf: exit %d, %q", code, stderr)
+	}
+}
+
+// reanalyze --model ssnmf resumes its chains from their saved states when the data gain columns
+// (frames), the H factor's rows holding the dictionary's activations beside the free block's; it
+// chooses the free rank drawn both times, and a different dictionary starts every chain cold.
+func TestReanalyzeSSNMF(t *testing.T) {
+	dir := t.TempDir()
+	full, dict := ssnmfDatasets(t, dir, []int{20, 24}, 2, 2, 0.5)
+	x := readDataset(t, full).Tensor
+	var files []string
+	for k := range 2 {
+		s := x.Slab(1, 12*k, 12*(k+1))
+		var b strings.Builder
+		b.WriteString("i,j,value\n")
+		for n, v := range s.Values {
+			fmt.Fprintf(&b, "%d,%d,%g\n", s.Coords[0][n], s.Coords[1][n], v)
+		}
+		files = append(files, writeFile(t, dir, fmt.Sprintf("inc%d.csv", k+1), b.String()))
+	}
+	data, state := filepath.Join(dir, "grown"), filepath.Join(dir, "state")
+	args := append([]string{"reanalyze", "--model", "ssnmf", "--dict", dict, "--data", data, "--state", state, "--rate", "0.5", "--ranks", "1-3"}, cheap...)
+	selectOK(t, "import", "--in", files[0], "--out", data, "--shape", "20x12")
+	selectOK(t, args...)
+	selectOK(t, "append", "--data", data, "--in", files[1])
+	selectOK(t, args...)
+	h := history(t, state)
+	if len(h) != 6 {
+		t.Fatalf("history of %d rows, want 6", len(h))
+	}
+	for i, r := range h {
+		t.Logf("%+v", r)
+		if r.ChosenRank != 2 || r.WarmStart != (i >= 3) {
+			t.Errorf("row %d: chosen %d, warm %v; want 2, %v", i, r.ChosenRank, r.WarmStart, i >= 3)
+		}
+	}
+	other := filepath.Join(dir, "other")
+	d := slices.Clone(readDataset(t, dict).Tensor.Values)
+	for i := range d {
+		d[i] *= 2
+	}
+	writeDense(t, other, 20, 2, d)
+	selectOK(t, append(slices.Clone(args[:4]), append([]string{other}, args[5:]...)...)...)
+	h = history(t, state)
+	if len(h) != 9 || h[6].WarmStart || h[7].WarmStart || h[8].WarmStart {
+		t.Errorf("another dictionary: history of %d rows, the last run's warm: %v; want 9 rows, the last 3 cold", len(h), len(h) == 9 && (h[6].WarmStart || h[7].WarmStart || h[8].WarmStart))
 	}
 }
 
