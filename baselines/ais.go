@@ -108,7 +108,9 @@ type AISRun struct {
 }
 
 // AIS runs one annealing run at rank R. Runs differ only by their random streams, derived from
-// (cfg.Seed, rank, run).
+// (cfg.Seed, rank, run). Beside a fixed dictionary (ssnmf, ForModel) R is the free block's rank
+// and may be 0: the dictionary's activations are annealed with the free factors, from the prior
+// only.
 //
 // Transition: π_t is not conjugate for t < 1 (p(X | θ)^t = Π_n λ_n^{t·x_n} e^{−t·λ_n} has no
 // multinomial augmentation), so each temperature applies cfg.Sweeps sweeps of coordinate-wise
@@ -135,12 +137,17 @@ func (p *Problem) AIS(ctx context.Context, R, run int, cfg AISConfig) (AISRun, e
 	if err := cfg.Validate(); err != nil {
 		return AISRun{}, err
 	}
-	if R < 1 {
-		return AISRun{}, fmt.Errorf("ais: rank %d must be at least 1", R)
+	if R < 1 && (p.fixed == 0 || R < 0) {
+		return AISRun{}, fmt.Errorf("ais: rank %d must be at least 1 (0 beside a fixed dictionary)", R)
+	}
+	if p.fixed > 0 && cfg.ReferenceSweeps > 0 {
+		return AISRun{}, ErrFixed("ais from a reference")
 	}
 	res := AISRun{Rank: R, Run: run}
 	r := rng.New(cfg.Seed, streamAIS, uint64(R), uint64(run))
-	s := newSliceState(p, R, cfg.Width)
+	// A fixed dictionary's components come first: K = fixed + R in every factor, of which the
+	// mode-0 entries of the first fixed are the dictionary's and never move.
+	s := newSliceState(p, p.fixed+R, cfg.Width)
 	var gibbsCells int64
 	if cfg.ReferenceSweeps > 0 {
 		fit, err := p.FitReference(ctx, r, R, cfg.ReferenceBurnin, cfg.ReferenceSweeps)
@@ -155,6 +162,7 @@ func (p *Problem) AIS(ctx context.Context, R, run int, cfg AISConfig) (AISRun, e
 		q.sample(r, s.f)
 	} else {
 		p.SamplePrior(r, s.f)
+		p.fix(s.f)
 	}
 	ladder := cfg.Ladder()
 	logw := 0.0
@@ -276,16 +284,21 @@ func (s *sliceState) cellsLog(cells []int32) float64 {
 	return s.prods.Counted(v)
 }
 
-// sweep updates every factor entry once at temperature t: row by row from the prior, component by
-// component (a column of the factor at a time) from a reference, whose conditionals share the
-// column's permanent minors (see reference).
+// sweep updates every factor entry once at temperature t: row by row from the prior (skipping
+// the mode-0 entries of a fixed dictionary's components), component by component (a column of the
+// factor at a time) from a reference, whose conditionals share the column's permanent minors (see
+// reference).
 func (s *sliceState) sweep(r *rand.Rand, t float64) {
 	p, R := s.p, s.R
 	for m := range p.order {
 		s.rowLogs(m)
 		if s.ref == nil {
+			lo := 0
+			if m == 0 {
+				lo = p.fixed
+			}
 			for i := range p.shape[m] {
-				for k := range R {
+				for k := lo; k < R; k++ {
 					s.updateEntry(r, t, m, i, k, s.others(m, k))
 				}
 			}
@@ -298,6 +311,18 @@ func (s *sliceState) sweep(r *rand.Rand, t float64) {
 				s.updateEntry(r, t, m, i, k, o)
 			}
 		}
+	}
+}
+
+// fix writes the dictionary into the mode-0 entries of the fixed components of f.
+func (p *Problem) fix(f Factors) {
+	K := p.fixed
+	if K == 0 {
+		return
+	}
+	R := len(f.F[0]) / p.shape[0]
+	for i := range p.shape[0] {
+		copy(f.F[0][i*R:i*R+K], p.dict[i*K:(i+1)*K])
 	}
 }
 

@@ -241,6 +241,9 @@ func (p *Problem) chib(ctx context.Context, R, replica int, cfg ChibConfig, from
 	if err := cfg.Validate(); err != nil {
 		return ChibResult{}, err
 	}
+	if p.fixed > 0 {
+		return ChibResult{}, ErrFixed(MethodChib)
+	}
 	if R < 1 {
 		return ChibResult{}, fmt.Errorf("chib: rank %d must be at least 1", R)
 	}

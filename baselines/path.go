@@ -70,6 +70,9 @@ func (p *Problem) RunPath(ctx context.Context, r *rand.Rand, fit ReferenceFit, t
 // newPathState is a slice sampler's state on the path from the reference fit describes, with
 // width its initial interval.
 func (p *Problem) newPathState(fit ReferenceFit, width float64) (*sliceState, error) {
+	if p.fixed > 0 {
+		return nil, ErrFixed("the reference path")
+	}
 	q, err := p.newReference(fit)
 	if err != nil {
 		return nil, err

@@ -53,6 +53,17 @@ type Problem struct {
 	// logFact[k] = log k! up to the largest row total of any mode.
 	logFact []float64
 	total   float64
+	// fixed is the number of components whose mode-0 entries are the dictionary's columns
+	// (ssnmf), dict the dictionary (shape[0] × fixed, row-major); 0 and nil otherwise. Only AIS
+	// takes them: the other methods refuse a Problem with a fixed block (ErrFixed).
+	fixed int
+	dict  []float64
+}
+
+// ErrFixed is what a method that does not hold a dictionary block fixed says of a model or
+// Problem that has one.
+func ErrFixed(method string) error {
+	return fmt.Errorf("%s does not hold a dictionary block fixed (ssnmf): of the baselines, ais does", method)
 }
 
 // Models are the registered models the baselines estimate: Poisson factorisations with
@@ -61,25 +72,54 @@ func Models() []*models.Info {
 	return models.Where(func(i *models.Info) bool { return i.ExpPoissonRates != nil })
 }
 
-// Rates returns the prior rate of every mode of model, one of Models.
+// AISModels are the models AIS estimates: Models, and the Poisson models with a fixed dictionary
+// block (ssnmf), whose free block has the same exponential priors.
+func AISModels() []*models.Info {
+	return models.Where(func(i *models.Info) bool { return i.ExpPoissonRates != nil || fixedPoisson(i) })
+}
+
+// fixedPoisson reports whether info is a Poisson NMF with a fixed dictionary (ssnmf).
+func fixedPoisson(info *models.Info) bool {
+	return info.Dictionary && info.Domain == models.Counts && info.Order == 2
+}
+
+// Rates returns the prior rate of every mode of model, one of AISModels.
 func Rates(model models.Spec) ([]float64, error) {
 	info, err := models.Lookup(model.Name)
 	if err != nil {
 		return nil, err
 	}
-	if info.ExpPoissonRates == nil {
-		return nil, fmt.Errorf("the baselines estimate %s, not %s", models.Or(models.NamesOf(Models())), model.Name)
+	switch {
+	case info.ExpPoissonRates != nil:
+		return info.ExpPoissonRates(model.Params), nil
+	case fixedPoisson(info):
+		return model.Params.Nums("rates"), nil
 	}
-	return info.ExpPoissonRates(model.Params), nil
+	return nil, fmt.Errorf("the baselines estimate %s, not %s", models.Or(models.NamesOf(AISModels())), model.Name)
 }
 
-// ForModel is NewProblem with the prior rates of model, one of Models.
+// ForModel is NewProblem with the prior rates of model, one of AISModels, and its dictionary
+// held fixed when it has one.
 func ForModel(data *tensor.Sparse, model models.Spec) (*Problem, error) {
 	rates, err := Rates(model)
 	if err != nil {
 		return nil, err
 	}
-	return NewProblem(data, rates)
+	p, err := NewProblem(data, rates)
+	if err != nil {
+		return nil, err
+	}
+	if info, _ := models.Lookup(model.Name); fixedPoisson(info) {
+		d := model.Dictionary
+		if d == nil {
+			return nil, fmt.Errorf("%s: no dictionary (--dict)", model.Name)
+		}
+		if err := d.CheckFor(data.Shape[0]); err != nil {
+			return nil, err
+		}
+		p.fixed, p.dict = d.Cols, d.Values
+	}
+	return p, nil
 }
 
 // NewProblem validates count data and prepares them. rates holds the rate of the exponential

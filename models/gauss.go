@@ -255,7 +255,7 @@ type GaussTruth struct {
 }
 
 // drawGauss is the Gaussian additive model's Generator.Draw.
-func drawGauss(r *rand.Rand, t Truth, p Params) (*tensor.Sparse, any, error) {
+func drawGauss(r *rand.Rand, t Truth, p Params, _ *Dictionary) (*tensor.Sparse, any, error) {
 	prior := gaussPriorOf(p)
 	n := t.Shape[0]
 	x, theta := GenerateGauss(r, n, t.Rank, prior)

@@ -253,7 +253,7 @@ type ISTruth struct {
 
 // drawItakuraSaito draws W, H from the priors and every cell from the model; all cells are
 // stored.
-func drawItakuraSaito(r *rand.Rand, t Truth, p Params) (*tensor.Sparse, any, error) {
+func drawItakuraSaito(r *rand.Rand, t Truth, p Params, _ *Dictionary) (*tensor.Sparse, any, error) {
 	if len(t.Shape) != 2 {
 		return nil, nil, fmt.Errorf("%s: the data are a matrix, not a %d-way array", isName, len(t.Shape))
 	}

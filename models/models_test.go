@@ -150,7 +150,7 @@ func TestGradientsMatchFiniteDifferences(t *testing.T) {
 	}
 	for _, values := range []string{"real", "power"} {
 		prior := isPriorOf(Params{"values": Word(values), "w-shape": Num(2), "w-rate": Num(1.5), "h-shape": Num(1.2), "h-scale": Num(0.8)})
-		data, _, err := drawItakuraSaito(r, Truth{Rank: 2, Shape: []int{6, 5}}, prior.Params())
+		data, _, err := drawItakuraSaito(r, Truth{Rank: 2, Shape: []int{6, 5}}, prior.Params(), nil)
 		if err != nil {
 			t.Fatal(err)
 		}

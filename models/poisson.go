@@ -104,7 +104,7 @@ type PoissonTruth struct {
 }
 
 // drawPoisson is the Poisson models' Generator.Draw.
-func drawPoisson(r *rand.Rand, t Truth, p Params) (*tensor.Sparse, any, error) {
+func drawPoisson(r *rand.Rand, t Truth, p Params, _ *Dictionary) (*tensor.Sparse, any, error) {
 	rates := p.Nums("rates")
 	rowShape := 0.0
 	if v, ok := p["row-shape"]; ok {

@@ -107,8 +107,9 @@ type Generator struct {
 	// Hypers are the hyper-parameters the process draws with, with its own defaults.
 	Hypers []Hyper
 	// Draw draws the data of shape t.Shape at rank t.Rank from r and returns them with their
-	// truth: a JSON-encodable value that embeds t.
-	Draw func(r *rand.Rand, t Truth, p Params) (*tensor.Sparse, any, error)
+	// truth: a JSON-encodable value that embeds t. d is the fixed dictionary of a model that
+	// takes one (Info.Dictionary), nil for the others.
+	Draw func(r *rand.Rand, t Truth, p Params, d *Dictionary) (*tensor.Sparse, any, error)
 }
 
 // Truth is what truth.json records of every generated dataset; a model's truth embeds it and

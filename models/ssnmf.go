@@ -4,6 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
+
+	"gonum.org/v1/gonum/stat/distuv"
 
 	"github.com/stirank/stirank/tensor"
 )
@@ -23,9 +26,9 @@ const ssnmfName = "ssnmf"
 func init() {
 	info := poissonInfo(ssnmfName, 2, "semi-supervised Poisson NMF X ~ Poisson(D H_D + W H) with the fixed dictionary D of --dict and a free block W H of rank R; W, H_D, H ~ Exp(rates) (ICASSP 2016 §4.2)")
 	info.Dictionary, info.ZeroRank = true, true
-	// Data and truth would need a dictionary to be drawn with, and the baselines enumerate
-	// allocations over free components only.
-	info.Generate, info.ExpPoissonRates = nil, nil
+	info.Generate = &Generator{Hypers: []Hyper{ratesHyper(1, "rate of the exponential prior of W, H_D and H")}, Draw: drawSSNMF}
+	// The baselines enumerate allocations over free components only.
+	info.ExpPoissonRates = nil
 	info.Build = func(data *tensor.Sparse, R int, s Spec) (Model, error) {
 		d := s.Dictionary
 		if d == nil {
@@ -51,6 +54,69 @@ func init() {
 		return ssnmfRank0LogZ(data, d.Values, s.Params.Nums("rates")[1], 1), nil
 	}
 	Register(info)
+}
+
+// SSNMFTruth is truth.json for ssnmf: the dictionary drawn with (by source and checksum) and the
+// drawn factors, H_D[j][k] the activation of dictionary column k in column j of the data.
+type SSNMFTruth struct {
+	Truth
+	Rates              []float64   `json:"rates"`
+	Dictionary         string      `json:"dictionary"`
+	DictionaryChecksum string      `json:"dictionary_checksum"`
+	HD                 [][]float64 `json:"h_dict"`
+	W                  [][]float64 `json:"w"`
+	H                  [][]float64 `json:"h"`
+}
+
+// drawSSNMF draws H_D, W and H from their priors and every cell of X ~ Poisson(D H_D + W H), D the
+// dictionary; cells drawn zero are not stored.
+func drawSSNMF(r *rand.Rand, t Truth, p Params, d *Dictionary) (*tensor.Sparse, any, error) {
+	if d == nil {
+		return nil, nil, errors.New("ssnmf: no dictionary (--dict)")
+	}
+	if len(t.Shape) != 2 {
+		return nil, nil, fmt.Errorf("ssnmf: the data are a matrix, not a %d-way array", len(t.Shape))
+	}
+	if err := d.CheckFor(t.Shape[0]); err != nil {
+		return nil, nil, fmt.Errorf("ssnmf: %w", err)
+	}
+	rates := p.Nums("rates")
+	F, N, R, K := t.Shape[0], t.Shape[1], t.Rank, d.Cols
+	draw := func(rows, cols int, rate float64) [][]float64 {
+		m := make([][]float64, rows)
+		for i := range m {
+			m[i] = make([]float64, cols)
+			for c := range m[i] {
+				m[i][c] = r.ExpFloat64() / rate
+			}
+		}
+		return m
+	}
+	truth := SSNMFTruth{Truth: t, Rates: rates, Dictionary: d.Source, DictionaryChecksum: d.Checksum,
+		HD: draw(N, K, rates[1]), W: draw(F, R, rates[0]), H: draw(N, R, rates[1])}
+	x, err := tensor.New(t.Shape, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	for i := range F {
+		for j := range N {
+			lambda := 0.0
+			for k := range K {
+				lambda += d.Values[i*K+k] * truth.HD[j][k]
+			}
+			for c := range R {
+				lambda += truth.W[i][c] * truth.H[j][c]
+			}
+			if lambda == 0 { // a dictionary row of zeros at rank 0
+				continue
+			}
+			pois := distuv.Poisson{Lambda: lambda, Src: r}
+			if v := pois.Rand(); v > 0 {
+				x.Append([]int{i, j}, v)
+			}
+		}
+	}
+	return x, truth, nil
 }
 
 // ssnmfRank0LogZ is log ∫ p(H_D) p(X | D H_D)^t dH_D for a one-column dictionary w (K_D = 1,

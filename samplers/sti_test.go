@@ -12,7 +12,7 @@ import (
 	"github.com/stirank/stirank/tensor"
 )
 
-var stiSamplers = []string{"sghmc", "sgnht", "sghmc-em", "sgnht-em"}
+var stiSamplers = []string{"sghmc", "sgnht", "sghmc-em", "sgnht-em", "sgnphmc", "sgnphmc-em"}
 
 // Inside STI every new sampler reproduces the exact Gaussian-model evidence near the mode, as the
 // engine requires of its default: the ICASSP 2016 setting (μ = 5, σθ² = 3, σx² = 5, N = 5000,

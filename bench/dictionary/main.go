@@ -262,7 +262,7 @@ func rank() {
 	if err != nil {
 		panic(err)
 	}
-	data, _, err := info.Generate.Draw(rng.New(*seed, 6), models.Truth{Model: spec.Name, Rank: truth, Shape: []int{F, N}}, spec.Params)
+	data, _, err := info.Generate.Draw(rng.New(*seed, 6), models.Truth{Model: spec.Name, Rank: truth, Shape: []int{F, N}}, spec.Params, spec.Dictionary)
 	if err != nil {
 		panic(err)
 	}

@@ -21,22 +21,24 @@ func init() {
 
 func runAIS(ctx context.Context, args []string, stdout io.Writer) error {
 	d := core.DefaultAIS()
-	f := &baselineFlags{}
+	f := &baselineFlags{supported: estimators.AISModels()}
 	var (
 		temperatures, sweeps int
 		refBurnin, refSweeps int
 		schedule             string
 		width                float64
 	)
-	fs := newFlagSet(core.MethodAIS, baselineSynopsis)
+	fs := newFlagSet(core.MethodAIS, baselineSynopsis(f.supported))
 	addBaselineFlags(fs, f, 8, "independent AIS runs per rank (the estimate is the log of their mean weight)")
+	fs.StringVar(&f.dict, "dict", "", dictHelp()+"; its activations are annealed with the free factors, the dictionary held fixed (from the prior only)")
 	fs.IntVar(&temperatures, "temperatures", d.Temperatures, "intermediate distributions p(θ) p(X | θ)^t, t from 0 to 1")
 	fs.StringVar(&schedule, "schedule", "power:4", "annealing schedule: power:C (t_k = (k/K)^C) or sigmoid:S (Grosse et al. 2015, logistic on [-S, S]); sigmoid:6 with --reference-sweeps")
 	fs.IntVar(&sweeps, "sweeps", d.Sweeps, "slice-sampling sweeps over every factor entry at each temperature")
 	fs.Float64Var(&width, "width", d.Width, "initial slice width, in e-folds of a factor entry")
 	fs.IntVar(&refSweeps, "reference-sweeps", 0, "anneal from a Gamma reference fitted to this many Gibbs sweeps at t = 1 instead of from the prior (0: from the prior)")
 	fs.IntVar(&refBurnin, "reference-burnin", core.DefaultReferenceBurnin, "Gibbs sweeps of burn-in before the reference's sweeps (with --reference-sweeps)")
-	help := `Estimates log p(X | R) of every candidate rank R of Poisson NMF or CP with exponential priors by
+	help := `Estimates log p(X | R) of every candidate rank R of Poisson NMF or CP with exponential priors (or
+of the free block of ssnmf, beside the fixed dictionary of --dict) by
 annealed importance sampling (Neal 2001) from the prior to the posterior along the power
 posteriors p(θ) p(X | θ)^t, as a baseline for stirank select: the same data, rank and output
 conventions (evidence.json, evidence.csv), one Beam element per (rank, run). The transitions are
@@ -56,6 +58,9 @@ basins, it comes out low.`
 		cfg := d
 		cfg.Temperatures, cfg.Sweeps, cfg.Width = temperatures, sweeps, width
 		if refSweeps > 0 {
+			if f.dict != "" {
+				return nil, usagef("--reference-sweeps does not combine with --dict: AIS beside a fixed dictionary anneals from the prior")
+			}
 			cfg = cfg.FromReference(refSweeps)
 			cfg.ReferenceBurnin = refBurnin
 			ranks, _ := parseRanks(f.ranks)

@@ -31,22 +31,30 @@ func init() {
 // baselineFlags are the flags stirank chib and stirank ais share with stirank select.
 type baselineFlags struct {
 	data, model, ranks, out string
-	seed                    uint64
-	replicas, workers       int
-	verbose, noReport       bool
+	// dict is the fixed dictionary of a model that takes one (ais only).
+	dict string
+	// supported are the models the command estimates.
+	supported         []*models.Info
+	seed              uint64
+	replicas, workers int
+	verbose, noReport bool
 	// hypers are the flags of the models' prior hyper-parameters.
 	hypers *modelFlags
 }
 
-var baselineSynopsis = `[--data DIR] [--model ` + strings.Join(models.NamesOf(estimators.BaselineModels()), "|") + `] [--ranks 1-10] --out OUTDIR [flags] [Beam runner flags]`
+// baselineSynopsis is the usage line of a baseline command that estimates the supported models.
+func baselineSynopsis(supported []*models.Info) string {
+	return `[--data DIR] [--model ` + strings.Join(models.NamesOf(supported), "|") + `] [--ranks 1-10] --out OUTDIR [flags] [Beam runner flags]`
+}
 
 // addBaselineFlags adds the shared flags; replicas is the default number of replicas per rank.
+// f.supported must be set.
 func addBaselineFlags(fs *flag.FlagSet, f *baselineFlags, replicas int, replicaHelp string) {
 	fs.StringVar(&f.data, "data", "", "dataset directory or URL (gs://…), or embedded:NAME for a dataset compiled in ("+strings.Join(testdata.Names, ", ")+"); default: embedded:"+testdata.Default)
-	fs.StringVar(&f.model, "model", "", modelHelp(estimators.BaselineModels()))
+	fs.StringVar(&f.model, "model", "", modelHelp(f.supported))
 	fs.StringVar(&f.ranks, "ranks", "1-10", "candidate ranks: 1-10, 1,3,5 or 2-4,8")
 	fs.StringVar(&f.out, "out", "", "output directory for evidence.json, evidence.csv, timing.json and the report (must not exist, or be empty)")
-	f.hypers = addModelFlags(fs, estimators.BaselineModels(), (*models.Info).PriorHypers)
+	f.hypers = addModelFlags(fs, f.supported, (*models.Info).PriorHypers)
 	fs.Uint64Var(&f.seed, "seed", 1, "random seed; every replica's stream derives from it and the replica's (rank, index)")
 	fs.IntVar(&f.replicas, "replicas", replicas, replicaHelp)
 	fs.IntVar(&f.workers, "workers", 0, "replicas run at once per worker process (default: one per core)")
@@ -97,14 +105,14 @@ func baselineCommand(ctx context.Context, name, help string, args []string, stdo
 		return err
 	}
 	order := len(meta.Shape)
-	supported := models.NamesOf(estimators.BaselineModels())
+	supported := models.NamesOf(f.supported)
 	info, err := lookupModel(f.model, src.String(), order)
 	switch {
-	case f.model == "" && (err != nil || info.ExpPoissonRates == nil):
+	case f.model == "" && (err != nil || !slices.Contains(f.supported, info)):
 		return fmt.Errorf("%s: a %d-way tensor fits none of the models %s supports (%s)", src, order, name, strings.Join(supported, ", "))
 	case err != nil:
 		return err
-	case info.ExpPoissonRates == nil:
+	case !slices.Contains(f.supported, info):
 		return usagef("--model %q: %s supports %s", f.model, name, models.And(supported))
 	case info.Order != order:
 		return fmt.Errorf("model %s needs a %d-way tensor; %s is %d-way", info.Name, info.Order, src, order)
@@ -127,7 +135,11 @@ func baselineCommand(ctx context.Context, name, help string, args []string, stdo
 	if err != nil {
 		return err
 	}
-	work := transforms.Work{Source: src, Model: models.Spec{Name: info.Name, Params: prior}, Estimator: es}
+	spec, err := withDictionary(ctx, models.Spec{Name: info.Name, Params: prior}, f.dict, meta.Shape)
+	if err != nil {
+		return err
+	}
+	work := transforms.Work{Source: src, Model: spec, Estimator: es}
 	est, err := work.New()
 	if err != nil {
 		return usageError{err}
@@ -193,9 +205,9 @@ type chibFlags struct {
 
 func runChib(ctx context.Context, args []string, stdout io.Writer) error {
 	d := core.DefaultChib()
-	f := &baselineFlags{}
+	f := &baselineFlags{supported: estimators.BaselineModels()}
 	c := &chibFlags{}
-	fs := newFlagSet(core.MethodChib, baselineSynopsis)
+	fs := newFlagSet(core.MethodChib, baselineSynopsis(f.supported))
 	addBaselineFlags(fs, f, 2, "independent Chib replicas per rank (the standard error is the larger of their spread and their batch means)")
 	fs.IntVar(&c.burnin, "burnin", d.Burnin, "Gibbs sweeps of burn-in; θ* is the best of its second half, moved to the log-posterior mode")
 	fs.IntVar(&c.samples, "samples", d.Samples, "sweeps of the full run (first block's ordinate)")

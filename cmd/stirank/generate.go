@@ -59,7 +59,8 @@ func runGenerate(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := newFlagSet("generate", "--model "+strings.Join(models.NamesOf(gens), "|")+" --shape SHAPE --rank R --out DIR [flags]")
 	model := fs.String("model", "", "generative model: "+models.Or(kinds))
 	shapeFlag := fs.String("shape", "", "shape: "+strings.Join(shapes, ", ")+" (x or , separated)")
-	rank := fs.Int("rank", 0, "true rank")
+	rank := fs.Int("rank", 0, "true rank (of "+models.And(dictionaryModels())+": the free block's, 0 for the dictionary alone)")
+	dict := fs.String("dict", "", dictHelp())
 	seed := fs.Uint64("seed", 1, "random seed")
 	hypers := addModelFlags(fs, gens, func(info *models.Info) []models.Hyper { return info.Generate.Hypers })
 	blocks := fs.Int("blocks", 0, "write the cells by block, cutting every mode into this many ranges (0: not blocked)")
@@ -75,8 +76,8 @@ func runGenerate(ctx context.Context, args []string, stdout io.Writer) error {
 	if *out == "" {
 		return usagef("--out is required")
 	}
-	if *rank < 1 {
-		return usagef("--rank %d must be at least 1", *rank)
+	if *rank < 0 {
+		return usagef("--rank %d must not be negative", *rank)
 	}
 	if *blocks < 0 || *shardRows < 0 {
 		return usagef("--blocks and --shard-rows must not be negative")
@@ -92,6 +93,9 @@ func runGenerate(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil || info.Generate == nil {
 		return usagef("unknown --model %q (%s)", *model, models.Or(models.NamesOf(gens)))
 	}
+	if *rank < info.MinRank() {
+		return usagef("--rank %d must be at least %d for %s", *rank, info.MinRank(), info.Name)
+	}
 	p, err := hypers.params(info, set)
 	if err != nil {
 		return err
@@ -105,8 +109,12 @@ func runGenerate(ctx context.Context, args []string, stdout io.Writer) error {
 	if err := checkGenerateMemory(shape, *rank, p); err != nil {
 		return err
 	}
+	spec, err := withDictionary(ctx, models.Spec{Name: info.Name, Params: p}, *dict, shape)
+	if err != nil {
+		return err
+	}
 	head := models.Truth{Model: info.Name, Rank: *rank, Seed: *seed, Shape: shape}
-	t, truth, err := info.Generate.Draw(rng.New(*seed, generateStream), head, p)
+	t, truth, err := info.Generate.Draw(rng.New(*seed, generateStream), head, p, spec.Dictionary)
 	if err != nil {
 		return err
 	}

@@ -144,7 +144,7 @@ func TestGenerateUsage(t *testing.T) {
 		{[]string{"--model", "nmf", "--shape", "5x5x5", "--rank", "2"}, "nmf needs a shape of 2 modes"},
 		{[]string{"--model", "cp", "--shape", "5x5", "--rank", "2"}, "cp needs a shape of 3 modes"},
 		{[]string{"--model", "gauss", "--shape", "5x5", "--rank", "2"}, "gauss needs --shape N"},
-		{[]string{"--model", "gauss", "--shape", "50", "--rank", "2", "--rate", "2"}, "--rate applies to nmf and cp"},
+		{[]string{"--model", "gauss", "--shape", "50", "--rank", "2", "--rate", "2"}, "--rate applies to nmf, ssnmf and cp"},
 		{[]string{"--model", "gauss", "--shape", "50", "--rank", "2", "--var-x", "0"}, "var-x 0 must be positive"},
 		{[]string{"--model", "nmf", "--shape", "5x5", "--rank", "2", "--mu", "2"}, "--mu applies to gauss"},
 		{[]string{"--model", "nmf", "--shape", "5x5", "--rank", "2", "--rate", "1", "--rates", "1,1"}, "not both"},
@@ -155,6 +155,9 @@ func TestGenerateUsage(t *testing.T) {
 		{[]string{"--model", "gauss", "--shape", "50", "--rank", "2", "--row-shape", "0.3"}, "--row-shape applies to nmf and cp"},
 		{[]string{"--model", "nmf", "--shape", "5x5", "--rank", "2", "--seed", "x"}, `invalid value "x" for flag -seed`},
 		{[]string{"--model", "nmf", "--shape", "5x5", "--rank", "2", "extra"}, `unexpected argument "extra"`},
+		{[]string{"--model", "ssnmf", "--shape", "5x5", "--rank", "2"}, "--model ssnmf needs --dict DIR"},
+		{[]string{"--model", "nmf", "--shape", "5x5", "--rank", "2", "--dict", out}, "--dict applies to ssnmf, not nmf"},
+		{[]string{"--model", "ssnmf", "--shape", "5x5", "--rank", "-1"}, "--rank -1 must not be negative"},
 	}
 	for _, tt := range tests {
 		args := append([]string{"generate"}, tt.args...)

@@ -170,8 +170,9 @@ func runReanalyze(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if info, _ := models.Lookup(spec.Name); info.Dictionary {
-		return usagef("reanalyze does not run %s yet: saved chain states (io/chainstate) hold one column per component of the rank, and its H has more", spec.Name)
+	// The dictionary is part of the settings: another one starts every chain cold.
+	if spec, err = withDictionary(ctx, spec, f.dict, m.Shape); err != nil {
+		return err
 	}
 	settings := reanalysisSettings(spec, cfg, rf, f.ranks)
 	if hasPrev && prev.DatasetChecksum == m.Checksum() && prev.Settings == settings.key() {

@@ -34,6 +34,8 @@ var regressionCases = []struct {
 	{"select-sgnht", append([]string{"select", "--ranks", "3", "--sampler", "sgnht", "--step", "0.0005"}, cheap...)},
 	{"select-sghmc-em", append([]string{"select", "--ranks", "3", "--sampler", "sghmc-em", "--step", "0.0005"}, cheap...)},
 	{"select-sgnht-em", append([]string{"select", "--ranks", "3", "--sampler", "sgnht-em", "--step", "0.0005"}, cheap...)},
+	{"select-sgnphmc", append([]string{"select", "--ranks", "3", "--sampler", "sgnphmc", "--step", "0.0005"}, cheap...)},
+	{"select-sgnphmc-em", append([]string{"select", "--ranks", "3", "--sampler", "sgnphmc-em", "--step", "0.0005"}, cheap...)},
 	{"chib-nmf", append([]string{"chib", "--data", "embedded:nmf30x20r3", "--ranks", "2-3"}, cheapChib...)},
 	{"ais-cp", append([]string{"ais", "--data", "embedded:cp10x15x20r3", "--rate", "0.5", "--ranks", "2", "--replicas", "2"}, cheapAIS...)},
 	{"ais-reference", append([]string{"ais", "--data", "embedded:nmf30x20r3", "--ranks", "3", "--replicas", "2", "--reference-burnin", "100", "--reference-sweeps", "100"}, cheapAIS...)},

@@ -47,14 +47,15 @@ type layout struct {
 	Size float64 `json:"data_size,omitempty"`
 }
 
-// check verifies that the factors tile the parameters: one after the other, rank columns each.
+// check verifies that the factors tile the parameters: one after the other, each with at least
+// rank columns (more where a model adds fixed components' activations, as ssnmf's H).
 func (l layout) check() error {
 	if l.Factors == nil {
 		return nil
 	}
 	next := 0
 	for k, f := range l.Factors {
-		if f.Offset != next || f.Rows < 0 || f.Cols != l.Rank {
+		if f.Offset != next || f.Rows < 0 || f.Cols < l.Rank {
 			return fmt.Errorf("factor %d (%+v) does not fit a layout of rank %d factors one after the other", k, f, l.Rank)
 		}
 		next += f.Rows * f.Cols
@@ -224,10 +225,11 @@ func Read(ctx context.Context, path string) (*models.State, error) {
 	for n, r := range rows {
 		i := int(r.Row)
 		if l.Factors != nil {
-			if r.Factor < 0 || int(r.Factor) >= len(l.Factors) || r.Col < 0 || int(r.Col) >= l.Rank || r.Row < 0 || int(r.Row) >= l.Factors[r.Factor].Rows {
+			if r.Factor < 0 || int(r.Factor) >= len(l.Factors) || r.Col < 0 || int(r.Col) >= l.Factors[r.Factor].Cols || r.Row < 0 || int(r.Row) >= l.Factors[r.Factor].Rows {
 				return nil, fmt.Errorf("%s row %d: parameter (factor %d, row %d, col %d) outside the layout", path, n, r.Factor, r.Row, r.Col)
 			}
-			i = l.Factors[r.Factor].Offset + i*l.Rank + int(r.Col)
+			f := l.Factors[r.Factor]
+			i = f.Offset + i*f.Cols + int(r.Col)
 		} else if r.Factor != 0 || r.Col != 0 || i < 0 || i >= l.Params {
 			return nil, fmt.Errorf("%s row %d: parameter (factor %d, row %d, col %d) outside the layout", path, n, r.Factor, r.Row, r.Col)
 		}
