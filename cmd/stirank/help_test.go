@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/stirank/stirank/sti"
 )
 
 // helpOf returns what stirank args prints on stderr (the usage goes to the process's stderr).
@@ -74,6 +76,11 @@ func TestHelpFitsOneScreen(t *testing.T) {
 		}
 		if i := strings.Index(all, "\nother:\n"); i >= 0 {
 			t.Errorf("%s -h -all: flags in no group:%s", name, all[i:])
+		}
+	}
+	for _, p := range sti.Presets {
+		if help := helpOf(t, "select", "-h", "-all"); !strings.Contains(help, p.Name+" (") {
+			t.Errorf("select -h -all does not list the defaults of preset %s", p.Name)
 		}
 	}
 	if help := helpOf(t, "select", "--all", "--help"); strings.Count(help, "\n") < 100 {

@@ -294,7 +294,14 @@ func newSelectFlagSet(name, synopsis, about, details string, user []userFlag, ex
 	}
 	h := helps[fs]
 	h.about, h.details, h.user, h.groups = about, details, user, selectGroups(f.hypers)
-	h.appendix = func() string { return "samplers (--sampler NAME --sampler-param name=value,…):\n" + samplerList() }
+	h.appendix = func() string {
+		var presets strings.Builder
+		if err := sti.WritePresets(&presets); err != nil {
+			panic(err)
+		}
+		return "samplers (--sampler NAME --sampler-param name=value,…):\n" + samplerList() +
+			"\ndefaults (sti/presets.json: each preset, the settings it changes from the one it comes from, and why):\n" + presets.String()
+	}
 	h.beam = runners.AddFlags(fs)
 	return fs, f
 }
