@@ -348,8 +348,8 @@ func (m *Poisson) valueRow(f []float64, k, i int) []float64 {
 	return f[m.values[k]+i*m.K : m.values[k]+(i+1)*m.K]
 }
 
-func (m *Poisson) Name() string      { return m.name }
-func (m *Poisson) Rank() int         { return m.R }
+func (m *Poisson) Name() string { return m.name }
+func (m *Poisson) Rank() int    { return m.R }
 
 func (m *Poisson) Dim() int {
 	if m.auto() {
