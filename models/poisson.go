@@ -111,6 +111,14 @@ type PoissonTruth struct {
 // drawPoisson is the Poisson models' Generator.Draw.
 func drawPoisson(r *rand.Rand, t Truth, p Params) (*tensor.Sparse, any, error) {
 	rates := p.Nums("rates")
+	if p.Auto("rates") {
+		// --rate auto draws every mode's rate first, from Gamma(autoShape, autoShape): mean 1,
+		// the generators' default rate, as there are no data yet to centre it on.
+		rates = make([]float64, len(t.Shape))
+		for m := range rates {
+			rates[m] = draw.Gamma(r, autoShape, autoShape)
+		}
+	}
 	rowShape := 0.0
 	if v, ok := p["row-shape"]; ok {
 		rowShape = v.Nums[0]

@@ -26,6 +26,8 @@ func init() {
 	// Data and truth would need a dictionary to be drawn with, and the baselines enumerate
 	// allocations over free components only.
 	info.Generate, info.ExpPoissonRates = nil, nil
+	// The hyperprior's centre (AutoPrior) knows no fixed block yet.
+	info.Hypers[0].Auto = false
 	info.Build = func(data *tensor.Sparse, R int, s Spec) (Model, error) {
 		d := s.Dictionary
 		if d == nil {
