@@ -70,6 +70,9 @@ func Rates(model models.Spec) ([]float64, error) {
 	if info.ExpPoissonRates == nil {
 		return nil, fmt.Errorf("the baselines estimate %s, not %s", models.Or(models.NamesOf(Models())), model.Name)
 	}
+	if model.Params.Auto("rates") {
+		return nil, fmt.Errorf("the baselines take fixed prior rates, not --rate %s", models.AutoWord)
+	}
 	return info.ExpPoissonRates(model.Params), nil
 }
 

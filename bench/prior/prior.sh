@@ -1,7 +1,7 @@
 #!/bin/sh
 # bench/prior/prior.sh — does the chosen rank depend on the prior rate? On four generated sets
 # (NMF 40x30 rank 3 at rate 1, NMF 60x40 rank 4 at 0.5, CP 12x10x8 rank 3 at 0.5, NMF 30x25 rank 2
-# at 0.02: counts in the thousands), each drawn with seeds 1..SEEDS, `stirank select --ranks 1-7`
+# at 0.02: counts in the thousands), each drawn with seeds 1..SEEDS, `stirank select --ranks 1-6`
 # with the generating rate λ*, λ*/10, 10·λ* and --rate auto. Prints one line per run: set, seed,
 # prior, chosen rank, true rank, wall seconds; then, per prior, how many chose the true rank.
 # Usage, from anywhere in the repository: bench/prior/prior.sh [SEEDS] (default 2; about 4 min per
@@ -21,7 +21,7 @@ for set in "nmf 40x30 3 1" "nmf 60x40 4 0.5" "cp 12x10x8 3 0.5" "nmf 30x25 2 0.0
 		"$tmp/stirank" generate --model "$model" --shape "$shape" --rank "$rank" --rate "$rate" --seed "$seed" --out "$d" >/dev/null
 		for prior in "$rate" "$(echo "$rate / 10" | bc -l)" "$(echo "$rate * 10" | bc -l)" auto; do
 			start=$(date +%s.%N)
-			best=$("$tmp/stirank" select --data "$d" --model "$model" --ranks 1-7 --rate "$prior" --no-report --out "$d-out" 2>/dev/null | sed -n 's/^best rank: \([0-9]*\).*/\1/p')
+			best=$("$tmp/stirank" select --data "$d" --model "$model" --ranks 1-6 --rate "$prior" --no-report --out "$d-out-$prior" 2>/dev/null | sed -n 's/^best rank: \([0-9]*\).*/\1/p')
 			end=$(date +%s.%N)
 			label=$prior
 			case $prior in
