@@ -105,6 +105,10 @@ func NewProblem(data *tensor.Sparse, spec models.Spec, cfg Config) (*Problem, er
 			data, p.Data = d, d
 		}
 	}
+	if cfg.Blocks > 1 && spec.Params.Auto("rates") {
+		// A part's steps move the rows of its blocks, never the rates past the factors.
+		return nil, fmt.Errorf("--rate %s samples the rates with the whole factors: not with --blocks", models.AutoWord)
+	}
 	if cfg.Gibbs && !spec.Gibbs() {
 		return nil, fmt.Errorf("the %s model has no Gibbs kernel", spec.Name)
 	}
