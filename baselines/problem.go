@@ -36,6 +36,10 @@ import (
 type Problem struct {
 	Data  *tensor.Sparse
 	Rates []float64
+	// Auto says the rates have the hyperprior of --rate auto (models.AutoPrior at each rank) and
+	// Rates is nil: AIS from the prior samples them with the factors; Chib's method and the
+	// fitted references refuse it.
+	Auto bool
 
 	order  int
 	shape  []int
@@ -61,7 +65,7 @@ func Models() []*models.Info {
 	return models.Where(func(i *models.Info) bool { return i.ExpPoissonRates != nil })
 }
 
-// Rates returns the prior rate of every mode of model, one of Models.
+// Rates returns the prior rate of every mode of model, one of Models, or nil under --rate auto.
 func Rates(model models.Spec) ([]float64, error) {
 	info, err := models.Lookup(model.Name)
 	if err != nil {
@@ -71,18 +75,32 @@ func Rates(model models.Spec) ([]float64, error) {
 		return nil, fmt.Errorf("the baselines estimate %s, not %s", models.Or(models.NamesOf(Models())), model.Name)
 	}
 	if model.Params.Auto("rates") {
-		return nil, fmt.Errorf("the baselines take fixed prior rates, not --rate %s", models.AutoWord)
+		return nil, nil
 	}
 	return info.ExpPoissonRates(model.Params), nil
+}
+
+// errAuto is the error of a method that takes fixed rates only.
+func errAuto(method string) error {
+	return fmt.Errorf("%s takes fixed prior rates, not --rate %s", method, models.AutoWord)
 }
 
 // ForModel is NewProblem with the prior rates of model, one of Models.
 func ForModel(data *tensor.Sparse, model models.Spec) (*Problem, error) {
 	rates, err := Rates(model)
-	if err != nil {
-		return nil, err
+	if err != nil || rates != nil {
+		return NewProblem(data, rates)
 	}
-	return NewProblem(data, rates)
+	// Under --rate auto the data are prepared alike, with rates that nothing reads.
+	ones := make([]float64, data.Order())
+	for m := range ones {
+		ones[m] = 1
+	}
+	p, err := NewProblem(data, ones)
+	if err == nil {
+		p.Rates, p.Auto = nil, true
+	}
+	return p, err
 }
 
 // NewProblem validates count data and prepares them. rates holds the rate of the exponential
@@ -282,9 +300,14 @@ func (p *Problem) LogPrior(f Factors) float64 {
 
 // SamplePrior draws every factor entry from its exponential prior.
 func (p *Problem) SamplePrior(r interface{ ExpFloat64() float64 }, f Factors) {
+	p.samplePrior(r, f, p.Rates)
+}
+
+// samplePrior draws every factor entry from its exponential prior at the given rates.
+func (p *Problem) samplePrior(r interface{ ExpFloat64() float64 }, f Factors, rates []float64) {
 	for m, fm := range f.F {
 		for i := range fm {
-			fm[i] = r.ExpFloat64() / p.Rates[m]
+			fm[i] = r.ExpFloat64() / rates[m]
 		}
 	}
 }
