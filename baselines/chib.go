@@ -219,9 +219,6 @@ func (p *Problem) Chib(ctx context.Context, R, replica int, cfg ChibConfig) (Chi
 // bench/chibstart) it shows whether they hold a basin Chib's own start misses: the estimate is
 // then higher.
 func (p *Problem) ChibFrom(ctx context.Context, R, replica int, cfg ChibConfig, from Factors) (ChibResult, error) {
-	if p.Auto {
-		return ChibResult{}, errAuto("Chib's method")
-	}
 	if from.R != R || len(from.F) != p.order {
 		return ChibResult{}, fmt.Errorf("chib: a start of rank %d with %d factors for rank %d with %d", from.R, len(from.F), R, p.order)
 	}
@@ -241,6 +238,9 @@ func (p *Problem) ChibFrom(ctx context.Context, R, replica int, cfg ChibConfig, 
 
 // chib is Chib and ChibFrom: from the best of cfg.Starts prior runs, or from from where it is set.
 func (p *Problem) chib(ctx context.Context, R, replica int, cfg ChibConfig, from *Factors) (ChibResult, error) {
+	if p.Auto {
+		return ChibResult{}, errAuto("Chib's method")
+	}
 	if err := cfg.Validate(); err != nil {
 		return ChibResult{}, err
 	}
