@@ -9,11 +9,6 @@ import (
 	"github.com/stirank/stirank/models"
 )
 
-// autoSpec is the spec of a Poisson model under --rate auto.
-func autoSpec(name string) models.Spec {
-	return models.Spec{Name: name, Params: models.Params{"rates": models.Word(models.AutoWord), "param": models.Word(models.LogScale.String())}}
-}
-
 // AIS from the prior under --rate auto draws the rates with the factors: at rank 1 its estimate is
 // within 3 standard errors (and 0.5 nat) of the hyperprior's exact rank-1 evidence (quadrature
 // over the rates, models.Rank1LogPowerPrior), on a matrix and a tensor drawn at a rate the
@@ -26,7 +21,7 @@ func TestAISUnderAutoMatchesExactAtRank1(t *testing.T) {
 		shape []int
 		rate  float64
 	}{{"nmf", []int{10, 8}, 0.2}, {"cp", []int{6, 5, 4}, 0.5}} {
-		spec := autoSpec(tc.name)
+		spec := models.PoissonAutoSpec(tc.name, models.LogScale)
 		d := tiny(t, 2, tc.shape, 2, tc.rate)
 		exact, err := spec.Exact(d, 1)
 		if err != nil {

@@ -59,3 +59,8 @@ func PoissonPrior(data *tensor.Sparse, R int, p Params) (RatePrior, error) {
 	}
 	return RatePrior{Rates: p.Nums("rates")}, nil
 }
+
+// PoissonAutoSpec is PoissonSpec under --rate auto.
+func PoissonAutoSpec(name string, param Param) Spec {
+	return Spec{Name: name, Params: Params{"rates": Word(AutoWord), "param": Word(param.String())}}
+}

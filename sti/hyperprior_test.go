@@ -9,11 +9,6 @@ import (
 	"github.com/stirank/stirank/models"
 )
 
-// autoSpec is the spec of a Poisson model under --rate auto.
-func autoSpec(name string) models.Spec {
-	return models.Spec{Name: name, Params: models.Params{"rates": models.Word(models.AutoWord), "param": models.Word(models.LogScale.String())}}
-}
-
 // Under --rate auto the default engine's rank-1 estimate is within 3 standard errors + 0.5 nat
 // of the hyperprior's exact rank-1 evidence (quadrature over the rates), on small matrices and
 // tensors drawn at rates the hyperprior is not told, a tenth to ten times its centre's scale.
@@ -25,7 +20,7 @@ func TestPoissonRank1MatchesExactUnderAuto(t *testing.T) {
 		seed  uint64
 	}{{"nmf", []int{30, 20}, 0.3, 1}, {"nmf", []int{12, 9}, 2, 3}, {"nmf", []int{50, 8}, 0.05, 4}, {"cp", []int{10, 8, 6}, 0.5, 5}} {
 		d, _ := poissonData(t, c.shape, 3, c.rate, c.seed)
-		spec := autoSpec(c.model)
+		spec := models.PoissonAutoSpec(c.model, models.LogScale)
 		exact, err := spec.Exact(d, 1)
 		if err != nil {
 			t.Fatal(err)
@@ -44,7 +39,7 @@ func TestDeterminismUnderAuto(t *testing.T) {
 	d, _ := poissonData(t, []int{10, 8}, 2, 0.5, 6)
 	cfg := Default("nmf")
 	cfg.Steps, cfg.Burnin = 60, 20
-	spec := autoSpec("nmf")
+	spec := models.PoissonAutoSpec("nmf", models.LogScale)
 	run := func(procs int) []float64 {
 		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
 		var out []float64
