@@ -356,18 +356,19 @@ func (m *Poisson) valueRow(f []float64, k, i int) []float64 {
 	return f[m.values[k]+i*m.K : m.values[k]+(i+1)*m.K]
 }
 
-func (m *Poisson) Name() string { return m.name }
-func (m *Poisson) Rank() int    { return m.R }
+func (m *Poisson) Name() string      { return m.name }
+func (m *Poisson) Rank() int         { return m.R }
+func (m *Poisson) NumCells() int     { return m.Data.NNZ() }
+func (m *Poisson) Factors() []Factor { return m.factors }
+func (m *Poisson) Positive() bool    { return m.Param == Direct }
 
+// Dim counts the factors' entries and, under a hyperprior, their rates.
 func (m *Poisson) Dim() int {
 	if m.auto() {
 		return m.dim + len(m.factors)
 	}
 	return m.dim
 }
-func (m *Poisson) NumCells() int     { return m.Data.NNZ() }
-func (m *Poisson) Factors() []Factor { return m.factors }
-func (m *Poisson) Positive() bool    { return m.Param == Direct }
 
 var _ Reader = (*Poisson)(nil)
 
