@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/stirank/stirank/models"
+	"github.com/stirank/stirank/rng"
+	"github.com/stirank/stirank/tensor"
 )
 
 // Under --rate auto the default engine's rank-1 estimate is within 3 standard errors + 0.5 nat
@@ -56,5 +58,37 @@ func TestDeterminismUnderAuto(t *testing.T) {
 	c := sweep(t, d, spec, cfg, []int{1, 2})
 	if c[1].LogEvidence == a[2] {
 		t.Errorf("a different seed gave the same evidence")
+	}
+}
+
+// A saved state resumes under --rate auto with its rates: on data grown by a row, restore copies
+// the factors' entries it knows and the log rates past them.
+func TestRestoreCarriesTheRates(t *testing.T) {
+	d, _ := poissonData(t, []int{6, 5}, 2, 0.5, 7)
+	grown, err := tensor.New([]int{7, 5}, d.NNZ()+1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for n, x := range d.Values {
+		grown.Append([]int{int(d.Coords[0][n]), int(d.Coords[1][n])}, x)
+	}
+	grown.Append([]int{6, 0}, 3)
+	spec := models.PoissonAutoSpec("nmf", models.LogScale)
+	old, err := spec.Build(d, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := spec.Build(grown, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	saved := make([]float64, old.Dim())
+	old.SamplePrior(rng.New(1), saved)
+	theta := make([]float64, m.Dim())
+	if _, err := restore(m, &models.State{Model: "nmf", Rank: 2, Factors: old.Factors(), Theta: saved}, theta); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := theta[m.Dim()-2:], saved[old.Dim()-2:]; !reflect.DeepEqual(got, want) {
+		t.Errorf("restored log rates %v, saved %v", got, want)
 	}
 }
