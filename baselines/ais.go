@@ -7,7 +7,10 @@ import (
 	"math/rand/v2"
 	"slices"
 
+	"gonum.org/v1/gonum/floats"
+
 	"github.com/stirank/stirank/evidence"
+	"github.com/stirank/stirank/internal/draw"
 	"github.com/stirank/stirank/internal/logtab"
 	"github.com/stirank/stirank/internal/slice"
 	"github.com/stirank/stirank/models"
@@ -149,6 +152,14 @@ func (p *Problem) AIS(ctx context.Context, R, run int, cfg AISConfig) (AISRun, e
 	// mode-0 entries of the first fixed are the dictionary's and never move.
 	s := newSliceState(p, p.fixed+R, cfg.Width)
 	var gibbsCells int64
+	if p.Auto {
+		if cfg.ReferenceSweeps > 0 {
+			return res, errAuto("AIS from a fitted reference")
+		}
+		if err := s.drawHyper(r); err != nil {
+			return res, err
+		}
+	}
 	if cfg.ReferenceSweeps > 0 {
 		fit, err := p.FitReference(ctx, r, R, cfg.ReferenceBurnin, cfg.ReferenceSweeps)
 		if err != nil {
@@ -161,7 +172,7 @@ func (p *Problem) AIS(ctx context.Context, R, run int, cfg AISConfig) (AISRun, e
 		res.Sweeps, gibbsCells, s.ref = fit.Sweeps, fit.CellEvals, q
 		q.sample(r, s.f)
 	} else {
-		p.SamplePrior(r, s.f)
+		p.samplePrior(r, s.f, s.rates)
 		p.fix(s.f)
 	}
 	ladder := cfg.Ladder()
@@ -189,6 +200,9 @@ func (p *Problem) AIS(ctx context.Context, R, run int, cfg AISConfig) (AISRun, e
 			if s.ref != nil {
 				s.pathMoves(r, ladder[k])
 			}
+			if p.Auto {
+				s.drawRates(r)
+			}
 		}
 		res.Sweeps += cfg.Sweeps
 	}
@@ -208,9 +222,13 @@ type sliceState struct {
 	width float64
 	// ref, when set, is the reference the path starts from.
 	ref *reference
-	f   Factors
-	cs  [][]float64
-	lam []float64 // λ_n of the positive cells
+	// rates are the prior's rates, one per mode: Problem.Rates, or under its hyperprior (Auto,
+	// hyper) the run's current draw.
+	rates []float64
+	hyper models.RatePrior
+	f     Factors
+	cs    [][]float64
+	lam   []float64 // λ_n of the positive cells
 	// per-row scratch: the cells' g_n, c_n, counts and count groups (Problem.group), whose
 	// products prods takes the logarithms of.
 	g, c, x []float64
@@ -227,7 +245,7 @@ type sliceState struct {
 }
 
 func newSliceState(p *Problem, R int, width float64) *sliceState {
-	s := &sliceState{p: p, R: R, width: width, f: p.NewFactors(R), lam: make([]float64, len(p.x))}
+	s := &sliceState{p: p, R: R, width: width, f: p.NewFactors(R), lam: make([]float64, len(p.x)), rates: slices.Clone(p.Rates)}
 	maxRow := 0
 	for m := range p.order {
 		s.cs = append(s.cs, make([]float64, R))
@@ -240,6 +258,28 @@ func newSliceState(p *Problem, R int, width float64) *sliceState {
 	s.gb, s.cos, s.dot = make([]float64, maxRow), make([]float64, R*R), make([]float64, R*R)
 	s.rowLog = make([]float64, slices.Max(p.shape))
 	return s
+}
+
+// drawHyper sets the hyperprior of the run's rank (models.AutoPrior) and draws the rates from it.
+func (s *sliceState) drawHyper(r *rand.Rand) error {
+	h, err := models.AutoPrior(s.p.Data, s.R)
+	if err != nil {
+		return err
+	}
+	s.hyper, s.rates = h, make([]float64, s.p.order)
+	for m, b := range h.Rates {
+		s.rates[m] = draw.Gamma(r, h.Shape, b)
+	}
+	return nil
+}
+
+// drawRates draws every mode's rate from its conditional given the factors, Gamma(a + n_m,
+// b_m + Σ F_m): the prior is untempered on the path from the prior, so the draw leaves every π_t
+// invariant.
+func (s *sliceState) drawRates(r *rand.Rand) {
+	for m, b := range s.hyper.Rates {
+		s.rates[m] = draw.Gamma(r, s.hyper.Shape+float64(len(s.f.F[m])), b+floats.Sum(s.cs[m]))
+	}
 }
 
 // refresh recomputes the column sums and cell rates from the factors (no drift from the
@@ -350,7 +390,7 @@ func (s *sliceState) others(m, k int) float64 {
 // caches.
 func (s *sliceState) updateEntry(r *rand.Rand, t float64, m, i, k int, o float64) {
 	p, R := s.p, s.R
-	lm := p.Rates[m]
+	lm := s.rates[m]
 	fm := s.f.F[m]
 	cells := p.rowCells[m][p.rowPtr[m][i]:p.rowPtr[m][i+1]]
 	old := fm[i*R+k]

@@ -36,6 +36,10 @@ import (
 type Problem struct {
 	Data  *tensor.Sparse
 	Rates []float64
+	// Auto says the rates have the hyperprior of --rate auto (models.AutoPrior at each rank) and
+	// Rates is nil: AIS from the prior samples them with the factors; Chib's method and the
+	// fitted references refuse it.
+	Auto bool
 
 	order  int
 	shape  []int
@@ -83,13 +87,15 @@ func fixedPoisson(info *models.Info) bool {
 	return info.Dictionary && info.Domain == models.Counts && info.Order == 2
 }
 
-// Rates returns the prior rate of every mode of model, one of AISModels.
+// Rates returns the prior rate of every mode of model, one of AISModels, or nil under --rate auto.
 func Rates(model models.Spec) ([]float64, error) {
 	info, err := models.Lookup(model.Name)
 	if err != nil {
 		return nil, err
 	}
 	switch {
+	case info.ExpPoissonRates != nil && model.Params.Auto("rates"):
+		return nil, nil
 	case info.ExpPoissonRates != nil:
 		return info.ExpPoissonRates(model.Params), nil
 	case fixedPoisson(info):
@@ -98,16 +104,32 @@ func Rates(model models.Spec) ([]float64, error) {
 	return nil, fmt.Errorf("the baselines estimate %s, not %s", models.Or(models.NamesOf(AISModels())), model.Name)
 }
 
+// errAuto is the error of a method that takes fixed rates only.
+func errAuto(method string) error {
+	return fmt.Errorf("%s takes fixed prior rates, not --rate %s", method, models.AutoWord)
+}
+
 // ForModel is NewProblem with the prior rates of model, one of AISModels, and its dictionary
-// held fixed when it has one.
+// held fixed when it has one; under --rate auto the data are prepared alike, with rates that
+// nothing reads.
 func ForModel(data *tensor.Sparse, model models.Spec) (*Problem, error) {
 	rates, err := Rates(model)
 	if err != nil {
 		return nil, err
 	}
+	auto := rates == nil
+	if auto {
+		rates = make([]float64, data.Order())
+		for m := range rates {
+			rates[m] = 1
+		}
+	}
 	p, err := NewProblem(data, rates)
 	if err != nil {
 		return nil, err
+	}
+	if auto {
+		p.Rates, p.Auto = nil, true
 	}
 	if info, _ := models.Lookup(model.Name); fixedPoisson(info) {
 		d := model.Dictionary
@@ -319,9 +341,14 @@ func (p *Problem) LogPrior(f Factors) float64 {
 
 // SamplePrior draws every factor entry from its exponential prior.
 func (p *Problem) SamplePrior(r interface{ ExpFloat64() float64 }, f Factors) {
+	p.samplePrior(r, f, p.Rates)
+}
+
+// samplePrior draws every factor entry from its exponential prior at the given rates.
+func (p *Problem) samplePrior(r interface{ ExpFloat64() float64 }, f Factors, rates []float64) {
 	for m, fm := range f.F {
 		for i := range fm {
-			fm[i] = r.ExpFloat64() / p.Rates[m]
+			fm[i] = r.ExpFloat64() / rates[m]
 		}
 	}
 }

@@ -99,6 +99,9 @@ type ReferenceFit struct {
 // ridge too, and with the transfers in every sweep of the fit the path came out 1.9–70 nats high
 // at rank 3 of a 12×10 matrix with counts up to 1.4·10⁵.
 func (p *Problem) FitReference(ctx context.Context, r *rand.Rand, R, burnin, sweeps int) (ReferenceFit, error) {
+	if p.Auto {
+		return ReferenceFit{}, errAuto("a fitted reference")
+	}
 	return p.fitReference(ctx, r, R, referenceStarts, referenceStartSweeps, burnin, sweeps)
 }
 

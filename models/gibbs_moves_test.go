@@ -43,7 +43,7 @@ func BenchmarkGibbsMoves(b *testing.B) {
 			move func(a *poissonAugmented, theta []float64, r *rand.Rand) func()
 		}{
 			{"shear", w.R, func(a *poissonAugmented, _ []float64, r *rand.Rand) func() {
-				return func() { a.m.shear(r, a.f, a.colsum) }
+				return func() { a.m.shear(r, a.f, a.colsum, a.lam) }
 			}},
 			{"pairs", w.R, func(a *poissonAugmented, _ []float64, r *rand.Rand) func() {
 				return func() { a.transfer(r.Uint64(), t) }
@@ -56,7 +56,7 @@ func BenchmarkGibbsMoves(b *testing.B) {
 				}
 			}},
 			{"rescale", w.R, func(a *poissonAugmented, theta []float64, r *rand.Rand) func() {
-				return func() { a.m.rescale(r, theta, a.f, a.colsum, a.scratch) }
+				return func() { a.m.rescale(r, theta, a.f, a.colsum, a.scratch, a.lam) }
 			}},
 			{"store", w.R, func(a *poissonAugmented, theta []float64, _ *rand.Rand) func() {
 				return func() {

@@ -9,6 +9,7 @@ import (
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/stat/distuv"
 
+	"github.com/stirank/stirank/internal/draw"
 	"github.com/stirank/stirank/internal/logtab"
 	"github.com/stirank/stirank/internal/par"
 	"github.com/stirank/stirank/internal/slice"
@@ -53,8 +54,8 @@ const defaultRate = 0.3
 
 // ratesHyper is the exponential prior rate of every factor, with the given default.
 func ratesHyper(def float64, eachHelp string) Hyper {
-	return Hyper{Name: "rates", Kind: PerMode, Positive: true, Default: Num(def),
-		Help: "per-factor rates a,b[,c] (instead of --rate)", Each: "rate", EachHelp: eachHelp}
+	return Hyper{Name: "rates", Kind: PerMode, Positive: true, Auto: true, Default: Num(def),
+		Help: "per-factor rates a,b[,c] (instead of --rate), or " + AutoWord, Each: "rate", EachHelp: eachHelp}
 }
 
 // poissonInfo is the registration of the Poisson CP model of the given order (Poisson NMF at
@@ -64,7 +65,7 @@ func poissonInfo(name string, order int, summary string) Info {
 		Name: name, Summary: summary, Order: order,
 		Domain: Counts, UnstoredZero: true, Factored: true, Gibbs: true,
 		Hypers: []Hyper{
-			ratesHyper(defaultRate, "rate of the exponential prior of every factor: prior mean 1/rate, so match it to the scale of the data, e.g. (R/mean cell value)^(1/order); the default is the rate the embedded default data were drawn with"),
+			ratesHyper(defaultRate, "rate of the exponential prior of every factor: prior mean 1/rate, so match it to the scale of the data, e.g. (R/mean cell value)^(1/order), or "+AutoWord+": a Gamma hyperprior on each factor's rate, centred on that scale, sampled with the factors (docs/prior.md); the default is the rate the embedded default data were drawn with"),
 			{Name: "param", Kind: Choice, Choices: []string{LogScale.String(), Direct.String()}, Default: Word(LogScale.String()),
 				Help: "space the factors are sampled in: " + LogScale.String() + " or " + Direct.String(), Sampling: true},
 		},
@@ -73,11 +74,15 @@ func poissonInfo(name string, order int, summary string) Info {
 			if err != nil {
 				return nil, err
 			}
-			return NewPoisson(name, data, R, s.Params.Nums("rates"), param)
+			prior, err := PoissonPrior(data, R, s.Params)
+			if err != nil {
+				return nil, err
+			}
+			return NewPoissonPrior(name, data, R, prior, param)
 		},
 		// Generated data have unit-scale factors unless told otherwise.
 		Generate: &Generator{Hypers: []Hyper{
-			ratesHyper(1, "rate of the exponential prior of every factor"),
+			ratesHyper(1, "rate of the exponential prior of every factor, or "+AutoWord+": each factor's rate drawn first from Gamma(1, 1), mean 1"),
 			{Name: "row-shape", Kind: Real, NonNegative: true, Default: Num(0),
 				Help: "heavy-tailed row activity: every row of every factor is scaled by its own s ~ Gamma(shape k, rate k), mean 1; with k of 0.2–0.5 the busiest 10% of rows hold 50–70% of the counts (about 20% without), as in wall-post or user-item data (0: off)"},
 		}, Draw: drawPoisson},
@@ -106,6 +111,14 @@ type PoissonTruth struct {
 // drawPoisson is the Poisson models' Generator.Draw.
 func drawPoisson(r *rand.Rand, t Truth, p Params, _ *Dictionary) (*tensor.Sparse, any, error) {
 	rates := p.Nums("rates")
+	if p.Auto("rates") {
+		// --rate auto draws every mode's rate first, from Gamma(autoShape, autoShape): mean 1,
+		// the generators' default rate, as there are no data yet to centre it on.
+		rates = make([]float64, len(t.Shape))
+		for m := range rates {
+			rates[m] = draw.Gamma(r, autoShape, autoShape)
+		}
+	}
 	rowShape := 0.0
 	if v, ok := p["row-shape"]; ok {
 		rowShape = v.Nums[0]
@@ -156,6 +169,42 @@ type Poisson struct {
 	// margins are the data's Margins when the model has one component and no fixed block (rank1),
 	// nil otherwise.
 	margins [][]float64
+	// hyper is the Gamma hyperprior of the rates under --rate auto (hyper.Shape > 0): θ then ends
+	// with log λ_k of every factor k (ratesAt), Rates holding the hyperprior's means; its zero
+	// value is fixed rates.
+	hyper RatePrior
+}
+
+// NewPoissonPrior is NewPoisson with the rates' prior: fixed rates, or a hyperprior whose rates
+// the model samples with its factors.
+func NewPoissonPrior(name string, data *tensor.Sparse, R int, prior RatePrior, param Param) (*Poisson, error) {
+	if !prior.Auto() {
+		return NewPoisson(name, data, R, prior.Rates, param)
+	}
+	means := make([]float64, len(prior.Rates))
+	for k, b := range prior.Rates {
+		means[k] = prior.Shape / b
+	}
+	p, err := NewPoisson(name, data, R, means, param)
+	if err == nil {
+		p.hyper = RatePrior{Rates: slices.Clone(prior.Rates), Shape: prior.Shape}
+	}
+	return p, err
+}
+
+// auto reports whether the rates are sampled under a hyperprior (Poisson.hyper).
+func (m *Poisson) auto() bool { return m.hyper.Auto() }
+
+// ratesAt writes the rate of every factor's prior at θ into dst (grown to fit) and returns it:
+// Rates, or under a hyperprior the exponentials of θ's last entries.
+func (m *Poisson) ratesAt(theta, dst []float64) []float64 {
+	dst = append(dst[:0], m.Rates...)
+	if m.auto() {
+		for k := range dst {
+			dst[k] = math.Exp(theta[m.dim+k])
+		}
+	}
+	return dst
 }
 
 // NewPoisson binds the model registered as name to count data. rates has one exponential rate
@@ -309,10 +358,17 @@ func (m *Poisson) valueRow(f []float64, k, i int) []float64 {
 
 func (m *Poisson) Name() string      { return m.name }
 func (m *Poisson) Rank() int         { return m.R }
-func (m *Poisson) Dim() int          { return m.dim }
 func (m *Poisson) NumCells() int     { return m.Data.NNZ() }
 func (m *Poisson) Factors() []Factor { return m.factors }
 func (m *Poisson) Positive() bool    { return m.Param == Direct }
+
+// Dim counts the factors' entries and, under a hyperprior, their rates.
+func (m *Poisson) Dim() int {
+	if m.auto() {
+		return m.dim + len(m.factors)
+	}
+	return m.dim
+}
 
 var _ Reader = (*Poisson)(nil)
 
@@ -343,10 +399,18 @@ func (m *Poisson) DriftScale() float64 {
 	return 0
 }
 
+// SamplePrior draws θ from the prior: under a hyperprior every factor's rate first, then the
+// factors from their exponential priors at those rates.
 func (m *Poisson) SamplePrior(r *rand.Rand, theta []float64) {
+	if m.auto() {
+		for k := range m.factors {
+			theta[m.dim+k] = math.Log(draw.Gamma(r, m.hyper.Shape, m.hyper.Rates[k]))
+		}
+	}
+	rates := m.ratesAt(theta, nil)
 	for k, f := range m.factors {
 		for i := f.Offset; i < f.Offset+f.Rows*f.Cols; i++ {
-			v := r.ExpFloat64() / m.Rates[k]
+			v := r.ExpFloat64() / rates[k]
 			if m.Param == LogScale {
 				v = math.Log(v)
 			}
@@ -382,10 +446,13 @@ type poissonEval struct {
 	// df is, in the layout of f, each free value times its δ = θ − c (SteinVariates), 0 at the
 	// fixed entries.
 	df []float64
+	// lam is every factor's prior rate at θ (Poisson.ratesAt).
+	lam []float64
 }
 
 func (e *poissonEval) Prepare(theta []float64) {
 	e.theta = theta
+	e.lam = e.m.ratesAt(theta, e.lam)
 	if a := e.kernel; a != nil && a.current && slices.Equal(theta, a.theta) {
 		copy(e.f, a.f)
 		for k, cs := range a.colsum {
@@ -437,16 +504,29 @@ func (e *poissonEval) prepareRows(k, c, lo, hi int) {
 	e.m.loadRows(e.theta, e.f, k, lo, hi, p)
 }
 
+// LogPrior is Σ_k (n_k log λ_k − λ_k Σ F_k) over the factors' n_k entries (with the log
+// parameterisation's Jacobian), and under a hyperprior also each log λ_k's Gamma(a, b_k) density
+// in log space, a log b_k − log Γ(a) + a log λ_k − b_k λ_k, with λ_k's gradient n_k − λ_k Σ F_k + a −
+// b_k λ_k.
 func (e *poissonEval) LogPrior(grad []float64) float64 {
 	lp := 0.0
-	for k, fac := range e.m.factors {
-		l := e.m.Rates[k]
+	m := e.m
+	for k, fac := range m.factors {
+		l := e.lam[k]
 		n := fac.Rows * fac.Cols
 		lp += float64(n) * math.Log(l)
 		if par.Inline(n) {
 			lp += e.logPriorRange(k, 0, n, grad)
 		} else {
 			lp += par.Sum(n, func(_, lo, hi int) float64 { return e.logPriorRange(k, lo, hi, grad) })
+		}
+		if !m.auto() {
+			continue
+		}
+		a, b, v := m.hyper.Shape, m.hyper.Rates[k], e.theta[m.dim+k]
+		lp += a*math.Log(b) - lgamma(a) + a*v - b*l
+		if grad != nil {
+			grad[m.dim+k] += float64(n) - l*floats.Sum(e.colsum[k][m.lead(k):]) + a - b*l
 		}
 	}
 	return lp
@@ -455,7 +535,7 @@ func (e *poissonEval) LogPrior(grad []float64) float64 {
 // logPriorRange is the part of log p(θ) of parameters [lo, hi) of factor k that depends on them,
 // with its gradient added to grad when grad is not nil.
 func (e *poissonEval) logPriorRange(k, lo, hi int, grad []float64) float64 {
-	l := e.m.Rates[k]
+	l := e.lam[k]
 	fac := e.m.factors[k]
 	off := fac.Offset
 	s := 0.0
@@ -588,7 +668,7 @@ func (e *poissonEval) SteinVariates(c []float64, t float64, z []float64) {
 	}
 	clear(z)
 	for k, fac := range m.factors {
-		l, lead := m.Rates[k], m.lead(k)
+		l, lead := e.lam[k], m.lead(k)
 		oth := e.others[k][lead:]
 		for i := range fac.Rows {
 			th, ce, f := m.paramRow(e.theta, k, i), m.paramRow(c, k, i), m.valueRow(e.f, k, i)[lead:]
@@ -740,6 +820,7 @@ func (e *poissonEval) otherModes(rowOff []int, k, r int) float64 {
 // components bounded. With D = F·c + 1, g = 1/D and ∂g/∂φ = −g²·F·c exactly. The direct
 // parameterisation has no bounded metric near F = 0; it gets the identity.
 func (e *poissonEval) Metric(t float64, g, gamma []float64) {
+	e.metricRates(g, gamma)
 	if e.m.Param != LogScale {
 		for i := range g[:e.m.dim] {
 			g[i], gamma[i] = 1, 0
@@ -755,12 +836,26 @@ func (e *poissonEval) Metric(t float64, g, gamma []float64) {
 	}
 }
 
+// metricRates writes the metric of the log rates under a hyperprior, which is the factors' with
+// the curvature λ_k (b_k + Σ F_k) of log λ_k's conditional in place of the entries'.
+func (e *poissonEval) metricRates(g, gamma []float64) {
+	m := e.m
+	if !m.auto() {
+		return
+	}
+	for k := range m.factors {
+		fc := e.lam[k] * (m.hyper.Rates[k] + floats.Sum(e.colsum[k][m.lead(k):]))
+		gi := 1 / (fc + 1)
+		g[m.dim+k], gamma[m.dim+k] = gi, -gi*gi*fc
+	}
+}
+
 // metricRows writes the metric of rows [lo, hi) of factor k (log parameterisation).
 func (e *poissonEval) metricRows(k int, t float64, g, gamma []float64, lo, hi int) {
 	M := float64(len(e.m.factors))
 	lead := e.m.lead(k)
 	oth := e.others[k][lead:]
-	l := e.m.Rates[k]
+	l := e.lam[k]
 	for i := lo; i < hi; i++ {
 		f, gr, gam := e.m.valueRow(e.f, k, i)[lead:], e.m.paramRow(g, k, i), e.m.paramRow(gamma, k, i)
 		for r := range gr {
@@ -778,8 +873,9 @@ func (e *poissonEval) metricRows(k int, t float64, g, gamma []float64, lo, hi in
 // (Poisson.values) that the Gibbs kernel holds with their column sums colsum[k][c] = Σ_i F_k[i, c],
 // from which it reads the sums; scratch holds 2·K values. The draws of a pair of modes depend on
 // their column sums alone, so they are made first and the rows scaled in one pass. Components with
-// fixed entries have no such orbit and stay. It leaves every tempered posterior invariant.
-func (m *Poisson) rescale(r *rand.Rand, theta, f []float64, colsum [][]float64, scratch []float64) {
+// fixed entries have no such orbit and stay. It leaves every tempered posterior invariant. rates
+// are the factors' prior rates at θ.
+func (m *Poisson) rescale(r *rand.Rand, theta, f []float64, colsum [][]float64, scratch, rates []float64) {
 	K := m.K
 	d, c := scratch[:K], scratch[K:2*K]
 	for a := 0; a+1 < len(m.factors); a++ {
@@ -788,7 +884,7 @@ func (m *Poisson) rescale(r *rand.Rand, theta, f []float64, colsum [][]float64, 
 		for comp := range K {
 			d[comp], c[comp] = 0, 1
 			if comp >= m.kFixed {
-				d[comp] = slice.LogScale(r, float64(fa.Rows), float64(fb.Rows), m.Rates[a]*colsum[a][comp], m.Rates[a+1]*colsum[a+1][comp])
+				d[comp] = slice.LogScale(r, float64(fa.Rows), float64(fb.Rows), rates[a]*colsum[a][comp], rates[a+1]*colsum[a+1][comp])
 				c[comp] = math.Exp(d[comp])
 				moved = moved || d[comp] != 0
 			}
@@ -802,6 +898,43 @@ func (m *Poisson) rescale(r *rand.Rand, theta, f []float64, colsum [][]float64, 
 			colsum[a][comp] *= v
 			colsum[a+1][comp] /= v
 		}
+	}
+}
+
+// drawRates moves the rates of a hyperprior (Poisson.hyper), in rates and in θ: each factor's from
+// its conditional given the factor, Gamma(a + n_k, b_k + Σ F_k) with n_k its entries, then, for
+// consecutive factors k and k+1, along the orbit F_k·c, λ_k/c, F_{k+1}/c, λ_{k+1}·c, on which
+// neither the likelihood nor the factors' priors change: the scale the data leave to the
+// hyperprior, which the rates' own draws cross by steps of about 1/√n_k. log c is drawn exactly
+// from its conditional ∝ exp(−b_k λ_k/c − b_{k+1} λ_{k+1}·c) (a generalised Gibbs move, Liu and
+// Wu 1999: the map's Jacobian c^{n_k − n_{k+1}} cancels the powers of c the priors take), in θ,
+// in the values f and in their column sums; a fixed block (ssnmf) pins the scale and has no
+// such orbit. scratch holds 2·K values. It leaves every tempered posterior invariant.
+func (m *Poisson) drawRates(r *rand.Rand, theta, f []float64, colsum [][]float64, scratch, rates []float64) {
+	a, b := m.hyper.Shape, m.hyper.Rates
+	for k, fac := range m.factors {
+		rates[k] = draw.Gamma(r, a+float64(fac.Rows*fac.Cols), b[k]+floats.Sum(colsum[k][m.lead(k):]))
+	}
+	if m.kFixed == 0 {
+		K := m.K
+		d, c := scratch[:K], scratch[K:2*K]
+		for k := 0; k+1 < len(m.factors); k++ {
+			u := slice.LogScale(r, a, a, b[k+1]*rates[k+1], b[k]*rates[k])
+			for comp := range K {
+				d[comp], c[comp] = u, math.Exp(u)
+			}
+			m.scaleRows(theta, f, k, d, c, false)
+			m.scaleRows(theta, f, k+1, d, c, true)
+			for comp := range K {
+				colsum[k][comp] *= c[comp]
+				colsum[k+1][comp] /= c[comp]
+			}
+			rates[k] /= c[0]
+			rates[k+1] *= c[0]
+		}
+	}
+	for k, l := range rates {
+		theta[m.dim+k] = math.Log(l)
 	}
 }
 
@@ -843,8 +976,9 @@ func (m *Poisson) scaleRows(theta, f []float64, k int, d, c []float64, divide bo
 // prior along the line, exp(−ε·(λ_0·Σ_i F_0[i, s] − λ_1·Σ_j F_1[j, r])), on the interval where
 // every entry stays positive, and ε is drawn from it exactly, in the values f and their column
 // sums colsum; it reports whether it moved any, and the caller writes θ. It leaves every tempered
-// posterior invariant; tensors of higher order have no such lines.
-func (m *Poisson) shear(r *rand.Rand, f []float64, colsum [][]float64) bool {
+// posterior invariant; tensors of higher order have no such lines. rates are the factors' prior
+// rates at θ.
+func (m *Poisson) shear(r *rand.Rand, f []float64, colsum [][]float64, rates []float64) bool {
 	if len(m.factors) != 2 || m.K-m.kFixed < 2 {
 		return false
 	}
@@ -871,7 +1005,7 @@ func (m *Poisson) shear(r *rand.Rand, f []float64, colsum [][]float64) bool {
 		if !(hi > lo) || math.IsInf(lo, 0) || math.IsInf(hi, 0) {
 			continue
 		}
-		k := m.Rates[0]*colsum[0][cs] - m.Rates[1]*colsum[1][cr]
+		k := rates[0]*colsum[0][cs] - rates[1]*colsum[1][cr]
 		eps := lo + (hi-lo)*truncatedExp(k*(hi-lo), u)
 		ok := true
 		for i := 0; i < len(f0); i += K {

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"weak"
 
+	"gonum.org/v1/gonum/floats"
+
 	"github.com/stirank/stirank/internal/draw"
 	"github.com/stirank/stirank/internal/logtab"
 	"github.com/stirank/stirank/internal/par"
@@ -198,6 +200,7 @@ type poissonAugmented struct {
 	lay    *augmentedLayout
 	f      []float64   // factor values, K columns per factor (Poisson.values)
 	colsum [][]float64 // colsum[k][r] = Σ_i F_k[i, r]
+	lam    []float64   // every factor's prior rate at θ (Poisson.ratesAt)
 	rate   []float64   // the Gamma conditionals' rates of the factor being moved
 	scale  []float64   // their inverses
 	mass   []float64   // mass[r] = Π_{m≠k} colsum_m[r] for the factor k being moved
@@ -288,14 +291,17 @@ func (a *poissonAugmented) sweep(r *rand.Rand, t float64, theta, acc []float64, 
 		}
 		ll -= p
 	}
-	if !a.rank1 && !a.noShear && m.shear(r, a.f, a.colsum) {
+	if !a.rank1 && !a.noShear && m.shear(r, a.f, a.colsum, a.lam) {
 		for _, moved := range a.moved {
 			for i := range moved {
 				moved[i] = true
 			}
 		}
 	}
-	m.rescale(r, theta, a.f, a.colsum, a.scratch)
+	m.rescale(r, theta, a.f, a.colsum, a.scratch, a.lam)
+	if m.auto() {
+		m.drawRates(r, theta, a.f, a.colsum, a.scratch, a.lam)
+	}
 	a.store(theta)
 	a.theta = append(a.theta[:0], theta...)
 	a.current = true
@@ -402,8 +408,9 @@ func (a *poissonAugmented) NewEval() Eval {
 	return e
 }
 
-// load sets the factor values and their column sums from θ.
+// load sets the factor values, their column sums and the rates from θ.
 func (a *poissonAugmented) load(theta []float64) {
+	a.lam = a.m.ratesAt(theta, a.lam)
 	for k := range a.m.factors {
 		a.each(k, func(_ int, ch *augmentedChunk, lo, hi int) {
 			a.m.loadRows(theta, a.f, k, lo, hi, ch.colsum)
@@ -423,7 +430,7 @@ func (a *poissonAugmented) conditionalRates(k int, t float64) {
 			}
 		}
 		a.mass[c] = o
-		a.rate[c] = m.Rates[k] + t*o
+		a.rate[c] = a.lam[k] + t*o
 		a.scale[c] = 1 / a.rate[c]
 	}
 }
@@ -521,7 +528,7 @@ func (a *poissonAugmented) transferRow(ch *augmentedChunk, k, i int, t float64) 
 	}
 	u := row[r] * mr / total
 	// The prior along the line is exp(−rate·(F[i,r] + F[i,s])) = exp(−c·u) up to a constant.
-	c := m.Rates[k] * total * (1/mr - 1/ms)
+	c := a.lam[k] * total * (1/mr - 1/ms)
 	independent := u0 < 0.5
 	if independent {
 		u = truncatedExp(c, 2*u0)
@@ -542,7 +549,7 @@ func (a *poissonAugmented) transferRow(ch *augmentedChunk, k, i int, t float64) 
 	dr, ds := xr-row[r], xs-row[s]
 	logRatio := 0.0
 	if !independent {
-		logRatio = -m.Rates[k] * (dr + ds)
+		logRatio = -a.lam[k] * (dr + ds)
 	}
 	if t > 0 {
 		// Σ x log(λ'/λ) over the cells, λ' = λ + dr·o[r] + ds·o[s], o the cell's product of the
@@ -630,6 +637,13 @@ func (a *poissonAugmented) Ascend(t float64, theta []float64) {
 				}
 			}
 		})
+	}
+	if m.auto() {
+		// Each rate to the mode of its conditional in log space, λ_k^{a+n_k} e^{−λ_k (b_k + Σ F_k)}.
+		for k, fac := range m.factors {
+			l := (m.hyper.Shape + float64(fac.Rows*fac.Cols)) / (m.hyper.Rates[k] + floats.Sum(a.colsum[k][m.lead(k):]))
+			a.lam[k], theta[m.dim+k] = l, math.Log(l)
+		}
 	}
 }
 

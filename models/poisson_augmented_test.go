@@ -614,7 +614,7 @@ func TestShearKeepsThePosterior(t *testing.T) {
 			}
 			before := theta[0]
 			for range moves {
-				m.shear(r, f, colsum)
+				m.shear(r, f, colsum, m.Rates)
 			}
 			for k, fac := range m.factors {
 				m.storeRows(theta, f, k, 0, fac.Rows)

@@ -71,7 +71,7 @@ func (a *rank1Augmented) Conditionals(t float64, mean, variance []float64) {
 				p *= cs[0]
 			}
 		}
-		rho := m.Rates[k] + t*p
+		rho := a.lam[k] + t*p
 		shapes := float64(fac.Rows) + t*n // Σ_i a_i
 		mean[k] = logs - mean[k] + a.digamma[k] - n*math.Log(rho) - p*shapes/rho - m.lgamma
 		variance[k] = a.trigamma[k] + p*p*shapes/(rho*rho) - 2*n*p/rho

@@ -13,7 +13,15 @@ func exactAtRank1(data *tensor.Sparse, R int, s Spec) (float64, error) {
 	if R != 1 {
 		return 0, ErrNoExact
 	}
-	return Rank1LogEvidence(data, s.Params.Nums("rates"))
+	prior, err := PoissonPrior(data, 1, s.Params)
+	if err != nil {
+		return 0, err
+	}
+	logZ, err := Rank1LogPowerPrior(data, prior)
+	if err != nil {
+		return 0, err
+	}
+	return logZ(1)
 }
 
 // Rank1LogEvidence returns the exact log p(X | R = 1) of Poisson NMF (order 2) or CP (order 3)
@@ -44,6 +52,14 @@ func Rank1LogPowerEvidence(data *tensor.Sparse, rates []float64, t float64) (flo
 // Rank1LogPower returns t ↦ Rank1LogPowerEvidence(data, rates, t), with the pass over the data
 // made once: a curve's central differences (evidence.Ladder.RuleError) call it hundreds of times.
 func Rank1LogPower(data *tensor.Sparse, rates []float64) (func(t float64) (float64, error), error) {
+	return Rank1LogPowerPrior(data, RatePrior{Rates: rates})
+}
+
+// Rank1LogPowerPrior is Rank1LogPower under the rates' prior: under a hyperprior the evidence
+// integrates over the rates too. With F_0 = F'_0 / t, mode 0's rate λ_0 becomes λ_0 / t, whose
+// hyperprior is Gamma(a, b_0·t).
+func Rank1LogPowerPrior(data *tensor.Sparse, prior RatePrior) (func(t float64) (float64, error), error) {
+	rates := prior.Rates
 	order := data.Order()
 	if order < 2 || order > 3 {
 		return nil, fmt.Errorf("rank-1 evidence needs a matrix or a 3-way tensor, got order %d", order)
@@ -73,8 +89,12 @@ func Rank1LogPower(data *tensor.Sparse, rates []float64) (func(t float64) (float
 			}
 		}
 		scaled := append([]float64(nil), rates...)
-		scaled[0] /= t
-		v, err := Rank1LogEvidenceMargins(scaledMargins, scaled)
+		if prior.Auto() {
+			scaled[0] *= t
+		} else {
+			scaled[0] /= t
+		}
+		v, err := rank1LogEvidencePrior(scaledMargins, RatePrior{Rates: scaled, Shape: prior.Shape})
 		return v - t*N*math.Log(t) - t*logFact.value(), err
 	}, nil
 }
@@ -115,6 +135,17 @@ func Margins(data *tensor.Sparse) [][]float64 {
 // 1-D integral; for a 3-way tensor it is an integral over s = u_1 + u_2 of an inner integral over
 // u_1, both log-concave (Prékopa), each done by quad.LogIntegral.
 func Rank1LogEvidenceMargins(margins [][]float64, rates []float64) (float64, error) {
+	return rank1LogEvidencePrior(margins, RatePrior{Rates: rates})
+}
+
+// rank1LogEvidencePrior is Rank1LogEvidenceMargins under the rates' prior. Under a hyperprior
+// λ_m ~ Gamma(a, b_m) the rate of a mode m ≥ 1 integrates out of its entries' prior in closed
+// form, b_m^a Γ(a + I_m) / Γ(a) (b_m + T_m)^{−(a+I_m)}, a function of their total T_m alone, so
+// the integral over the totals keeps its shape with −(a + I_m) log(b_m + e^{u_m}) in place of
+// I_m log λ_m − λ_m e^{u_m}; mode 0's closed form holds at every λ_0, which is integrated over
+// its hyperprior in v = log λ_0 at every value of log P (one more, log-concave, dimension).
+func rank1LogEvidencePrior(margins [][]float64, prior RatePrior) (float64, error) {
+	rates, a := prior.Rates, prior.Shape
 	order := len(margins)
 	if order < 2 || order > 3 || len(rates) != order {
 		return 0, fmt.Errorf("rank-1 evidence: %d modes and %d prior rates; want 2 or 3 of each", order, len(rates))
@@ -131,7 +162,14 @@ func Rank1LogEvidenceMargins(margins [][]float64, rates []float64) (float64, err
 	var c sum
 	for m, mm := range margins {
 		total := 0.0
-		c.add(float64(len(mm)) * math.Log(rates[m]))
+		switch {
+		case !prior.Auto():
+			c.add(float64(len(mm)) * math.Log(rates[m]))
+		case m == 0:
+			c.add(a*math.Log(rates[m]) - lgamma(a))
+		default:
+			c.add(a*math.Log(rates[m]) - lgamma(a) + lgamma(a+float64(len(mm))))
+		}
 		for _, x := range mm {
 			c.add(lgamma(x + 1))
 			total += x
@@ -149,10 +187,33 @@ func Rank1LogEvidenceMargins(margins [][]float64, rates []float64) (float64, err
 	logL0 := math.Log(rates[0])
 	// tail is the log of the mode-0 integral, without its constants, at log P = s.
 	tail := func(s float64) float64 { return -rowsExp * quad.LogAddExp(logL0, s) }
-	a1, l1 := N+float64(len(margins[1])), rates[1]
-	if order == 2 {
-		return c.value() + quad.LogIntegral(func(u float64) float64 { return a1*u - l1*math.Exp(u) + tail(u) }), nil
+	// total is the log-integrand of mode m ≥ 1's total at u = log T_m, without its constants.
+	total := func(m int) func(u float64) float64 {
+		am, lm := N+float64(len(margins[m])), rates[m]
+		if !prior.Auto() {
+			return func(u float64) float64 { return am*u - lm*math.Exp(u) }
+		}
+		e, logB := a+float64(len(margins[m])), math.Log(lm)
+		return func(u float64) float64 { return am*u - e*quad.LogAddExp(logB, u) }
 	}
+	if prior.Auto() {
+		e0, b0 := a+float64(len(margins[0])), rates[0]
+		tail = func(s float64) float64 {
+			return quad.LogIntegral(func(v float64) float64 { return e0*v - b0*math.Exp(v) - rowsExp*quad.LogAddExp(v, s) })
+		}
+	}
+	h1 := total(1)
+	if order == 2 {
+		return c.value() + quad.LogIntegral(func(u float64) float64 { return h1(u) + tail(u) }), nil
+	}
+	if prior.Auto() {
+		h2 := total(2)
+		outer := func(s float64) float64 {
+			return tail(s) + quad.LogIntegral(func(u float64) float64 { return h1(u) + h2(s-u) })
+		}
+		return c.value() + quad.LogIntegral(outer), nil
+	}
+	a1, l1 := N+float64(len(margins[1])), rates[1]
 	// With s = u_1 + u_2 the integrand is exp(a1·u_1 + a2·(s − u_1) − λ1 e^{u_1} − λ2 e^{s−u_1} + tail(s)).
 	a2, l2 := N+float64(len(margins[2])), rates[2]
 	outer := func(s float64) float64 {

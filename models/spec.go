@@ -43,6 +43,9 @@ type Hyper struct {
 	// Each, for PerMode, names the flag that gives every mode the same number (--rate beside
 	// --rates), with its usage text EachHelp; it also names one number in errors.
 	Each, EachHelp string
+	// Auto lets a PerMode hyper-parameter take the word AutoWord instead of numbers: the model
+	// then puts a hyperprior on them and samples them with its parameters.
+	Auto bool
 	// Sampling marks a setting of how the STI engine samples the model rather than of the
 	// model's distribution: the baselines and the generators do not take it.
 	Sampling bool
@@ -86,9 +89,14 @@ func (h Hyper) Validate(v Value, order int) error {
 		return nil
 	}
 	switch {
+	case h.Kind == PerMode && h.Auto && v.Word == AutoWord && v.Nums == nil:
+		return nil
 	case h.Kind == Real && (v.Word != "" || len(v.Nums) != 1):
 		return fmt.Errorf("%s wants one number, got %s", h.Name, v)
 	case h.Kind == PerMode && (v.Word != "" || len(v.Nums) != order):
+		if h.Auto {
+			return fmt.Errorf("%s wants %d numbers, one per mode, or %s, got %s", h.Name, order, AutoWord, v)
+		}
 		return fmt.Errorf("%s wants %d numbers, one per mode, got %s", h.Name, order, v)
 	}
 	for _, x := range v.Nums {
@@ -170,6 +178,13 @@ func (p Params) Num(name string) float64 { return p[name].Nums[0] }
 
 // Nums returns a PerMode hyper-parameter.
 func (p Params) Nums(name string) []float64 { return slices.Clone(p[name].Nums) }
+
+// AutoWord is the value of a PerMode hyper-parameter that the model samples under a hyperprior
+// (Hyper.Auto): --rate auto.
+const AutoWord = "auto"
+
+// Auto reports whether a PerMode hyper-parameter is AutoWord.
+func (p Params) Auto(name string) bool { return p[name].Word == AutoWord && p[name].Nums == nil }
 
 // Word returns a Choice hyper-parameter.
 func (p Params) Word(name string) string { return p[name].Word }

@@ -26,9 +26,13 @@ const ssnmfName = "ssnmf"
 func init() {
 	info := poissonInfo(ssnmfName, 2, "semi-supervised Poisson NMF X ~ Poisson(D H_D + W H) with the fixed dictionary D of --dict and a free block W H of rank R; W, H_D, H ~ Exp(rates) (ICASSP 2016 §4.2)")
 	info.Dictionary, info.ZeroRank = true, true
-	info.Generate = &Generator{Hypers: []Hyper{ratesHyper(1, "rate of the exponential prior of W, H_D and H")}, Draw: drawSSNMF}
 	// The baselines enumerate allocations over free components only.
 	info.ExpPoissonRates = nil
+	// The hyperprior's centre (AutoPrior) knows no fixed block yet.
+	info.Hypers[0].Auto = false
+	gen := ratesHyper(1, "rate of the exponential prior of W, H_D and H")
+	gen.Auto = false
+	info.Generate = &Generator{Hypers: []Hyper{gen}, Draw: drawSSNMF}
 	info.Build = func(data *tensor.Sparse, R int, s Spec) (Model, error) {
 		d := s.Dictionary
 		if d == nil {

@@ -105,6 +105,10 @@ func NewProblem(data *tensor.Sparse, spec models.Spec, cfg Config) (*Problem, er
 			data, p.Data = d, d
 		}
 	}
+	if cfg.Blocks > 1 && spec.Params.Auto("rates") {
+		// A part's steps move the rows of its blocks, never the rates past the factors.
+		return nil, fmt.Errorf("--rate %s samples the rates with the whole factors: not with --blocks", models.AutoWord)
+	}
 	if cfg.Gibbs && !spec.Gibbs() {
 		return nil, fmt.Errorf("the %s model has no Gibbs kernel", spec.Name)
 	}
@@ -397,6 +401,12 @@ func restore(m models.Model, s *models.State, theta []float64) ([][2]int, error)
 				newRows = append(newRows, [2]int{lo, hi})
 			}
 		}
+		// The parameters past the factors (a hyperprior's rates) carry over as they are.
+		end, saved := factorsEnd(fs), factorsEnd(s.Factors)
+		if len(theta)-end != len(s.Theta)-saved {
+			return nil, fmt.Errorf("saved state has %d parameters past its factors, the model %d", len(s.Theta)-saved, len(theta)-end)
+		}
+		copy(theta[end:], s.Theta[saved:])
 	}
 	for i, v := range theta {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
@@ -404,6 +414,15 @@ func restore(m models.Model, s *models.State, theta []float64) ([][2]int, error)
 		}
 	}
 	return newRows, nil
+}
+
+// factorsEnd is where the parameters of factors fs end.
+func factorsEnd(fs []models.Factor) int {
+	end := 0
+	for _, f := range fs {
+		end = max(end, f.Offset+f.Rows*f.Cols)
+	}
+	return end
 }
 
 // priorRecords fills records at t = 0, where the power posterior is the prior: independent prior

@@ -23,7 +23,11 @@ func rank1Curve(data *tensor.Sparse, spec models.Spec) (func(t float64) (float64
 	if err != nil || info.ExpPoissonRates == nil {
 		return nil, nil
 	}
-	return models.Rank1LogPower(data, info.ExpPoissonRates(spec.Params))
+	prior, err := models.PoissonPrior(data, 1, spec.Params)
+	if err != nil {
+		return nil, err
+	}
+	return models.Rank1LogPowerPrior(data, prior)
 }
 
 // fitLadder is the power ladder of T rungs that evidence.FitPower fits to the exact rank-1 curve

@@ -23,11 +23,42 @@ type modelFlags struct {
 	owners map[string][]string
 	nums   map[string]*float64
 	words  map[string]*string
+	// autos are the flags that set every mode at once and also take models.AutoWord (Hyper.Auto).
+	autos map[string]*numOrAuto
+}
+
+// numOrAuto is the value of a flag that takes a number or models.AutoWord (--rate auto).
+type numOrAuto struct {
+	x    *float64
+	auto bool
+}
+
+func (v *numOrAuto) String() string {
+	switch {
+	case v.x == nil:
+		return ""
+	case v.auto:
+		return models.AutoWord
+	}
+	return strconv.FormatFloat(*v.x, 'g', -1, 64)
+}
+
+func (v *numOrAuto) Set(s string) error {
+	if s == models.AutoWord {
+		v.auto = true
+		return nil
+	}
+	x, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return fmt.Errorf("want a number or %s", models.AutoWord)
+	}
+	*v.x, v.auto = x, false
+	return nil
 }
 
 // addModelFlags adds to fs the flags of the hyper-parameters hypers returns for each of infos.
 func addModelFlags(fs *flag.FlagSet, infos []*models.Info, hypers func(*models.Info) []models.Hyper) *modelFlags {
-	mf := &modelFlags{hypers: hypers, owners: map[string][]string{}, nums: map[string]*float64{}, words: map[string]*string{}}
+	mf := &modelFlags{hypers: hypers, owners: map[string][]string{}, nums: map[string]*float64{}, words: map[string]*string{}, autos: map[string]*numOrAuto{}}
 	type decl struct {
 		h        models.Hyper
 		defaults map[string]models.Value // by model
@@ -77,7 +108,13 @@ func addModelFlags(fs *flag.FlagSet, infos []*models.Info, hypers func(*models.I
 		case models.Real:
 			mf.nums[name] = fs.Float64(name, first(def.Nums), prefix+h.Help+note)
 		case models.PerMode:
-			if h.Each != "" {
+			switch {
+			case h.Each != "" && h.Auto:
+				x := first(def.Nums)
+				v := &numOrAuto{x: &x}
+				fs.Var(v, h.Each, prefix+h.EachHelp+note)
+				mf.nums[h.Each], mf.autos[h.Each] = &x, v
+			case h.Each != "":
 				mf.nums[h.Each] = fs.Float64(h.Each, first(def.Nums), prefix+h.EachHelp+note)
 			}
 			mf.words[name] = fs.String(name, "", prefix+h.Help)
@@ -119,6 +156,10 @@ func (mf *modelFlags) params(info *models.Info, set map[string]bool) (models.Par
 			return nil, usagef("give --%s or --%s, not both", h.Each, h.Name)
 		case h.Kind == models.PerMode && set[h.Name]:
 			list := *mf.words[h.Name]
+			if h.Auto && list == models.AutoWord {
+				v = models.Word(models.AutoWord)
+				break
+			}
 			fields := strings.Split(list, ",")
 			if len(fields) != info.Order {
 				return nil, usagef("--%s %q: want %d comma-separated %s, one per mode", h.Name, list, info.Order, h.Name)
@@ -131,6 +172,8 @@ func (mf *modelFlags) params(info *models.Info, set map[string]bool) (models.Par
 				}
 				v.Nums[m] = x
 			}
+		case h.Kind == models.PerMode && set[h.Each] && mf.autos[h.Each] != nil && mf.autos[h.Each].auto:
+			v = models.Word(models.AutoWord)
 		case h.Kind == models.PerMode && set[h.Each]:
 			v = models.Value{Nums: make([]float64, info.Order)}
 			for m := range v.Nums {
