@@ -130,7 +130,7 @@ type AISRun struct {
 // From a reference (cfg.ReferenceSweeps > 0) the path is π_t ∝ q(θ)^(1−t) [p(θ) p(X | θ)]^t from
 // a density q fitted to the posterior at t = 1 (see reference): the generalised stepping-stone
 // path of Fan et al. (2011). From the prior, f(t) = E_t[log p(X | θ)] changes phase on large
-// informative data (README, Known limits) and AIS needs ever more temperatures to follow it; from
+// informative data (README at fb09484, Known limits) and AIS needs ever more temperatures to follow it; from
 // q, whose mass already lies where the posterior's does, it need not. The estimate is of the mass
 // of the basin q was fitted in (and its relabelings): a basin that the Gibbs run did not visit is
 // missed, as by Chib's method. The conditional gains (1−t)·log q(θ) as a function of the entry,

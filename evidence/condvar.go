@@ -8,7 +8,7 @@ package evidence
 // variances, which vary far less than squared deviations do, and the sample variance of the
 // conditional means, which lack factor k's fluctuation. At rank 1 of the Facebook-size tensor the
 // derivative terms of plain sample variances carried nearly all the integral's standard error
-// once the conditional means had controlled the rungs' means (README, Known limits).
+// once the conditional means had controlled the rungs' means (README at fb09484, Known limits).
 
 // condFactor returns the factor k whose conditional variance the rung's chains average highest,
 // the one whose fluctuation leaves the conditional means, and whether every chain with records

@@ -56,7 +56,7 @@ func Sigmoid(T int, scale float64) Ladder {
 // the reference along directions the likelihood leaves flat (a matrix's components mixing, with
 // counts in the tens of thousands), q^(1−t) holds the chains near q until 1 − t is tiny, and f(t)
 // climbs by thousands of nats between the sigmoid's last rung below 1 and t = 1: at rank 2 of the
-// 12×10 matrix of the README (counts up to 1.4·10⁵) from −642 at 1 − t = 2·10⁻³ to −257, 1 493,
+// 12×10 matrix of README at fb09484 (counts up to 1.4·10⁵) from −642 at 1 − t = 2·10⁻³ to −257, 1 493,
 // 4 663, 11 922, 16 078, 16 430 and 17 375 at 1 − t = 10⁻³ … 10⁻⁶, and 18 432 at t = 1. One
 // trapezoid over that last interval put the integral 7 nats high, and its end correction 18 low;
 // with the rungs between, 0.10 from AIS. Where the reference covers the posterior, f is flat

@@ -505,13 +505,13 @@ func (a *poissonAugmented) setGram(k int) {
 // large counts that takes thousands of sweeps: at rank 3 of an 8×6×5 CP tensor of 768 558 counts
 // drawn at rank 2 (bench/anneal's seed-7 set) one half of a true component split in two went
 // from 0.36 to 0.40 of the pair's mass in a thousand sweeps at t = 1 (0.91 in 16 000), and the
-// evidence came out 13 nats below AIS (README).
+// evidence came out 13 nats below AIS (README at fb09484).
 // The share u = F[i,r]·mass[r]/M is proposed, half the time, from the prior along the line (a
 // density ∝ exp(−c·u) on (0, 1), so that the ratio is the likelihood's alone, and a flat ridge
 // accepts every proposal) and otherwise as u + N(0, transferMaxStep²) reflected into (0, 1), a
 // symmetric step whose ratio is the whole target's. The line maps u to F linearly with M fixed,
 // so densities in u are densities in F. Zeros are not read: their λ enters only Σλ, which the
-// move keeps. (Three moves per row did no better than one on that tensor: README.)
+// move keeps. (Three moves per row did no better than one on that tensor: README at fb09484.)
 func (a *poissonAugmented) transferRow(ch *augmentedChunk, k, i int, t float64) {
 	m := a.m
 	if len(a.pairs) == 0 {

@@ -24,7 +24,7 @@ import (
 // parts of that sum move apart, and Σ_j ∂_j log π_t, the variate of the constant polynomial,
 // carries the total Σλ that ℓ subtracts, so each gets its own slope (at rank 1 of a 30×20 matrix
 // the standard error of a rung's mean at t = 0.001 and 0.01 is half what the summed variate
-// leaves: go test ./sti -run TestSteinVariate -v; the speech spectrogram in README).
+// leaves: go test ./sti -run TestSteinVariate -v; the speech spectrogram in README at fb09484).
 //
 // The centre is the rank's mode, the same point for every chain of the rank and fixed before any
 // of them runs: a centre taken from the chain's own states (its burn-in mean) correlates with its
@@ -40,7 +40,7 @@ import (
 // (evidence.ChainSummary.CondVar). At rank 1 of the Facebook-size tensor, whose rows are mostly a
 // few counts, the conditional means cut the reported standard error of the integral from 9–10 to
 // 2.3–2.7 nats and the spread over seeds from 7.0 to 1.7, and the conditional variances on to
-// 1.2–1.5 and 0.8 (README).
+// 1.2–1.5 and 0.8 (README at fb09484).
 type controls struct {
 	mv *moverBase
 	// variates is mv's evaluator and center the centre of the Stein variates, nil without them.

@@ -88,7 +88,7 @@ func (p *Problem) rungVariance(R int) (func(t float64) (float64, error), error) 
 // runs with uniform records it left 1/2.1–1/2.4 of their within-chain variance at ranks 2–10 of
 // the ICASSP 100×75 NMF, 1/1.3–1/1.4 on the embedded default, the 257×275 speech spectrogram and
 // a 120×100×40 CP tensor, and 1/1.5 at rank 2 of the Facebook-size tensor; v_1 read at t
-// instead, 1/1.7–1/1.9 and 1/1.1–1/1.4 (README). The records' cost is sweepCost with
+// instead, 1/1.7–1/1.9 and 1/1.1–1/1.4 (README at fb09484). The records' cost is sweepCost with
 // eventsPerCell counts split per stored cell at t = 1 (0 for steps that cost the same at every
 // t); they cost what a uniform ladder's do, and are no more in all.
 // Records leave the rungs near t = 0, where the prior dominates and the rule's weights are tiny,
