@@ -67,6 +67,17 @@ func (t Task) Less(u Task) bool {
 	return t.Round < u.Round
 }
 
+// ByTask orders results by their tasks (Task.Less), for slices.SortFunc.
+func ByTask(a, b Result) int {
+	switch {
+	case a.Task.Less(b.Task):
+		return -1
+	case b.Task.Less(a.Task):
+		return 1
+	}
+	return 0
+}
+
 // Same reports whether t and u are the same unit of work, in the same or another round.
 func (t Task) Same(u Task) bool {
 	t.Round, u.Round = 0, 0

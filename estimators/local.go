@@ -47,15 +47,7 @@ func RunRank(ctx context.Context, e Estimator, data *tensor.Sparse, rank int) (e
 			}
 		}
 	}
-	slices.SortStableFunc(results, func(a, b Result) int {
-		switch {
-		case a.Task.Less(b.Task):
-			return -1
-		case b.Task.Less(a.Task):
-			return 1
-		}
-		return 0
-	})
+	slices.SortStableFunc(results, ByTask)
 	return e.Combine(rank, results)
 }
 
@@ -124,15 +116,7 @@ func combineAll(e Estimator, ranks []int, byRank map[int][]Result) ([]evidence.R
 	out := make([]evidence.RankEvidence, len(ranks))
 	for i, r := range ranks {
 		rs := slices.Clone(byRank[r])
-		slices.SortStableFunc(rs, func(a, b Result) int {
-			switch {
-			case a.Task.Less(b.Task):
-				return -1
-			case b.Task.Less(a.Task):
-				return 1
-			}
-			return 0
-		})
+		slices.SortStableFunc(rs, ByTask)
 		re, err := e.Combine(r, rs)
 		if err != nil {
 			return nil, fmt.Errorf("rank %d: %w", r, err)

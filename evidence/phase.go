@@ -4,12 +4,8 @@ import "math"
 
 // PhaseZ is how many standard deviations of log p(X | θ) at their temperature the rungs' means
 // and a walk back up the ladder must part by, at two adjacent rungs and in the same direction, for
-// PhaseCheck to call it a change of phase. Over single runs of ranks 2–4 of eight small matrices
-// of the Measured accuracy of README at fb09484 and bench/anneal, and ranks 2–3 of a 257×275 spectrogram and a
-// 250×250 matrix, the smaller of the two rungs' gaps of the most parted pair was at most 1.8
-// standard deviations; on sparse matrices with heavy-tailed rows, whose f(t) changes phase, it was
-// 4.1 to 22 (README at fb09484, the method table). 2.5 would catch the one heavy-tailed run 3 misses (2.5
-// and 2.8), but it flagged a well-behaved 30×20 matrix (2.8 and 2.6, at one seed in five).
+// PhaseCheck to call it a change of phase: well above what the most parted pair of rungs reaches
+// on data with one phase, well below what a change of phase gives (docs/measurements.md).
 const PhaseZ = 3
 
 // PhaseCheck compares the rungs' means of f(t) with a walk's means ascent[i − from] at rungs
@@ -24,10 +20,7 @@ const PhaseZ = 3
 //
 // The walk starts in the chains' own state, so at its first two rungs it must agree with them;
 // where it parts from them there already, its sweeps cannot keep up with the data and say
-// nothing about phases, and PhaseCheck returns unchecked instead. On a 257×1661 spectrogram
-// at rank 16 the walk was 4.8 and 14 standard deviations below the chains at its first two rungs
-// and 10⁵ nats below them higher up; on twelve rank-runs of matrices with heavy-tailed rows it
-// was within 1.0 at its first two (README at fb09484, the method table).
+// nothing about phases, and PhaseCheck returns unchecked instead.
 func PhaseCheck(l Ladder, rungs []Rung, from int, ascent []float64) (area float64, phase, unchecked bool) {
 	if from < 0 || from+len(ascent) != len(l) || len(rungs) != len(l) {
 		return math.NaN(), false, true
@@ -53,6 +46,4 @@ func PhaseCheck(l Ladder, rungs []Rung, from int, ascent []float64) (area float6
 // chains hold one phase down to where the other takes over and the walk up the other phase up to
 // where the first does; the evidence lies between the two integrals, which differ by the area,
 // and where between them is not known: the variance of a uniform distribution over that width.
-// That is wide: on the heavy-tailed sets of bench/anneal the estimate lay 5–12% of the area above
-// its reference (README at fb09484, the method table).
 func PhaseVariance(hysteresis float64) float64 { return hysteresis * hysteresis / 12 }

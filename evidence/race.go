@@ -11,7 +11,7 @@ import (
 const RaceZ = 3
 
 // Standing is where a race between ranks stands after a round: which ranks it has left behind,
-// when and why. Every field is exported: it crosses Beam stages as a side input.
+// when and why. Every field is exported: it crosses Beam stages between rounds.
 type Standing struct {
 	// Round is the last round decided, and Leader the live rank with the highest evidence
 	// then (0 when none is live).

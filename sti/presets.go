@@ -6,8 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/stirank/stirank/evidence"
@@ -147,12 +147,7 @@ func WritePresets(w io.Writer) error {
 		if p.LadderRungs > 0 {
 			set["ladder"] = json.RawMessage(fmt.Sprintf(`"power:%d with %d rungs"`, evidence.DefaultPower, p.LadderRungs))
 		}
-		names := make([]string, 0, len(set))
-		for k := range set {
-			names = append(names, k)
-		}
-		sort.Strings(names)
-		for _, k := range names {
+		for _, k := range slices.Sorted(maps.Keys(set)) {
 			line := fmt.Sprintf("  %s = %s", k, compact(set[k]))
 			if why := p.Why[k]; why != "" {
 				line += ": " + why

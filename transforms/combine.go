@@ -2,6 +2,7 @@ package transforms
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
@@ -54,7 +55,7 @@ func (f *RankEvidenceFn) ExtractOutput(a results) (evidence.RankEvidence, error)
 		return evidence.RankEvidence{}, fmt.Errorf("no task results")
 	}
 	rs := append([]estimators.Result(nil), a.Results...)
-	sort.Slice(rs, func(i, j int) bool { return rs[i].Task.Less(rs[j].Task) })
+	slices.SortFunc(rs, estimators.ByTask)
 	rank := rs[0].Task.Rank
 	for i, r := range rs {
 		if r.Task.Rank != rank {

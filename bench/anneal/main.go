@@ -33,7 +33,6 @@ import (
 	"github.com/stirank/stirank/evidence"
 	"github.com/stirank/stirank/io/tensorio"
 	"github.com/stirank/stirank/models"
-	"github.com/stirank/stirank/rng"
 	"github.com/stirank/stirank/sti"
 	"github.com/stirank/stirank/tensor"
 	"github.com/stirank/stirank/testdata"
@@ -77,19 +76,11 @@ func main() {
 	// gen draws a Poisson set as stirank generate --seed seed does, with every factor's rows
 	// scaled by Gamma(rowShape, rowShape) activities (0: none, models.GeneratePoissonActive).
 	gen := func(name string, seed uint64, shape []int, trueR int, rate, rowShape float64, ranks []int) {
-		rates := make([]float64, len(shape))
-		for m := range rates {
-			rates[m] = rate
-		}
-		d, _, _, err := models.GeneratePoissonActive(rng.New(seed, 0xda7a), shape, trueR, rates, rowShape)
+		d, spec, err := refs.Generated(seed, shape, trueR, rate, rowShape)
 		if err != nil {
 			log.Fatal(err)
 		}
-		info, err := models.ForOrder(len(shape))
-		if err != nil {
-			log.Fatal(err)
-		}
-		sets = append(sets, dataset{name, d, models.PoissonSpec(info.Name, rates, models.LogScale), ranks})
+		sets = append(sets, dataset{name, d, spec, ranks})
 	}
 	gen("nmf 30x20 rank 1, rate 0.3", 3, []int{30, 20}, 1, 0.3, 0, []int{1})
 	gen("nmf 30x20 rank 3, rate 0.3", 3, []int{30, 20}, 3, 0.3, 0, []int{1, 2, 3, 4})

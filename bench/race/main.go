@@ -30,7 +30,6 @@ import (
 	"github.com/stirank/stirank/estimators"
 	"github.com/stirank/stirank/evidence"
 	"github.com/stirank/stirank/models"
-	"github.com/stirank/stirank/rng"
 	"github.com/stirank/stirank/sti"
 	"github.com/stirank/stirank/tensor"
 )
@@ -59,19 +58,11 @@ func main() {
 func race(w io.Writer, seeds int, only string, markdown bool) error {
 	var sets []set
 	gen := func(name string, seed uint64, shape []int, trueR int, rate, rowShape float64, ranks []int) {
-		rates := make([]float64, len(shape))
-		for m := range rates {
-			rates[m] = rate
-		}
-		d, _, _, err := models.GeneratePoissonActive(rng.New(seed, 0xda7a), shape, trueR, rates, rowShape)
+		d, spec, err := refs.Generated(seed, shape, trueR, rate, rowShape)
 		if err != nil {
 			log.Fatal(err)
 		}
-		info, err := models.ForOrder(len(shape))
-		if err != nil {
-			log.Fatal(err)
-		}
-		sets = append(sets, set{name, d, models.PoissonSpec(info.Name, rates, models.LogScale), ranks, trueR})
+		sets = append(sets, set{name, d, spec, ranks, trueR})
 	}
 	// The data sets of bench/anneal, under its names, whose stored references cover some ranks.
 	gen("nmf 30x20 rank 3, rate 0.3", 3, []int{30, 20}, 3, 0.3, 0, ranges(1, 6))

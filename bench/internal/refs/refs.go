@@ -12,6 +12,8 @@ import (
 	"strings"
 
 	"github.com/stirank/stirank/io/tensorio"
+	"github.com/stirank/stirank/models"
+	"github.com/stirank/stirank/rng"
 	"github.com/stirank/stirank/tensor"
 )
 
@@ -47,4 +49,24 @@ var glassCSV string
 func Glass() (*tensor.Sparse, error) {
 	t, _, err := tensorio.ReadText(strings.NewReader(glassCSV), "glass.csv", tensorio.CSV, tensorio.TextOptions{Kind: tensorio.Count})
 	return t, err
+}
+
+// Generated draws a Poisson set as stirank generate --seed seed does, with every factor's rows
+// scaled by Gamma(rowShape, rowShape) activities (0: none, models.GeneratePoissonActive), and
+// returns it with the spec of the model of its order at that rate: the sets the stored
+// references were computed on.
+func Generated(seed uint64, shape []int, trueR int, rate, rowShape float64) (*tensor.Sparse, models.Spec, error) {
+	rates := make([]float64, len(shape))
+	for m := range rates {
+		rates[m] = rate
+	}
+	d, _, _, err := models.GeneratePoissonActive(rng.New(seed, 0xda7a), shape, trueR, rates, rowShape)
+	if err != nil {
+		return nil, models.Spec{}, err
+	}
+	info, err := models.ForOrder(len(shape))
+	if err != nil {
+		return nil, models.Spec{}, err
+	}
+	return d, models.PoissonSpec(info.Name, rates, models.LogScale), nil
 }
