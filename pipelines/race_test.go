@@ -24,7 +24,7 @@ func raceConfig() sti.Config {
 
 // TestRaceMatchesInProcess runs a race of ranks 1–4 through Beam and in this process
 // (estimators.RunRace): the same evidence to the last bit, the same ranks left behind in the
-// same rounds, whatever the number of workers, and the rounds the evidence reports are those the
+// same rounds, whatever the number of workers and of parts the chains travel in, and the rounds the evidence reports are those the
 // race ran.
 func TestRaceMatchesInProcess(t *testing.T) {
 	rates := []float64{0.5, 0.5}
@@ -47,15 +47,16 @@ func TestRaceMatchesInProcess(t *testing.T) {
 	if len(standing.Left) == 0 {
 		t.Fatalf("the race left no rank behind: %+v", standing)
 	}
-	for _, workers := range []int{1, 3} {
+	for _, run := range []struct{ workers, shards int }{{1, 1}, {3, 1}, {2, 3}} {
+		workers := run.workers
 		o := inline(t, data, spec, cfg)
-		o.Ranks, o.Workers, o.Rounds = ranks, workers, 6
+		o.Ranks, o.Workers, o.Rounds, o.Shards = ranks, workers, 6, run.shards
 		got, _ := runPipeline(t, o)
 		for i, re := range want {
 			g := got.Ranks[i]
 			if float64(g.LogEvidence) != re.LogEvidence || float64(g.StdErr) != re.StdErr || g.Steps != int64(re.Steps) || g.Round != re.Round {
-				t.Errorf("workers %d, rank %d: pipeline %v ± %v in %d steps to round %d, in process %v ± %v in %d to round %d",
-					workers, re.Rank, g.LogEvidence, g.StdErr, g.Steps, g.Round, re.LogEvidence, re.StdErr, re.Steps, re.Round)
+				t.Errorf("workers %d, shards %d, rank %d: pipeline %v ± %v in %d steps to round %d, in process %v ± %v in %d to round %d",
+					workers, run.shards, re.Rank, g.LogEvidence, g.StdErr, g.Steps, g.Round, re.LogEvidence, re.StdErr, re.Steps, re.Round)
 			}
 			if g.Left != standing.Why(re.Rank) {
 				t.Errorf("workers %d, rank %d: left %q, in process %q", workers, re.Rank, g.Left, standing.Why(re.Rank))

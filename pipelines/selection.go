@@ -58,6 +58,9 @@ type Options struct {
 	// for DefaultRounds, and Extra how many of them a rank may run past the one that completes
 	// its configured budget.
 	Rounds, Extra int
+	// Shards is how many parts a race's chains travel in between its stages (transforms.Race),
+	// 0 for one.
+	Shards int
 }
 
 // DefaultRounds is the most rounds of a race whose launcher did not count them from the data:
@@ -117,7 +120,7 @@ func Evidence(s beam.Scope, o Options) (ranks, times, standing beam.PCollection)
 		if rounds == 0 {
 			rounds = DefaultRounds
 		}
-		return transforms.Race(s, e, o.Ranks, fn, rounds, o.Extra)
+		return transforms.Race(s, e, o.Ranks, fn, rounds, o.Extra, o.Shards)
 	}
 	ranks, times = transforms.Estimate(s, e, o.Ranks, fn)
 	return ranks, times, beam.CreateList(s, []evidence.Standing{})

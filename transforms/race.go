@@ -13,6 +13,7 @@ import (
 
 func init() {
 	register.Function2x2(stripState)
+	register.DoFn2x0[estimators.Task, func(estimators.Task)](&shardFn{})
 	register.Function1x2(keyEvidence)
 	register.Function1x2(keyStanding)
 	register.DoFn5x1[int, func(*[]evidence.RankEvidence) bool, func(*evidence.Standing) bool, func(evidence.Standing), func(int, verdict), error](&decideFn{})
@@ -32,21 +33,35 @@ func init() {
 // round's tasks continued from this round's states for the ranks that go on
 // (evidence.Standing.Continues; estimators.Continue). States and decisions travel between rounds
 // as PCollections, joined by key (CoGroupByKey) rather than read as side inputs, so the job runs
-// on any runner, and a round with nothing to run costs only its stages. It returns every rank's
-// evidence after the last round, a PCollection<KV<int, evidence.RankEvidence>>, their costs, a
+// on any runner, and a round with nothing to run costs only its stages. The chains travel in
+// shards parts (a task stays in its part from round to round, ShardOf): a runner may hand a
+// stage's whole input to a worker in one message, which prism does and gRPC caps at 2 GB, and
+// the states of a large tensor's chains weigh more. It returns every rank's evidence after the
+// last round, a PCollection<KV<int, evidence.RankEvidence>>, their costs, a
 // PCollection<KV<int, RankTime>>, and the final standing, a PCollection<evidence.Standing> of one
 // element. extra is how many rounds a rank may run past the one that completes its configured
 // budget (estimators.Rounder.FullRound).
-func Race(s beam.Scope, e estimators.Estimator, ranks []int, fn *RunFn, rounds, extra int) (ranksEv, times, standing beam.PCollection) {
+func Race(s beam.Scope, e estimators.Estimator, ranks []int, fn *RunFn, rounds, extra, shards int) (ranksEv, times, standing beam.PCollection) {
 	s = s.Scope("Race")
+	shards = max(shards, 1)
 	first, next := Expand(s, fn, FanOut(s, e, ranks))
 	all := []beam.PCollection{first}
-	tasks := beam.Reshuffle(s, next)
+	tasks := make([]beam.PCollection, shards)
+	for p := range tasks {
+		part := next
+		if shards > 1 {
+			part = beam.ParDo(s, &shardFn{Shard: p, Shards: shards}, next)
+		}
+		tasks[p] = beam.Reshuffle(s, part)
+	}
 	standing = beam.Create(s, evidence.Standing{Round: -1})
 	for k := range rounds {
 		rs := s.Scope(fmt.Sprintf("Round%d", k))
-		out := Run(rs, fn, tasks)
-		all = append(all, beam.ParDo(rs, stripState, out))
+		outs := make([]beam.PCollection, shards)
+		for p := range tasks {
+			outs[p] = Run(rs, fn, tasks[p])
+			all = append(all, beam.ParDo(rs, stripState, outs[p]))
+		}
 		ranksEv = CombinePerRank(rs, fn.Work, beam.Flatten(rs, all...))
 		gathered := Gather(rs, beam.DropKey(rs, ranksEv))
 		joined := beam.CoGroupByKey(rs, beam.ParDo(rs, keyEvidence, gathered), beam.ParDo(rs, keyStanding, standing))
@@ -54,10 +69,30 @@ func Race(s beam.Scope, e estimators.Estimator, ranks []int, fn *RunFn, rounds, 
 		standing, verdicts = beam.ParDo2(rs, &decideFn{Round: k, RunID: fn.RunID}, joined)
 		if k+1 < rounds {
 			cont := &continueFn{Work: fn.Work, Ranks: ranks, Round: k, Extra: extra, RunID: fn.RunID, StartDir: fn.StartDir, StateDir: fn.StateDir}
-			tasks = beam.Reshuffle(rs, beam.ParDo(rs, cont, beam.CoGroupByKey(rs, out, verdicts)))
+			for p := range tasks {
+				tasks[p] = beam.Reshuffle(rs, beam.ParDo(rs, cont, beam.CoGroupByKey(rs, outs[p], verdicts)))
+			}
 		}
 	}
 	return ranksEv, TimePerRank(s, beam.Flatten(s, all...)), standing
+}
+
+// ShardOf is the part of Race's shards that task t travels in: a mix of its rank, rung, replica
+// and chain, so that every rank's chains spread over all parts.
+func ShardOf(t estimators.Task, shards int) int {
+	h := uint64(t.Rank)*0x9e3779b97f4a7c15 ^ uint64(t.Index)*0xbf58476d1ce4e5b9 ^ uint64(t.Replica)*0x94d049bb133111eb ^ uint64(t.Chain)*0x2545f4914f6cdd1d
+	return int((h ^ h>>31) % uint64(shards))
+}
+
+// shardFn keeps the tasks of part Shard of Shards (ShardOf).
+type shardFn struct {
+	Shard, Shards int
+}
+
+func (f *shardFn) ProcessElement(t estimators.Task, emit func(estimators.Task)) {
+	if ShardOf(t, f.Shards) == f.Shard {
+		emit(t)
+	}
 }
 
 // stripState drops a result's state, which the next round reads and the rank's combine does not.

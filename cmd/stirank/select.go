@@ -10,6 +10,7 @@ import (
 	"io"
 	"io/fs"
 	"maps"
+	"math"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -537,6 +538,29 @@ func (j *selection) rounds(ranks []int, budget int) (rounds, extra int) {
 	return rounds, extra
 }
 
+// shards is how many parts a race's chains travel in (transforms.Race): enough that each part's
+// states, every chain's parameters and Stein centre in single precision, weigh at most
+// shardBytes, far below the 2 GB that gRPC caps a message at.
+func (j *selection) shards(ranks []int) int {
+	e, ok := j.est.(estimators.STI)
+	if !ok {
+		return 1
+	}
+	rows := 0
+	for _, n := range j.meta.Shape {
+		rows += n
+	}
+	bytes := 0.0
+	for _, r := range ranks {
+		cfg := e.Config.AtRank(r)
+		bytes += float64(cfg.Chains*len(cfg.Ladder)) * float64(rows*max(r, 1)) * 2 * 4
+	}
+	return max(1, int(math.Ceil(bytes/shardBytes)))
+}
+
+// shardBytes is what the states of one part of a race's chains may weigh (selection.shards).
+const shardBytes = 256 << 20
+
 // run runs the rank selection of o.Ranks into o.OutDir (o's work and metadata come from the
 // selection) and reads the result back; nil for a dry run, whose job it prints. A failed run
 // leaves no output directory it created.
@@ -545,6 +569,7 @@ func (j *selection) run(ctx context.Context, f *selectFlags, o pipelines.Options
 	runID := newRunID()
 	o.Work, o.RunID, o.Workers = j.work, runID, f.workers
 	o.Rounds, o.Extra = j.rounds(o.Ranks, f.budget)
+	o.Shards = j.shards(o.Ranks)
 	o.Meta = pipelines.Meta{LadderSpec: j.ladderSpec, Data: j.meta, Command: f.command, Version: version()}
 	p, err := pipelines.New(o)
 	if err != nil {
