@@ -77,9 +77,9 @@ type RankEvidence struct {
 	// LogEvidence is the integral over the ladder by Ladder.Rule (Ladder.PathRule for
 	// CombineReferencePath).
 	LogEvidence float64
-	// StdErr is the Monte Carlo standard error. With two or more replicas per rung each rung
-	// contributes the larger of its between-replica variance (see replicaVariance) and its
-	// within-chain one; with a single replica it is StdErrWithin.
+	// StdErr is the Monte Carlo standard error: with two or more replicas per rung the larger
+	// of the integral's between-replica variance (the rungs' summed, see replicaVariance) and
+	// its within-chain one; with a single replica it is StdErrWithin.
 	StdErr float64
 	// StdErrWithin is √(Σ_i wf_i² s_i²/ESS_i + wv_i² 2v_i²/ESS_i) from the within-chain effective
 	// sample sizes (Rung.withinVariance); it misses between-replica variation (modes a chain does
@@ -210,23 +210,22 @@ func combine(l Ladder, wf, wv []float64, chains []ChainSummary) (RankEvidence, e
 		re.LogEvidence, re.StdErr, re.Trapezoid = math.NaN(), math.NaN(), math.NaN()
 		return re, nil
 	}
-	within := make([]float64, len(re.Rungs))
 	for i, r := range re.Rungs {
-		within[i] = r.withinVariance(wf[i], wv[i])
-		re.StdErrWithin += within[i]
+		re.StdErrWithin += r.withinVariance(wf[i], wv[i])
 	}
 	re.StdErrWithin = math.Sqrt(re.StdErrWithin)
 	re.StdErr = re.StdErrWithin
 	if between, ok := replicaVariance(wf, wv, byRung); ok {
+		// The replicas' spread sees modes a chain never leaves, which the within-chain estimate
+		// misses; with two replicas each rung's spread rests on one degree of freedom, so the
+		// rungs' are summed before the two estimates of the integral's variance are compared:
+		// the larger of sums, not the sum of per-rung larger ones, which is biased up by the
+		// chance highs of single degrees of freedom.
 		total := 0.0
-		for i, b := range between {
-			// With few replicas the between-replica variance of a rung rests on few degrees
-			// of freedom and is often far too small by chance; the within-chain estimate rests
-			// on many but misses modes a chain never leaves. The larger of the two is honest
-			// against both failures.
-			total += math.Max(b, within[i])
+		for _, b := range between {
+			total += b
 		}
-		re.StdErr = math.Sqrt(total)
+		re.StdErr = math.Max(re.StdErr, math.Sqrt(total))
 	}
 	if d, ok := drift(wf, byRung); ok {
 		re.Drift = d
