@@ -47,6 +47,9 @@ type Task struct {
 	// few bytes to a few hundred KB); empty for first-stage tasks. The Beam layer drops it from
 	// the task of a Result before the results combine, so Combine must not need it.
 	Payload []byte
+	// Stored names the file the Beam layer left Payload in while the task travelled outside the
+	// pipeline's collections (transforms.RunFn.Spill); empty when Payload holds it.
+	Stored string
 }
 
 // Less orders tasks by rank, stage, index, replica and chain; the payload plays no part, so
@@ -100,6 +103,9 @@ type Result struct {
 	// next round's task continues from it (Continue). The Beam layer drops it before the
 	// results combine, so Combine must not need it. Empty for a task that does not go on.
 	State []byte
+	// Stored names the file the Beam layer left State in (Task.Stored); empty when State holds
+	// it.
+	Stored string
 	// Seconds and CPUSeconds are the wall-clock and CPU time the task took on its worker, set by
 	// the Beam layer that ran it (transforms.RunFn). No estimate depends on them.
 	Seconds, CPUSeconds float64
@@ -178,7 +184,7 @@ type Rounder interface {
 func Continue(r Result) Task {
 	t := r.Task
 	t.Round++
-	t.Payload = r.State
+	t.Payload, t.Stored = r.State, r.Stored
 	return t
 }
 

@@ -24,7 +24,8 @@ func raceConfig() sti.Config {
 
 // TestRaceMatchesInProcess runs a race of ranks 1–4 through Beam and in this process
 // (estimators.RunRace): the same evidence to the last bit, the same ranks left behind in the
-// same rounds, whatever the number of workers and of parts the chains travel in, and the rounds the evidence reports are those the
+// same rounds, whatever the number of workers and of parts the chains travel in, with the states
+// in the collections or in a directory (Options.Spill), and the rounds the evidence reports are those the
 // race ran.
 func TestRaceMatchesInProcess(t *testing.T) {
 	rates := []float64{0.5, 0.5}
@@ -47,10 +48,16 @@ func TestRaceMatchesInProcess(t *testing.T) {
 	if len(standing.Left) == 0 {
 		t.Fatalf("the race left no rank behind: %+v", standing)
 	}
-	for _, run := range []struct{ workers, shards int }{{1, 1}, {3, 1}, {2, 3}} {
+	for _, run := range []struct {
+		workers, shards int
+		spill           bool
+	}{{1, 1, false}, {3, 1, true}, {2, 3, false}} {
 		workers := run.workers
 		o := inline(t, data, spec, cfg)
 		o.Ranks, o.Workers, o.Rounds, o.Shards = ranks, workers, 6, run.shards
+		if run.spill {
+			o.Spill = t.TempDir()
+		}
 		got, _ := runPipeline(t, o)
 		for i, re := range want {
 			g := got.Ranks[i]

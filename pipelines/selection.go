@@ -51,6 +51,10 @@ type Options struct {
 	// StartDir and StateDir are where tasks resume from and where they leave their final states
 	// (see transforms.RunFn; STI only); empty for neither.
 	StartDir, StateDir string
+	// Spill is a local directory a race's states travel through between its stages instead of
+	// its collections (transforms.RunFn.Spill), for workers in the launching process; empty for
+	// none.
+	Spill string
 	// Meta is recorded in the result; its Model, Estimator and Ranks are filled from Work and
 	// Ranks.
 	Meta Meta
@@ -114,7 +118,7 @@ func Evidence(s beam.Scope, o Options) (ranks, times, standing beam.PCollection)
 	if err != nil {
 		panic(fmt.Sprintf("pipelines: invalid options: %v", err))
 	}
-	fn := &transforms.RunFn{Work: o.Work, RunID: o.RunID, Workers: o.Workers, StartDir: o.StartDir, StateDir: o.StateDir}
+	fn := &transforms.RunFn{Work: o.Work, RunID: o.RunID, Workers: o.Workers, StartDir: o.StartDir, StateDir: o.StateDir, Spill: o.Spill}
 	if estimators.IsRacer(e) {
 		rounds := o.Rounds
 		if rounds == 0 {

@@ -97,7 +97,7 @@ func (f *shardFn) ProcessElement(t estimators.Task, emit func(estimators.Task)) 
 
 // stripState drops a result's state, which the next round reads and the rank's combine does not.
 func stripState(rank int, r estimators.Result) (int, estimators.Result) {
-	r.State = nil
+	r.State, r.Stored = nil, ""
 	return rank, r
 }
 
@@ -178,7 +178,7 @@ func (f *continueFn) ProcessElement(ctx context.Context, rank int, results func(
 	}
 	var r estimators.Result
 	for results(&r) {
-		if r.State == nil {
+		if r.State == nil && r.Stored == "" {
 			continue
 		}
 		t := estimators.Continue(r)

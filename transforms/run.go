@@ -97,6 +97,9 @@ type RunFn struct {
 	// are local directories the workers share (one machine, or a mount common to a cluster's
 	// workers) or Beam filesystem URLs.
 	StartDir, StateDir string
+	// Spill, when set, is a local directory the tasks' payloads and states travel through
+	// instead of the collections (spill.go): for workers in the launching process only.
+	Spill string
 
 	problem estimators.Problem
 	tasks   Concurrent[estimators.Result]
@@ -140,8 +143,14 @@ func (f *RunFn) ProcessElement(ctx context.Context, t estimators.Task, emit func
 	err := f.tasks.Go(f.Workers, func(ctx context.Context) (estimators.Result, error) {
 		stop := startClock()
 		ctx, finish := running(ctx, f.RunID, t)
+		if err := unspill(&t); err != nil {
+			return estimators.Result{Task: t}, err
+		}
 		r, err := f.problem.Run(ctx, t)
 		r.Seconds, r.CPUSeconds = stop()
+		if err == nil {
+			err = spillState(f.Spill, &r)
+		}
 		if err != nil {
 			finish(r, nil, err)
 			return r, err
@@ -190,7 +199,7 @@ func count(ctx context.Context, r estimators.Result) {
 // estimators.Result>>, and their follow-on tasks, a PCollection<estimators.Task>.
 func Expand(s beam.Scope, fn *RunFn, tasks beam.PCollection) (results, next beam.PCollection) {
 	s = s.Scope("Expand")
-	return beam.ParDo2(s, &expandFn{Work: fn.Work, RunID: fn.RunID, Workers: fn.Workers, StartDir: fn.StartDir, StateDir: fn.StateDir}, tasks)
+	return beam.ParDo2(s, &expandFn{Work: fn.Work, RunID: fn.RunID, Workers: fn.Workers, StartDir: fn.StartDir, StateDir: fn.StateDir, Spill: fn.Spill}, tasks)
 }
 
 // expandFn is RunFn's counterpart for first-stage tasks: it runs them concurrently through the
@@ -204,6 +213,7 @@ type expandFn struct {
 	RunID              string
 	Workers            int
 	StartDir, StateDir string
+	Spill              string
 
 	problem estimators.Expander
 	tasks   Concurrent[expansion]
@@ -249,6 +259,11 @@ func (f *expandFn) ProcessElement(ctx context.Context, t estimators.Task, emit f
 		r.Seconds, r.CPUSeconds = stop()
 		if err == nil {
 			err = checkExpansion(t, r, next)
+		}
+		for i := range next {
+			if err == nil {
+				err = spill(f.Spill, &next[i])
+			}
 		}
 		finish(r, next, err)
 		if err != nil {

@@ -570,6 +570,16 @@ func (j *selection) run(ctx context.Context, f *selectFlags, o pipelines.Options
 	o.Work, o.RunID, o.Workers = j.work, runID, f.workers
 	o.Rounds, o.Extra = j.rounds(o.Ranks, f.budget)
 	o.Shards = j.shards(o.Ranks)
+	if local && !dry && estimators.IsRacer(j.est) {
+		// The in-process runner holds every collection in memory: the states travel through
+		// a directory of the run's instead (transforms.RunFn.Spill).
+		dir, err := os.MkdirTemp("", "stirank-states-")
+		if err != nil {
+			return nil, fmt.Errorf("a directory for the chains' states: %w", err)
+		}
+		defer os.RemoveAll(dir)
+		o.Spill = dir
+	}
 	o.Meta = pipelines.Meta{LadderSpec: j.ladderSpec, Data: j.meta, Command: f.command, Version: version()}
 	p, err := pipelines.New(o)
 	if err != nil {
