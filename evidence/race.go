@@ -90,13 +90,20 @@ func Decide(prev Standing, ranks []RankEvidence, round int) Standing {
 // run of the whole budget.
 const RacePrecision = 0.5
 
-// LeaderRounds is the last round in which a settled race refines its leader (RacePrecision).
+// LeaderRounds is the last round in which a settled race refines its leader (RacePrecision)
+// when its chains are steady (RankEvidence.Unsteady).
 const LeaderRounds = 3
+
+// MinESS is the fewest effective samples a rung's mean may rest on before its rank counts as
+// unsteady (RankEvidence.Unsteady).
+const MinESS = 10
 
 // Continues reports whether rank runs round next, given its evidence after the round before:
 // while the race is unresolved every live rank runs up to round last; once it is settled the
 // leader alone runs on while its standard error is above RacePrecision, up to round
-// min(last, LeaderRounds).
+// min(last, LeaderRounds), and on up to round last while its chains are unsteady: an error bar
+// computed from chains that barely moved or still drift may not cover its estimate, and the
+// leader's is the one the verdict rests on.
 func (s Standing) Continues(ranks []int, re RankEvidence, next, last int) bool {
 	switch {
 	case !s.Live(re.Rank) || next > last:
@@ -104,7 +111,21 @@ func (s Standing) Continues(ranks []int, re RankEvidence, next, last int) bool {
 	case !s.Settled(ranks):
 		return true
 	}
-	return re.Rank == s.Leader && next <= LeaderRounds && re.StdErr > RacePrecision
+	return re.Rank == s.Leader && re.StdErr > RacePrecision && (next <= LeaderRounds || re.Unsteady())
+}
+
+// Unsteady reports whether the rank's chains still drift (Drift) or a rung's mean rests on fewer
+// than MinESS effective samples.
+func (re RankEvidence) Unsteady() bool {
+	if re.Drift > 0 {
+		return true
+	}
+	for _, r := range re.Rungs {
+		if r.Chains > 0 && r.ESS < MinESS {
+			return true
+		}
+	}
+	return false
 }
 
 // Unresolved lists the live ranks other than the leader: those the race could not tell from it

@@ -56,6 +56,18 @@ func TestDecideLeavesRanksBeyondTheirErrorsBehind(t *testing.T) {
 	if !s.Continues(ranks, round2[2], 3, 10) || s.Continues(ranks, round2[2], LeaderRounds+1, 10) {
 		t.Error("the leader of a settled race refines up to LeaderRounds")
 	}
+	// An unsteady leader goes on past LeaderRounds, up to its last round.
+	unsteady := round2[2]
+	unsteady.Rungs = []Rung{{T: 0.5, Chains: 2, ESS: MinESS / 2}, {T: 1, Chains: 2, ESS: 100}}
+	if !unsteady.Unsteady() || round2[2].Unsteady() {
+		t.Error("Unsteady: a rung with fewer than MinESS effective samples makes a rank unsteady")
+	}
+	if !s.Continues(ranks, unsteady, LeaderRounds+1, 10) || s.Continues(ranks, unsteady, 11, 10) {
+		t.Error("an unsteady leader refines up to its last round")
+	}
+	if drifting := (RankEvidence{Rank: 3, LogEvidence: -100, StdErr: 0.8, Drift: 1}); !s.Continues(ranks, drifting, LeaderRounds+1, 10) {
+		t.Error("a drifting leader refines past LeaderRounds")
+	}
 	if s.Continues(ranks, ev(3, -100, RacePrecision/2), 3, 10) {
 		t.Error("a leader within RacePrecision goes on")
 	}

@@ -13,8 +13,6 @@ import (
 // Thresholds of the diagnostics: loose enough that a healthy default run raises none, tight
 // enough that each flag points at an estimate worth rerunning.
 const (
-	// minESS is the fewest effective samples a rung's mean may rest on.
-	minESS = 10
 	// maxSpread bounds stderr / stderr_within: more means the replicas disagree beyond their noise.
 	maxSpread = 3
 	// maxDrop is how many combined standard errors f(t) may fall between neighbouring rungs, and
@@ -86,8 +84,8 @@ func (rr RankResult) Diagnose() Diagnostics {
 		} else {
 			d.ESSMedian = (ess[n/2-1] + ess[n/2]) / 2
 		}
-		if d.ESSMin < minESS && !crude {
-			d.Issues = append(d.Issues, Issue{"low-ess", fmt.Sprintf("a rung's mean rests on %.1f effective samples (fewer than %d): its chains barely moved; run more steps.", d.ESSMin, minESS)})
+		if d.ESSMin < evidence.MinESS && !crude {
+			d.Issues = append(d.Issues, Issue{"low-ess", fmt.Sprintf("a rung's mean rests on %.1f effective samples (fewer than %d): its chains barely moved; run more steps.", d.ESSMin, evidence.MinESS)})
 		}
 	}
 	se := float64(rr.StdErr)
