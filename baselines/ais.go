@@ -12,6 +12,7 @@ import (
 	"github.com/stirank/stirank/internal/slice"
 	"github.com/stirank/stirank/models"
 	"github.com/stirank/stirank/rng"
+	"github.com/stirank/stirank/samplers/smc"
 )
 
 // AISConfig sets annealed importance sampling (Neal 2001) from the prior (t = 0) to the posterior
@@ -142,6 +143,10 @@ type AISRun struct {
 // with g_n = Π_{m'≠m} F_m'[i_m'(n), r], c_n = λ_n − F·g_n the other components' share of cell n
 // and O_r = Π_{m'≠m} colsum_m'[r]; every sweep ends with the scale moves, a matrix's shear moves
 // and the transfer moves (sliceState.pathMoves).
+//
+// Either way a run is a population of one on the fixed ladder (smc.Tempered, smc.Anneal), whose
+// stage k adds (t_k − t_{k−1})·f(θ_{k−1}) to the log weight, f the path's log-likelihood: log
+// p(X | θ) from the prior, log p(X | θ) + log p(θ) − log q(θ) from a reference.
 func (p *Problem) AIS(ctx context.Context, R, run int, cfg AISConfig) (AISRun, error) {
 	if err := cfg.Validate(); err != nil {
 		return AISRun{}, err
@@ -174,23 +179,17 @@ func (p *Problem) AIS(ctx context.Context, R, run int, cfg AISConfig) (AISRun, e
 	return res, nil
 }
 
-// anneal returns AIS's log weight Σ_k (t_k − t_{k−1})·f(θ_{k−1}) along ladder, with summand the
-// f of the current point and move the transitions at t_k, which leave π_{t_k} invariant.
-func anneal(ctx context.Context, ladder []float64, summand func(k int) float64, move func(t float64)) (float64, error) {
-	logw := 0.0
-	for k := 1; k < len(ladder); k++ {
+// rungs is smc.Anneal's next for the ladder: its temperatures one by one, and ctx's error every
+// 16 stages.
+func rungs(ctx context.Context, ladder []float64) func(k int) (float64, error) {
+	return func(k int) (float64, error) {
 		if k%16 == 0 {
 			if err := ctx.Err(); err != nil {
 				return 0, err
 			}
 		}
-		logw += (ladder[k] - ladder[k-1]) * summand(k)
-		if k == len(ladder)-1 {
-			break
-		}
-		move(ladder[k])
+		return ladder[k], nil
 	}
-	return logw, nil
 }
 
 // aisFromPrior is AIS from the prior with the engine's Gibbs kernel; it counts its sweeps and
@@ -209,15 +208,22 @@ func (p *Problem) aisFromPrior(ctx context.Context, r *rand.Rand, R int, cfg AIS
 	cells := int64(models.PassCells(m))
 	res.CellEvals = cells
 	acc := make([]float64, len(m.Factors()))
-	return anneal(ctx, cfg.Ladder(), func(int) float64 { return ll }, func(t float64) {
+	ladder := cfg.Ladder()
+	pop := smc.NewTempered([]float64{ll})
+	err = smc.Anneal(pop, rungs(ctx, ladder), func(k int, _ float64) error {
+		if k == len(ladder)-1 {
+			return nil // a move after the last reweighting would not change the weight
+		}
 		// Only the last sweep's log-likelihood is read (models.Augmented.Move).
 		for range cfg.Sweeps - 1 {
-			kernel.Move(r, t, theta, acc)
+			kernel.Move(r, pop.T, theta, acc)
 		}
-		ll = kernel.Sweep(r, t, theta, acc)
+		pop.LogLik[0] = kernel.Sweep(r, pop.T, theta, acc)
 		res.Sweeps += cfg.Sweeps
 		res.CellEvals += int64(cfg.Sweeps*models.SweepPasses(len(acc))) * cells
+		return nil
 	})
+	return pop.LogZ, err
 }
 
 // aisFromReference is AIS from a reference fitted to the posterior, with the slice sampler; it
@@ -236,21 +242,31 @@ func (p *Problem) aisFromReference(ctx context.Context, r *rand.Rand, R int, cfg
 	}
 	res.Sweeps = fit.Sweeps
 	s.ref.sample(r, s.f)
-	logw, err := anneal(ctx, cfg.Ladder(), func(k int) float64 {
+	// f at the point stage k reweights, from the caches and q's table, which are updated entry by
+	// entry: both recomputed, q's every 64 stages, keep rounding from drifting into the weight.
+	f := func(k int) float64 {
 		s.refresh()
 		if k%64 == 0 {
 			s.ref.refresh(s.f)
 		}
 		return s.logLik() + p.LogPrior(s.f) - s.ref.logDensity()
-	}, func(t float64) {
+	}
+	ladder := cfg.Ladder()
+	pop := smc.NewTempered([]float64{f(1)})
+	err = smc.Anneal(pop, rungs(ctx, ladder), func(k int, _ float64) error {
+		if k == len(ladder)-1 {
+			return nil // a move after the last reweighting would not change the weight
+		}
 		for range cfg.Sweeps {
-			s.sweep(r, t)
-			s.pathMoves(r, t)
+			s.sweep(r, pop.T)
+			s.pathMoves(r, pop.T)
 		}
 		res.Sweeps += cfg.Sweeps
+		pop.LogLik[0] = f(k + 1)
+		return nil
 	})
 	res.CellEvals = s.cellEvals + fit.CellEvals
-	return logw, err
+	return pop.LogZ, err
 }
 
 // model is the engine's model of the problem at rank R (the free block's rank beside a fixed
