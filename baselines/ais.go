@@ -7,14 +7,12 @@ import (
 	"math/rand/v2"
 	"slices"
 
-	"gonum.org/v1/gonum/floats"
-
 	"github.com/stirank/stirank/evidence"
-	"github.com/stirank/stirank/internal/draw"
 	"github.com/stirank/stirank/internal/logtab"
 	"github.com/stirank/stirank/internal/slice"
 	"github.com/stirank/stirank/models"
 	"github.com/stirank/stirank/rng"
+	"github.com/stirank/stirank/samplers/smc"
 )
 
 // AISConfig sets annealed importance sampling (Neal 2001) from the prior (t = 0) to the posterior
@@ -27,9 +25,11 @@ type AISConfig struct {
 	Schedule string  `json:"schedule"`
 	Power    float64 `json:"power"`
 	Scale    float64 `json:"scale"`
-	// Sweeps is the number of slice-sampling sweeps over every factor entry at each temperature.
+	// Sweeps is the number of sweeps at each temperature: of the Gibbs kernel from the prior, of
+	// slice sampling over every factor entry from a reference.
 	Sweeps int `json:"sweeps"`
-	// Width is the slice sampler's initial interval, in log-factor units (e-folds).
+	// Width is the slice sampler's initial interval, in log-factor units (e-folds), from a
+	// reference.
 	Width float64 `json:"width"`
 	// ReferenceSweeps, when positive, anneals from a reference fitted to the posterior instead of
 	// from the prior (see AIS): a Gibbs run at t = 1 from the best of 4 prior runs of 50 sweeps,
@@ -50,17 +50,24 @@ const (
 )
 
 // FromReference returns c annealing from a reference fitted to sweeps Gibbs sweeps after
-// DefaultReferenceBurnin, on the sigmoid:6 schedule, whose temperatures are dense at both ends of
-// the path: it starts where the reference differs most from the posterior and ends where the
-// posterior sharpens.
+// DefaultReferenceBurnin, on ReferenceTemperatures of the sigmoid:6 schedule, whose temperatures
+// are dense at both ends of the path: it starts where the reference differs most from the
+// posterior and ends where the posterior sharpens.
 func (c AISConfig) FromReference(sweeps int) AISConfig {
-	c.ReferenceBurnin, c.ReferenceSweeps, c.Schedule, c.Scale = DefaultReferenceBurnin, sweeps, "sigmoid", 6
+	c.ReferenceBurnin, c.ReferenceSweeps, c.Temperatures, c.Schedule, c.Scale = DefaultReferenceBurnin, sweeps, ReferenceTemperatures, "sigmoid", 6
 	return c
 }
 
-// DefaultAIS is 1000 temperatures on the power-4 schedule, one sweep each.
+// ReferenceTemperatures is the default number of temperatures from a reference: fewer than from
+// the prior, as the path starts near the posterior and a slice sweep costs several of the Gibbs
+// kernel's.
+const ReferenceTemperatures = 1000
+
+// DefaultAIS is 2000 temperatures on the power-4 schedule, one sweep each. With one sweep of the
+// Gibbs kernel per temperature, 1000 left AIS about a nat low at rank 3 of a 6×5×4 CP tensor
+// (baselines.Tiny seed 1, rate 0.5), where 2000 and 4000 agree within their standard errors.
 func DefaultAIS() AISConfig {
-	return AISConfig{Temperatures: 1000, Schedule: "power", Power: 4, Scale: 6, Sweeps: 1, Width: 1, Seed: 1}
+	return AISConfig{Temperatures: 2000, Schedule: "power", Power: 4, Scale: 6, Sweeps: 1, Width: 1, Seed: 1}
 }
 
 // Validate checks the configuration.
@@ -101,9 +108,9 @@ func (c AISConfig) Ladder() []float64 {
 type AISRun struct {
 	Rank, Run int
 	LogWeight float64
-	// Sweeps is the number of slice-sampling sweeps and of the reference's Gibbs sweeps;
-	// CellEvals the per-cell likelihood terms the slice sampler evaluated and the Gibbs sweeps'
-	// cell allocations.
+	// Sweeps is the number of sweeps at the temperatures and of the reference's Gibbs sweeps;
+	// CellEvals the cells the Gibbs kernel's sweeps read or the per-cell likelihood terms the
+	// slice sampler evaluated, and the reference's Gibbs sweeps' cell allocations.
 	Sweeps    int
 	CellEvals int64
 	// Divergence describes a non-finite weight; LogWeight is then NaN.
@@ -115,17 +122,10 @@ type AISRun struct {
 // and may be 0: the dictionary's activations are annealed with the free factors, from the prior
 // only.
 //
-// Transition: π_t is not conjugate for t < 1 (p(X | θ)^t = Π_n λ_n^{t·x_n} e^{−t·λ_n} has no
-// multinomial augmentation), so each temperature applies cfg.Sweeps sweeps of coordinate-wise
-// univariate slice sampling (Neal 2003: stepping out at most 32 steps of cfg.Width, then
-// shrinkage) of every factor entry in φ = log F, on the exact tempered conditional
-//
-//	log π_t(φ | rest) = t·[Σ_{n in row} x_n log(c_n + e^φ g_n) − e^φ O_r] − λ_m e^φ + φ + const,
-//
-// with g_n = Π_{m'≠m} F_m'[i_m'(n), r], c_n = λ_n − F·g_n the other components' share of cell n
-// and O_r = Π_{m'≠m} colsum_m'[r]. Each update leaves π_t invariant, so the sweep does. An entry
-// whose row has no positive count has the conjugate conditional Gamma(1, λ_m + t·O_r) in F and is
-// drawn exactly.
+// From the prior the transition at t is cfg.Sweeps sweeps of the engine's Gibbs kernel of the
+// augmented model (models.Augmented of models.Poisson, the kernel STI's chains and annealed starts
+// run): exact at every temperature, it moves the factors, the components' scales, a matrix's
+// shears and, under --rate auto, the rates, and leaves π_t invariant.
 //
 // From a reference (cfg.ReferenceSweeps > 0) the path is π_t ∝ q(θ)^(1−t) [p(θ) p(X | θ)]^t from
 // a density q fitted to the posterior at t = 1 (see reference): the generalised stepping-stone
@@ -133,9 +133,20 @@ type AISRun struct {
 // informative data (README at fb09484, Known limits) and AIS needs ever more temperatures to follow it; from
 // q, whose mass already lies where the posterior's does, it need not. The estimate is of the mass
 // of the basin q was fitted in (and its relabelings): a basin that the Gibbs run did not visit is
-// missed, as by Chib's method. The conditional gains (1−t)·log q(θ) as a function of the entry,
-// and the prior's term becomes t·λ_m e^φ; every entry is slice-sampled, and every sweep ends with
-// the scale moves, a matrix's shear moves and the transfer moves (sliceState.pathMoves).
+// missed, as by Chib's method. q's term has no augmentation, so on this path each temperature
+// applies cfg.Sweeps sweeps of coordinate-wise univariate slice sampling (Neal 2003: stepping out
+// at most 32 steps of cfg.Width, then shrinkage) of every factor entry in φ = log F, on the exact
+// conditional
+//
+//	log π_t(φ | rest) = t·[Σ_{n in row} x_n log(c_n + e^φ g_n) − e^φ O_r − λ_m e^φ] + (1−t)·log q(θ) + φ + const,
+//
+// with g_n = Π_{m'≠m} F_m'[i_m'(n), r], c_n = λ_n − F·g_n the other components' share of cell n
+// and O_r = Π_{m'≠m} colsum_m'[r]; every sweep ends with the scale moves, a matrix's shear moves
+// and the transfer moves (sliceState.pathMoves).
+//
+// Either way a run is a population of one on the fixed ladder (smc.Tempered, smc.Anneal), whose
+// stage k adds (t_k − t_{k−1})·f(θ_{k−1}) to the log weight, f the path's log-likelihood: log
+// p(X | θ) from the prior, log p(X | θ) + log p(θ) − log q(θ) from a reference.
 func (p *Problem) AIS(ctx context.Context, R, run int, cfg AISConfig) (AISRun, error) {
 	if err := cfg.Validate(); err != nil {
 		return AISRun{}, err
@@ -148,65 +159,18 @@ func (p *Problem) AIS(ctx context.Context, R, run int, cfg AISConfig) (AISRun, e
 	}
 	res := AISRun{Rank: R, Run: run}
 	r := rng.New(cfg.Seed, streamAIS, uint64(R), uint64(run))
-	// A fixed dictionary's components come first: K = fixed + R in every factor, of which the
-	// mode-0 entries of the first fixed are the dictionary's and never move.
-	s := newSliceState(p, p.fixed+R, cfg.Width)
-	var gibbsCells int64
-	if p.Auto {
-		if cfg.ReferenceSweeps > 0 {
-			return res, errAuto("AIS from a fitted reference")
-		}
-		if err := s.drawHyper(r); err != nil {
-			return res, err
-		}
-	}
+	var (
+		logw float64
+		err  error
+	)
 	if cfg.ReferenceSweeps > 0 {
-		fit, err := p.FitReference(ctx, r, R, cfg.ReferenceBurnin, cfg.ReferenceSweeps)
-		if err != nil {
-			return res, err
-		}
-		q, err := p.newReference(fit)
-		if err != nil {
-			return res, err
-		}
-		res.Sweeps, gibbsCells, s.ref = fit.Sweeps, fit.CellEvals, q
-		q.sample(r, s.f)
+		logw, err = p.aisFromReference(ctx, r, R, cfg, &res)
 	} else {
-		p.samplePrior(r, s.f, s.rates)
-		p.fix(s.f)
+		logw, err = p.aisFromPrior(ctx, r, R, cfg, &res)
 	}
-	ladder := cfg.Ladder()
-	logw := 0.0
-	for k := 1; k < len(ladder); k++ {
-		if k%16 == 0 {
-			if err := ctx.Err(); err != nil {
-				return res, err
-			}
-		}
-		s.refresh()
-		f := s.logLik()
-		if s.ref != nil {
-			if k%64 == 0 {
-				s.ref.refresh(s.f)
-			}
-			f += p.LogPrior(s.f) - s.ref.logDensity()
-		}
-		logw += (ladder[k] - ladder[k-1]) * f
-		if k == len(ladder)-1 {
-			break
-		}
-		for range cfg.Sweeps {
-			s.sweep(r, ladder[k])
-			if s.ref != nil {
-				s.pathMoves(r, ladder[k])
-			}
-			if p.Auto {
-				s.drawRates(r)
-			}
-		}
-		res.Sweeps += cfg.Sweeps
+	if err != nil {
+		return res, err
 	}
-	res.CellEvals = s.cellEvals + gibbsCells
 	res.LogWeight = logw
 	if math.IsNaN(logw) || math.IsInf(logw, 0) {
 		res.Divergence = fmt.Sprintf("rank %d, run %d: non-finite AIS weight", R, run)
@@ -215,20 +179,128 @@ func (p *Problem) AIS(ctx context.Context, R, run int, cfg AISConfig) (AISRun, e
 	return res, nil
 }
 
-// sliceState is the point of an AIS run with the caches its slice updates need.
+// rungs is smc.Anneal's next for the ladder: its temperatures one by one, and ctx's error every
+// 16 stages.
+func rungs(ctx context.Context, ladder []float64) func(k int) (float64, error) {
+	return func(k int) (float64, error) {
+		if k%16 == 0 {
+			if err := ctx.Err(); err != nil {
+				return 0, err
+			}
+		}
+		return ladder[k], nil
+	}
+}
+
+// aisFromPrior is AIS from the prior with the engine's Gibbs kernel; it counts its sweeps and
+// the cells they read into res.
+func (p *Problem) aisFromPrior(ctx context.Context, r *rand.Rand, R int, cfg AISConfig, res *AISRun) (float64, error) {
+	m, err := p.model(R)
+	if err != nil {
+		return 0, err
+	}
+	kernel := m.NewAugmented()
+	theta := make([]float64, m.Dim())
+	m.SamplePrior(r, theta)
+	e := m.NewEval()
+	e.Prepare(theta)
+	ll := models.LogLik(e, m)
+	cells := int64(models.PassCells(m))
+	res.CellEvals = cells
+	acc := make([]float64, len(m.Factors()))
+	ladder := cfg.Ladder()
+	pop := smc.NewTempered([]float64{ll})
+	err = smc.Anneal(pop, rungs(ctx, ladder), func(k int, _ float64) error {
+		if k == len(ladder)-1 {
+			return nil // a move after the last reweighting would not change the weight
+		}
+		// Only the last sweep's log-likelihood is read (models.Augmented.Move).
+		for range cfg.Sweeps - 1 {
+			kernel.Move(r, pop.T, theta, acc)
+		}
+		pop.LogLik[0] = kernel.Sweep(r, pop.T, theta, acc)
+		res.Sweeps += cfg.Sweeps
+		res.CellEvals += int64(cfg.Sweeps*models.SweepPasses(len(acc))) * cells
+		return nil
+	})
+	return pop.LogZ, err
+}
+
+// aisFromReference is AIS from a reference fitted to the posterior, with the slice sampler; it
+// counts the fit's and the path's sweeps and cell evaluations into res.
+func (p *Problem) aisFromReference(ctx context.Context, r *rand.Rand, R int, cfg AISConfig, res *AISRun) (float64, error) {
+	if p.Auto {
+		return 0, errAuto("AIS from a fitted reference")
+	}
+	fit, err := p.FitReference(ctx, r, R, cfg.ReferenceBurnin, cfg.ReferenceSweeps)
+	if err != nil {
+		return 0, err
+	}
+	s, err := p.newPathState(fit, cfg.Width)
+	if err != nil {
+		return 0, err
+	}
+	res.Sweeps = fit.Sweeps
+	s.ref.sample(r, s.f)
+	// f at the point stage k reweights, from the caches and q's table, which are updated entry by
+	// entry: both recomputed, q's every 64 stages, keep rounding from drifting into the weight.
+	f := func(k int) float64 {
+		s.refresh()
+		if k%64 == 0 {
+			s.ref.refresh(s.f)
+		}
+		return s.logLik() + p.LogPrior(s.f) - s.ref.logDensity()
+	}
+	ladder := cfg.Ladder()
+	pop := smc.NewTempered([]float64{f(1)})
+	err = smc.Anneal(pop, rungs(ctx, ladder), func(k int, _ float64) error {
+		if k == len(ladder)-1 {
+			return nil // a move after the last reweighting would not change the weight
+		}
+		for range cfg.Sweeps {
+			s.sweep(r, pop.T)
+			s.pathMoves(r, pop.T)
+		}
+		res.Sweeps += cfg.Sweeps
+		pop.LogLik[0] = f(k + 1)
+		return nil
+	})
+	res.CellEvals = s.cellEvals + fit.CellEvals
+	return pop.LogZ, err
+}
+
+// model is the engine's model of the problem at rank R (the free block's rank beside a fixed
+// dictionary), whose Gibbs kernel (models.Augmented) AIS from the prior runs.
+func (p *Problem) model(R int) (*models.Poisson, error) {
+	name := "nmf"
+	if p.order == 3 {
+		name = "cp"
+	}
+	switch {
+	case p.fixed > 0:
+		return models.NewPoissonFixed("ssnmf", p.Data, R, p.Rates, models.LogScale, p.dict, p.fixed)
+	case p.Auto:
+		prior, err := models.AutoPrior(p.Data, R)
+		if err != nil {
+			return nil, err
+		}
+		return models.NewPoissonPrior(name, p.Data, R, prior, models.LogScale)
+	}
+	return models.NewPoisson(name, p.Data, R, p.Rates, models.LogScale)
+}
+
+// sliceState is a point on the path from a reference (AIS, RunPath) with the caches its slice
+// updates need; without a reference it serves the moves along the likelihood's flat lines
+// (crossFlats).
 type sliceState struct {
 	p     *Problem
 	R     int
 	width float64
-	// ref, when set, is the reference the path starts from.
+	// ref is the reference the path starts from; nil for crossFlats.
 	ref *reference
-	// rates are the prior's rates, one per mode: Problem.Rates, or under its hyperprior (Auto,
-	// hyper) the run's current draw.
-	rates []float64
-	hyper models.RatePrior
-	f     Factors
-	cs    [][]float64
-	lam   []float64 // λ_n of the positive cells
+	f   Factors
+	cs  [][]float64
+	lam []float64 // λ_n of the positive cells
 	// per-row scratch: the cells' g_n, c_n, counts and count groups (Problem.group), whose
 	// products prods takes the logarithms of.
 	g, c, x []float64
@@ -245,7 +317,7 @@ type sliceState struct {
 }
 
 func newSliceState(p *Problem, R int, width float64) *sliceState {
-	s := &sliceState{p: p, R: R, width: width, f: p.NewFactors(R), lam: make([]float64, len(p.x)), rates: slices.Clone(p.Rates)}
+	s := &sliceState{p: p, R: R, width: width, f: p.NewFactors(R), lam: make([]float64, len(p.x))}
 	maxRow := 0
 	for m := range p.order {
 		s.cs = append(s.cs, make([]float64, R))
@@ -258,28 +330,6 @@ func newSliceState(p *Problem, R int, width float64) *sliceState {
 	s.gb, s.cos, s.dot = make([]float64, maxRow), make([]float64, R*R), make([]float64, R*R)
 	s.rowLog = make([]float64, slices.Max(p.shape))
 	return s
-}
-
-// drawHyper sets the hyperprior of the run's rank (models.AutoPrior) and draws the rates from it.
-func (s *sliceState) drawHyper(r *rand.Rand) error {
-	h, err := models.AutoPrior(s.p.Data, s.R)
-	if err != nil {
-		return err
-	}
-	s.hyper, s.rates = h, make([]float64, s.p.order)
-	for m, b := range h.Rates {
-		s.rates[m] = draw.Gamma(r, h.Shape, b)
-	}
-	return nil
-}
-
-// drawRates draws every mode's rate from its conditional given the factors, Gamma(a + n_m,
-// b_m + Σ F_m): the prior is untempered on the path from the prior, so the draw leaves every π_t
-// invariant.
-func (s *sliceState) drawRates(r *rand.Rand) {
-	for m, b := range s.hyper.Rates {
-		s.rates[m] = draw.Gamma(r, s.hyper.Shape+float64(len(s.f.F[m])), b+floats.Sum(s.cs[m]))
-	}
 }
 
 // refresh recomputes the column sums and cell rates from the factors (no drift from the
@@ -324,26 +374,13 @@ func (s *sliceState) cellsLog(cells []int32) float64 {
 	return s.prods.Counted(v)
 }
 
-// sweep updates every factor entry once at temperature t: row by row from the prior (skipping
-// the mode-0 entries of a fixed dictionary's components), component by component (a column of the
-// factor at a time) from a reference, whose conditionals share the column's permanent minors (see
-// reference).
+// sweep updates every factor entry once at temperature t on the path from the reference,
+// component by component (a column of the factor at a time): the column's entries share the
+// reference's permanent minors (see reference).
 func (s *sliceState) sweep(r *rand.Rand, t float64) {
 	p, R := s.p, s.R
 	for m := range p.order {
 		s.rowLogs(m)
-		if s.ref == nil {
-			lo := 0
-			if m == 0 {
-				lo = p.fixed
-			}
-			for i := range p.shape[m] {
-				for k := lo; k < R; k++ {
-					s.updateEntry(r, t, m, i, k, s.others(m, k))
-				}
-			}
-			continue
-		}
 		for k := range R {
 			o := s.others(m, k)
 			s.ref.beginColumn(k)
@@ -351,18 +388,6 @@ func (s *sliceState) sweep(r *rand.Rand, t float64) {
 				s.updateEntry(r, t, m, i, k, o)
 			}
 		}
-	}
-}
-
-// fix writes the dictionary into the mode-0 entries of the fixed components of f.
-func (p *Problem) fix(f Factors) {
-	K := p.fixed
-	if K == 0 {
-		return
-	}
-	R := len(f.F[0]) / p.shape[0]
-	for i := range p.shape[0] {
-		copy(f.F[0][i*R:i*R+K], p.dict[i*K:(i+1)*K])
 	}
 }
 
@@ -386,30 +411,19 @@ func (s *sliceState) others(m, k int) float64 {
 	return o
 }
 
-// updateEntry draws entry (i, k) of mode m's factor from its conditional at t and updates the
-// caches.
+// updateEntry draws entry (i, k) of mode m's factor from its conditional at t on the path from
+// the reference and updates the caches.
 func (s *sliceState) updateEntry(r *rand.Rand, t float64, m, i, k int, o float64) {
 	p, R := s.p, s.R
-	lm := s.rates[m]
 	fm := s.f.F[m]
 	cells := p.rowCells[m][p.rowPtr[m][i]:p.rowPtr[m][i+1]]
 	old := fm[i*R+k]
-	var nu float64
-	switch {
-	case s.ref != nil:
-		s.ref.prepare(m, i*R+k, k, old)
-		nu = s.sliceEntry(r, t, m, i*R+k, k, old, cells, t*lm, o)
-		if nu != old {
-			s.ref.update(m, i*R+k, k, old, nu)
-		}
-	case len(cells) == 0:
-		nu = r.ExpFloat64() / (lm + t*o)
-	default:
-		nu = s.sliceEntry(r, t, m, i*R+k, k, old, cells, lm, o)
-	}
+	s.ref.prepare(m, i*R+k, k, old)
+	nu := s.sliceEntry(r, t, m, i*R+k, k, old, cells, t*p.Rates[m], o)
 	if nu == old {
 		return
 	}
+	s.ref.update(m, i*R+k, k, old, nu)
 	fm[i*R+k] = nu
 	d := nu - old
 	s.cs[m][k] += d
@@ -459,19 +473,14 @@ func (s *sliceState) sliceEntry(r *rand.Rand, t float64, m, entry, k int, old fl
 		}
 		v = s.prods.Counted(v)
 		s.cellEvals += int64(len(g))
-		if s.ref != nil {
-			return t*v - a*e + phi + (1-t)*s.ref.entryLog(m, entry, phi)
-		}
-		return t*v - a*e + phi
+		return t*v - a*e + phi + (1-t)*s.ref.entryLog(m, entry, phi)
 	}
 	// h at φ0 from the caches: the row's Σ x log λ, and from a reference log q (up to h's
 	// constant) by the expansion of the permanent along row k of L.
 	i := entry / R
 	phi0 := math.Log(old)
 	h0 := t*s.rowLog[i] - a*old + phi0
-	if s.ref != nil {
-		h0 += (1 - t) * s.ref.rowExpansion(k)
-	}
+	h0 += (1 - t) * s.ref.rowExpansion(k)
 	phi := slice.StepAt(r, h, phi0, h0, s.width)
 	if phi == phi0 {
 		// The shrinkage collapsed onto φ0 (only through rounding): stay exactly where it was.

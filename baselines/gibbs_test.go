@@ -145,6 +145,8 @@ func TestGibbsGeweke(t *testing.T) {
 	}
 }
 
+// The slice sweep of the path from a reference (AIS from a reference, RunPath) leaves the posterior
+// invariant at t = 1.
 func TestSliceGeweke(t *testing.T) {
 	iters := 20000
 	if testing.Short() {
@@ -158,12 +160,40 @@ func TestSliceGeweke(t *testing.T) {
 		{"nmf", []int{3, 2}, []float64{1, 2}},
 		{"cp", []int{2, 2, 2}, []float64{1, 1.5, 0.7}},
 	} {
-		geweke(t, tc.name, tc.shape, 2, tc.rates, make([]int, len(tc.shape)), iters, func(r *rand.Rand, p *Problem, f Factors) {
-			s := newSliceState(p, 2, 1)
+		// At t = 1 the path's target is the posterior whatever the reference, so any reference
+		// serves: one of unit Gammas with no spread along the orbits.
+		const R = 2
+		fit := ReferenceFit{Rank: R}
+		for _, n := range tc.shape {
+			fit.Alpha, fit.Beta = append(fit.Alpha, ones(n*R)), append(fit.Beta, ones(n*R))
+		}
+		d := len(tc.shape) - 1
+		for range R {
+			cov := make([]float64, d*d)
+			for a := range d {
+				cov[a*d+a] = 1
+			}
+			fit.OrbitMean, fit.OrbitCov = append(fit.OrbitMean, make([]float64, d)), append(fit.OrbitCov, cov)
+		}
+		geweke(t, tc.name, tc.shape, R, tc.rates, make([]int, len(tc.shape)), iters, func(r *rand.Rand, p *Problem, f Factors) {
+			s, err := p.newPathState(fit, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
 			s.f.CopyFrom(f)
 			s.refresh()
+			s.ref.refresh(s.f)
 			s.sweep(r, 1)
 			f.CopyFrom(s.f)
 		})
 	}
+}
+
+// ones returns n ones.
+func ones(n int) []float64 {
+	v := make([]float64, n)
+	for i := range v {
+		v[i] = 1
+	}
+	return v
 }

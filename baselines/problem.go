@@ -9,8 +9,9 @@
 //     exact under the R! relabelings of the components (permanents and an exact relabeling move),
 //     with batch-means standard errors (see Chib for why each of these is needed);
 //   - annealed importance sampling (Neal 2001) from the prior to the posterior along the power
-//     posteriors p(θ) p(X | θ)^t, with coordinate-wise slice sampling of the log-factors as the
-//     transition (the augmentation is not conjugate for t < 1; see AIS).
+//     posteriors p(θ) p(X | θ)^t, with the engine's Gibbs kernel of the augmented model
+//     (models.Augmented, exact at every t) as the transition, or from a reference fitted to the
+//     posterior with coordinate-wise slice sampling of the log-factors (see AIS).
 //
 // Both are sparse-aware: cells not stored are zeros, which allocate nothing, and every Σ over all
 // cells of the Poisson means factorises into products of factor column sums. Every random stream
@@ -341,14 +342,9 @@ func (p *Problem) LogPrior(f Factors) float64 {
 
 // SamplePrior draws every factor entry from its exponential prior.
 func (p *Problem) SamplePrior(r interface{ ExpFloat64() float64 }, f Factors) {
-	p.samplePrior(r, f, p.Rates)
-}
-
-// samplePrior draws every factor entry from its exponential prior at the given rates.
-func (p *Problem) samplePrior(r interface{ ExpFloat64() float64 }, f Factors, rates []float64) {
 	for m, fm := range f.F {
 		for i := range fm {
-			fm[i] = r.ExpFloat64() / rates[m]
+			fm[i] = r.ExpFloat64() / p.Rates[m]
 		}
 	}
 }

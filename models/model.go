@@ -193,3 +193,8 @@ type Shearing interface {
 	// SetShear turns the shear moves on (a new kernel's setting) or off.
 	SetShear(on bool)
 }
+
+// SweepPasses is the number of passes over the data a sweep of an Augmented kernel of a model
+// with that many factors makes: two reads of the cells per factor, the last giving the
+// log-likelihood.
+func SweepPasses(factors int) int { return 2 * factors }

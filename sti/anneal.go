@@ -2,13 +2,12 @@ package sti
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"runtime"
 	"sync"
-
-	"gonum.org/v1/gonum/floats"
 
 	"github.com/stirank/stirank/evidence"
 	"github.com/stirank/stirank/internal/progress"
@@ -164,9 +163,12 @@ const (
 	streamStarts
 )
 
-// Anneal runs the annealing stage of a rank, replica number replica. Every random number derives from (seed, rank, stage, replica, particle): a particle's
-// prior draw and its moves at a stage use streams of their own, so the run does not depend on how
-// its particles are scheduled over cores. A log-likelihood that is NaN or +∞ stops the run with a
+// Anneal runs the annealing stage of a rank, replica number replica, on samplers/smc's tempered
+// population (smc.Tempered, smc.Anneal): the weights, the temperatures and the resampling are
+// its; the particles, their moves and the stages' summaries are here. Every random number derives
+// from (seed, rank, stage, replica, particle): a particle's prior draw and its moves at a stage
+// use streams of their own, so the run does not depend on how its particles are scheduled over
+// cores. A log-likelihood that is NaN or +∞ stops the run with a
 // Divergence naming the rank, the stage and the particle; −∞ (a count where the model's mean is
 // zero) gives the particle weight zero.
 func (p *Problem) Anneal(ctx context.Context, rank, replica int, a Annealing) (*Annealed, error) {
@@ -181,11 +183,10 @@ func (p *Problem) Anneal(ctx context.Context, rank, replica int, a Annealing) (*
 	n := a.Particles
 	theta := make([][]float64, n)
 	ll := make([]float64, n)
-	logW := make([]float64, n) // normalised: LSE(logW) = 0
 	out := &Annealed{Rank: rank, Replica: replica}
-	fail := func(stage, particle int, what string) (*Annealed, error) {
+	diverged := func(stage, particle int, what string) error {
 		out.Divergence = fmt.Sprintf("annealing rank %d, replica %d, stage %d, particle %d: %s", rank, replica, stage, particle, what)
-		return out, nil
+		return errDiverged
 	}
 	workers := min(runtime.GOMAXPROCS(0), n)
 	movers := make([]mover, workers)
@@ -198,61 +199,51 @@ func (p *Problem) Anneal(ctx context.Context, rank, replica int, a Annealing) (*
 		m.SamplePrior(rng.New(seed, uint64(rank), 0, uint64(replica), streamParticle, uint64(i)), theta[i])
 		ll[i] = movers[0].logLik(theta[i])
 		if math.IsNaN(ll[i]) || math.IsInf(ll[i], 1) {
-			return fail(0, i, fmt.Sprintf("log-likelihood is %v", ll[i]))
+			diverged(0, i, fmt.Sprintf("log-likelihood is %v", ll[i]))
+			return out, nil
 		}
-		logW[i] = -math.Log(float64(n))
 	}
+	pop := smc.NewTempered(ll)
 	out.Steps += n
 	progress.Add(ctx, n)
 	step := make([]float64, blocks)
 	for b := range step {
 		step[b] = a.Step
 	}
-	out.Stages = append(out.Stages, p.stage(0, 0, 0, float64(n), theta, ll, logW, rank, replica))
+	out.Stages = append(out.Stages, p.stage(0, 0, float64(n), theta, pop, rank, replica))
 	reported := out.Steps
-	t := 0.0
-	for k := 1; t < 1; k++ {
+	next := func(k int) (float64, error) {
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			return 0, err
 		}
 		if k >= a.MaxStages {
-			return nil, fmt.Errorf("annealing rank %d, replica %d: %d stages did not reach t = 1 (raise the stage limit or lower the ESS target)", rank, replica, a.MaxStages)
+			return 0, fmt.Errorf("annealing rank %d, replica %d: %d stages did not reach t = 1 (raise the stage limit or lower the ESS target)", rank, replica, a.MaxStages)
 		}
 		// The largest temperature whose reweighting by exp((t' − t) ℓ) keeps the conditional ESS
 		// at CESS·N.
-		next := smc.NextStep(t, 1, a.CESS, 0, logW, func(next float64, inc []float64) {
-			for i := range ll {
-				inc[i] = (next - t) * ll[i]
-			}
-		})
-		inc := make([]float64, n)
-		for i := range n {
-			inc[i] = logW[i] + (next-t)*ll[i]
-			if math.IsInf(logW[i], -1) {
-				inc[i] = math.Inf(-1)
-			}
-		}
-		logZ := floats.LogSumExp(inc)
-		for i := range n {
-			logW[i] = inc[i] - logZ
-		}
-		t = next
-		ess := essOf(logW)
+		return pop.NextCESS(a.CESS), nil
+	}
+	stage := func(k int, logZ float64) error {
+		t := pop.T
+		ess := pop.ESS()
 		key := func(i int) uint64 {
 			return rng.Key(seed, uint64(rank), uint64(k), uint64(replica), streamMove, uint64(i))
 		}
-		var acc []float64
+		var (
+			acc []float64
+			err error
+		)
 		resampled := a.Chains > 0 || ess < a.Resample*float64(n)
 		if a.Chains > 0 {
 			// Waste-free SMC (Dau & Chopin 2022): a.Chains ancestors, each the start of a chain of
 			// n/a.Chains states, all of which form the next population.
-			anc := systematic(rng.New(seed, uint64(rank), uint64(k), uint64(replica), streamResample).Float64(), logW, a.Chains)
+			anc := smc.Systematic(rng.New(seed, uint64(rank), uint64(k), uint64(replica), streamResample).Float64(), pop.LogW, a.Chains)
 			P := n / a.Chains
 			nt := make([][]float64, n)
 			nl := make([]float64, n)
 			acc, err = runAll(ctx, movers, a.Chains, blocks, key, func(mv mover, r *rand.Rand, c int, acc []float64) {
 				cur := append([]float64(nil), theta[anc[c]]...)
-				nt[c*P], nl[c*P] = append([]float64(nil), cur...), ll[anc[c]]
+				nt[c*P], nl[c*P] = append([]float64(nil), cur...), pop.LogLik[anc[c]]
 				for j := 1; j < P; j++ {
 					nl[c*P+j] = mv.move(r, t, a.Sweeps, step, cur, acc)
 					nt[c*P+j] = append([]float64(nil), cur...)
@@ -261,38 +252,34 @@ func (p *Problem) Anneal(ctx context.Context, rank, replica int, a Annealing) (*
 					acc[b] /= float64(P - 1)
 				}
 			})
-			theta, ll = nt, nl
-			for i := range logW {
-				logW[i] = -math.Log(float64(n))
-			}
+			theta, pop.LogLik = nt, nl
+			pop.Uniform()
 			out.Steps += a.Chains * (P - 1) * movers[0].passes(a.Sweeps)
 		} else {
 			if resampled {
-				theta, ll = resample(rng.New(seed, uint64(rank), uint64(k), uint64(replica), streamResample), theta, ll, logW)
-				for i := range logW {
-					logW[i] = -math.Log(float64(n))
-				}
+				theta, pop.LogLik = resample(rng.New(seed, uint64(rank), uint64(k), uint64(replica), streamResample), theta, pop)
+				pop.Uniform()
 			}
 			var alive []int
-			for i, lw := range logW {
+			for i, lw := range pop.LogW {
 				if !math.IsInf(lw, -1) {
 					alive = append(alive, i)
 				}
 			}
 			out.Steps += len(alive) * movers[0].passes(a.Sweeps)
 			acc, err = runAll(ctx, movers, len(alive), blocks, func(j int) uint64 { return key(alive[j]) }, func(mv mover, r *rand.Rand, j int, acc []float64) {
-				ll[alive[j]] = mv.move(r, t, a.Sweeps, step, theta[alive[j]], acc)
+				pop.LogLik[alive[j]] = mv.move(r, t, a.Sweeps, step, theta[alive[j]], acc)
 			})
 		}
 		if err != nil {
-			return nil, err
+			return err
 		}
-		for i, v := range ll {
+		for i, v := range pop.LogLik {
 			if math.IsNaN(v) || math.IsInf(v, 1) {
-				return fail(k, i, fmt.Sprintf("log-likelihood is %v at t = %v", v, t))
+				return diverged(k, i, fmt.Sprintf("log-likelihood is %v at t = %v", v, t))
 			}
 		}
-		s := p.stage(k, t, logZ, ess, theta, ll, logW, rank, replica)
+		s := p.stage(k, logZ, ess, theta, pop, rank, replica)
 		if a.Chains > 0 {
 			s.ESSMean = float64(a.Chains)
 		}
@@ -306,13 +293,24 @@ func (p *Problem) Anneal(ctx context.Context, rank, replica int, a Annealing) (*
 		for b := range step {
 			step[b] *= math.Exp(4 * (acc[b] - targetAccept))
 		}
+		return nil
+	}
+	switch err := smc.Anneal(pop, next, stage); {
+	case errors.Is(err, errDiverged):
+		return out, nil
+	case err != nil:
+		return nil, err
 	}
 	for _, mv := range movers {
 		out.CellEvals += mv.cellEvals()
 	}
-	out.Population, out.LogWeights = theta, logW
+	out.Population, out.LogWeights = theta, pop.LogW
 	return out, nil
 }
+
+// errDiverged ends an annealing run whose log-likelihood became NaN or +∞; Annealed.Divergence
+// says where.
+var errDiverged = errors.New("annealing diverged")
 
 // expectStages tells the progress display how many steps the annealing will have spent when it
 // reaches t = 1, from the stages so far (spent steps, the last stage's temperature below 1) and
@@ -389,58 +387,35 @@ func runAll(ctx context.Context, movers []mover, jobs, blocks int, key func(int)
 	return acc, nil
 }
 
-// stage summarises the population at stage k and draws its chain's start.
-func (p *Problem) stage(k int, t, logZ, ess float64, theta [][]float64, ll, logW []float64, rank, replica int) Stage {
-	s := Stage{T: t, LogZ: logZ, ESS: ess, ESSMean: essOf(logW)}
-	for i, lw := range logW {
+// stage summarises the population pop at stage k, whose log mean incremental weight was logZ and
+// ESS after reweighting ess, and draws its chain's start.
+func (p *Problem) stage(k int, logZ, ess float64, theta [][]float64, pop *smc.Tempered, rank, replica int) Stage {
+	s := Stage{T: pop.T, LogZ: logZ, ESS: ess, ESSMean: pop.ESS()}
+	for i, lw := range pop.LogW {
 		if !math.IsInf(lw, -1) {
-			s.MeanLogLik += math.Exp(lw) * ll[i]
+			s.MeanLogLik += math.Exp(lw) * pop.LogLik[i]
 		}
 	}
-	for i, lw := range logW {
+	for i, lw := range pop.LogW {
 		if !math.IsInf(lw, -1) {
-			d := ll[i] - s.MeanLogLik
+			d := pop.LogLik[i] - s.MeanLogLik
 			s.VarLogLik += math.Exp(lw) * d * d
 		}
 	}
 	r := rng.New(p.Config.Seed, uint64(rank), uint64(k), uint64(replica), streamStarts)
-	s.Start = append([]float64(nil), theta[systematic(r.Float64(), logW, 1)[0]]...)
+	s.Start = append([]float64(nil), theta[smc.Systematic(r.Float64(), pop.LogW, 1)[0]]...)
 	return s
 }
 
-// essOf is the effective sample size 1/Σ W² of normalised log weights.
-func essOf(logW []float64) float64 {
-	s := 0.0
-	for _, lw := range logW {
-		s += math.Exp(2 * lw)
-	}
-	return 1 / s
-}
-
-// resample draws a new equally weighted population by systematic resampling.
-func resample(r interface{ Float64() float64 }, theta [][]float64, ll, logW []float64) ([][]float64, []float64) {
-	idx := systematic(r.Float64(), logW, len(theta))
+// resample draws a new equally weighted population by systematic resampling: the particles and
+// their log-likelihoods.
+func resample(r interface{ Float64() float64 }, theta [][]float64, pop *smc.Tempered) ([][]float64, []float64) {
+	idx := smc.Systematic(r.Float64(), pop.LogW, len(theta))
 	nt := make([][]float64, len(theta))
 	nl := make([]float64, len(theta))
 	for j, i := range idx {
 		nt[j] = append([]float64(nil), theta[i]...)
-		nl[j] = ll[i]
+		nl[j] = pop.LogLik[i]
 	}
 	return nt, nl
-}
-
-// systematic returns m indices drawn by systematic resampling from normalised log weights, with
-// the single uniform u.
-func systematic(u float64, logW []float64, m int) []int {
-	idx := make([]int, 0, m)
-	cum, i := math.Exp(logW[0]), 0
-	for j := range m {
-		target := (float64(j) + u) / float64(m)
-		for cum < target && i < len(logW)-1 {
-			i++
-			cum += math.Exp(logW[i])
-		}
-		idx = append(idx, i)
-	}
-	return idx
 }

@@ -133,7 +133,7 @@ func TestStartRankIsItsStreams(t *testing.T) {
 		t.Error("the phase check does not start from the first replica's state at its rung")
 	}
 	em := (cfg.Starts*cfg.screenEM() + cfg.StartEM - cfg.screenEM()) * emPasses(2)
-	walks := cfg.Chains * (cfg.Relax + cfg.Descent*top) * sweepPasses(2)
+	walks := cfg.Chains * (cfg.Relax + cfg.Descent*top) * models.SweepPasses(2)
 	if a.Steps != em+walks || spent != a.Steps {
 		t.Errorf("the start stage counts %d steps and reported %d; its mode search and walks made %d", a.Steps, spent, em+walks)
 	}

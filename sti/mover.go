@@ -90,11 +90,7 @@ func (gm *gibbsMover) forget() { gm.k.Forget() }
 
 // passes counts the kernel's two reads of the cells per factor; the last of them gives the
 // likelihood.
-func (gm *gibbsMover) passes(sweeps int) int { return sweepPasses(len(gm.acc)) * sweeps }
-
-// sweepPasses is the number of passes over the data a Gibbs sweep of a model with that many
-// factors makes.
-func sweepPasses(factors int) int { return 2 * factors }
+func (gm *gibbsMover) passes(sweeps int) int { return models.SweepPasses(len(gm.acc)) * sweeps }
 
 func (gm *gibbsMover) move(r *rand.Rand, t float64, sweeps int, _ []float64, theta, acc []float64) float64 {
 	ll := math.NaN()

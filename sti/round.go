@@ -11,6 +11,7 @@ import (
 
 	"github.com/stirank/stirank/evidence"
 	"github.com/stirank/stirank/internal/progress"
+	"github.com/stirank/stirank/models"
 	"github.com/stirank/stirank/rng"
 )
 
@@ -108,7 +109,7 @@ func (c Config) StartStageSteps(rank, order, nnz int) int {
 	em := (cfg.Starts*scaled(cfg.screenEM(), s, 0) + scaled(cfg.StartEM-cfg.screenEM(), s, 0)) * emPasses(order)
 	n := cfg.Starts * scaled(cfg.StartSteps, s, 0)
 	if cfg.Gibbs && cfg.Descent > 0 {
-		n += cfg.Chains * (scaled(cfg.Relax, s, 0) + (len(cfg.Ladder)-1)*scaled(cfg.Descent, s, 1)) * sweepPasses(order)
+		n += cfg.Chains * (scaled(cfg.Relax, s, 0) + (len(cfg.Ladder)-1)*scaled(cfg.Descent, s, 1)) * models.SweepPasses(order)
 	}
 	return n + em
 }
@@ -129,7 +130,7 @@ func (c Config) RoundSteps(rank, round, order, nnz int) int {
 		sweeps -= roundRecords(n, round-1, k)
 		records = sweeps
 	}
-	steps := sweeps * sweepPasses(order)
+	steps := sweeps * models.SweepPasses(order)
 	if cfg.Stein {
 		steps += records
 	}
@@ -140,7 +141,7 @@ func (c Config) RoundSteps(rank, round, order, nnz int) int {
 // progress plan.
 func (c Config) CheckSteps(rank, order, nnz int) int {
 	cfg := c.AtRank(rank)
-	return scaled(cfg.Ascent, scaleOf(c.Doublings(rank, nnz)), 2) * (len(cfg.Ladder) - cfg.phaseRung()) * sweepPasses(order)
+	return scaled(cfg.Ascent, scaleOf(c.Doublings(rank, nnz)), 2) * (len(cfg.Ladder) - cfg.phaseRung()) * models.SweepPasses(order)
 }
 
 // RoundRecords is the number of records chain (rank, rung ti) holds at the end of round: its

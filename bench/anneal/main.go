@@ -2,7 +2,7 @@
 // thermodynamic integral and the SMC estimate, sti.DefaultAnnealed) and of the fixed ladder with
 // its chains on the SG-MCMC kernel (sti.DefaultSGMCMC) and on the Gibbs kernel (sti.Default, for
 // the Poisson models) against a reference: the exact evidence where it exists (Gaussian, Poisson
-// rank 1) and otherwise the mean of long AIS runs (package baselines, slice sampling, -ais
+// rank 1) and otherwise the mean of long AIS runs (package baselines, -ais
 // temperatures), which agree with the exact values at rank 1. It shows where each estimate
 // breaks, and the seconds each took. With -reference-ais K each Poisson row ends with AIS from a
 // fitted reference (baselines.AISConfig.ReferenceSweeps, K temperatures) against the same

@@ -3,7 +3,10 @@
 // reweighting, resampling when the effective sample size falls, and a move that leaves the current
 // target invariant. The path — what the targets are, how π_0 is drawn exactly, which kernel moves
 // the particles — is the caller's; annealed importance sampling is the same driver that never
-// resamples, and plain importance sampling is a path of one stage with no move.
+// resamples, and plain importance sampling is a path of one stage with no move. On a path of power
+// posteriors, Tempered and Anneal are the driver as explicit state: the caller keeps the particles
+// and moves them with streams of its own (one per particle, on any number of cores), and the
+// population's weights, temperatures and resampling are this package's.
 package smc
 
 import (
