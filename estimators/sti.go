@@ -297,18 +297,18 @@ func (p *stiProblem) Run(ctx context.Context, t Task) (Result, error) {
 func (p *stiProblem) TaskSteps(t Task) int {
 	c := p.p.Config
 	order, _ := p.p.Spec.Order()
-	nnz := p.p.Data.NNZ()
+	nnz, fixed := p.p.Data.NNZ(), p.p.Spec.FixedComponents()
 	switch {
 	case c.Annealing != nil && t.Stage == 0:
 		return c.Annealing.Rungs * c.Steps
 	case c.Annealing != nil:
 		return c.Steps
 	case t.Stage == 0 && STI{Config: c}.Staged():
-		return c.StartStageSteps(t.Rank, order, nnz)
+		return c.StartStageSteps(t.Rank, fixed, order, nnz)
 	case t.Chain == checkChain:
-		return c.CheckSteps(t.Rank, order, nnz)
+		return c.CheckSteps(t.Rank, fixed, order, nnz)
 	case p.races():
-		return c.RoundSteps(t.Rank, t.Round, order, nnz)
+		return c.RoundSteps(t.Rank, fixed, t.Round, order, nnz)
 	}
 	return c.ChainSteps(ChainID(t), p.from != "")
 }

@@ -231,6 +231,15 @@ type Spec struct {
 	Dictionary *Dictionary `json:",omitempty"`
 }
 
+// FixedComponents is the number of components every cell's rate sums besides a rank's own: the
+// fixed dictionary's columns (ssnmf), 0 for the other models.
+func (s Spec) FixedComponents() int {
+	if s.Dictionary == nil {
+		return 0
+	}
+	return s.Dictionary.Cols
+}
+
 // With returns a copy of the spec with one hyper-parameter changed.
 func (s Spec) With(name string, v Value) Spec {
 	p := maps.Clone(s.Params)

@@ -74,3 +74,18 @@ func TestSteinBelow(t *testing.T) {
 		t.Errorf("SteinBelow −1: %v", err)
 	}
 }
+
+// A fixed dictionary's columns cost a sweep what a rank's own components do, so round 0 of
+// ssnmf beside 64 columns is sized by 65 components at rank 1: on a 257×291 mixture it gave its
+// start stage the whole configuration, 65 times the work round 0 may cost.
+func TestDoublingsCountFixedComponents(t *testing.T) {
+	c := Default("ssnmf")
+	const nnz = 73147
+	alone, beside := c.Doublings(1, 0, nnz), c.Doublings(1, 64, nnz)
+	if alone != minDoublings || beside <= alone {
+		t.Errorf("rank 1 of %d cells: %d doublings alone, %d beside 64 fixed columns", nnz, alone, beside)
+	}
+	if got := c.roundZeroSweeps(1, beside) * nnz * 65; got > roundWork {
+		t.Errorf("round 0 costs %.3g cell-components, more than %.3g", got, float64(roundWork))
+	}
+}

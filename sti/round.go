@@ -62,13 +62,16 @@ const roundWork = 2e9
 // Doublings is K, the number of rounds in which rank's records double from round 0 to the
 // configured budget: the least K from minDoublings up whose round 0 costs at most roundWork
 // (roundSweeps).
-func (p *Problem) Doublings(rank int) int { return p.Config.Doublings(rank, p.Data.NNZ()) }
+func (p *Problem) Doublings(rank int) int {
+	return p.Config.Doublings(rank, p.Spec.FixedComponents(), p.Data.NNZ())
+}
 
-// Doublings is Problem.Doublings for data of nnz stored non-zero cells, which a launcher that
-// has not read the data can bound from their manifest.
-func (c Config) Doublings(rank, nnz int) int {
+// Doublings is Problem.Doublings for data of nnz stored non-zero cells and a model whose cells'
+// rates sum fixed components besides the rank's (models.Spec.FixedComponents), which a launcher
+// that has not read the data can bound from their manifest.
+func (c Config) Doublings(rank, fixed, nnz int) int {
 	k := minDoublings
-	for c.roundZeroSweeps(rank, k)*float64(nnz)*float64(max(rank, 1)) > roundWork && k < 30 {
+	for c.roundZeroSweeps(rank, k)*float64(nnz)*float64(max(rank+fixed, 1)) > roundWork && k < 30 {
 		k++
 	}
 	return k
@@ -103,9 +106,9 @@ func scaled(n int, s float64, least int) int {
 // StartStageSteps is what rank's start stage makes, in passes over the data of a model of that order
 // with nnz stored non-zero cells, for a progress plan: the mode search's EM sweeps and, for Gibbs
 // chains that walk down the ladder, every replica's relaxation and descent.
-func (c Config) StartStageSteps(rank, order, nnz int) int {
+func (c Config) StartStageSteps(rank, fixed, order, nnz int) int {
 	cfg := c.AtRank(rank)
-	s := scaleOf(c.Doublings(rank, nnz))
+	s := scaleOf(c.Doublings(rank, fixed, nnz))
 	em := (cfg.Starts*scaled(cfg.screenEM(), s, 0) + scaled(cfg.StartEM-cfg.screenEM(), s, 0)) * emPasses(order)
 	n := cfg.Starts * scaled(cfg.StartSteps, s, 0)
 	if cfg.Gibbs && cfg.Descent > 0 {
@@ -118,9 +121,9 @@ func (c Config) StartStageSteps(rank, order, nnz int) int {
 // data of a model of that order with nnz stored non-zero cells, for a progress plan: its burn-in
 // in round 0 and the records the round adds (Steps − Burnin at the budget, as a uniform ladder
 // has), and a Stein variate's pass per record.
-func (c Config) RoundSteps(rank, round, order, nnz int) int {
+func (c Config) RoundSteps(rank, fixed, round, order, nnz int) int {
 	cfg := c.AtRank(rank)
-	k := c.Doublings(rank, nnz)
+	k := c.Doublings(rank, fixed, nnz)
 	n := cfg.Steps - cfg.Burnin
 	records := roundRecords(n, round, k)
 	sweeps := records
@@ -139,9 +142,9 @@ func (c Config) RoundSteps(rank, round, order, nnz int) int {
 
 // CheckSteps is what rank's phase check makes (PhaseCheck), in passes over the data, for a
 // progress plan.
-func (c Config) CheckSteps(rank, order, nnz int) int {
+func (c Config) CheckSteps(rank, fixed, order, nnz int) int {
 	cfg := c.AtRank(rank)
-	return scaled(cfg.Ascent, scaleOf(c.Doublings(rank, nnz)), 2) * (len(cfg.Ladder) - cfg.phaseRung()) * models.SweepPasses(order)
+	return scaled(cfg.Ascent, scaleOf(c.Doublings(rank, fixed, nnz)), 2) * (len(cfg.Ladder) - cfg.phaseRung()) * models.SweepPasses(order)
 }
 
 // RoundRecords is the number of records chain (rank, rung ti) holds at the end of round: its

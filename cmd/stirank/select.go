@@ -533,7 +533,7 @@ func (j *selection) rounds(ranks []int, budget int) (rounds, extra int) {
 		return 1, extra
 	}
 	for _, r := range ranks {
-		rounds = max(rounds, e.Config.Doublings(r, j.nnz)+extra+1)
+		rounds = max(rounds, e.Config.Doublings(r, e.Model.FixedComponents(), j.nnz)+extra+1)
 	}
 	return rounds, extra
 }
