@@ -5,6 +5,8 @@ import (
 	"sync"
 	"testing"
 
+	"gonum.org/v1/gonum/mathext"
+
 	"github.com/stirank/stirank/internal/quad"
 	"github.com/stirank/stirank/rng"
 	"github.com/stirank/stirank/samplers/smc"
@@ -213,6 +215,45 @@ func TestLogRatios(t *testing.T) {
 			if math.Abs(a-out[i]) > 1e-9 {
 				t.Errorf("%v particle %d: ratio %v, direct %v", c, i, out[i], a)
 			}
+		}
+	}
+}
+
+// The references' pieces: the gradient and negative Hessian logPosterior gives against central
+// differences of its value on a masked target with a feature half in, and invTrigamma against
+// gonum's digamma, whose derivative trigamma is.
+func TestReferencePieces(t *testing.T) {
+	m, cols := paperData(t, 10, 3, 1, false, 17)
+	x := cols[0]
+	tg := newTarget(m)
+	maskRows(m, []float64{1, 0.4, 0.7}, 0, tg.d, 0, m.F)
+	tg.setPowers(1)
+	tg.power[3] = 0.5
+	eta := []float64{0.3, -0.2, 1.1}
+	_, grad, neg := logPosterior(m, x, &tg, eta)
+	const e = 1e-5
+	at := func(i int, d float64) (float64, []float64) {
+		p := append([]float64(nil), eta...)
+		p[i] += d
+		v, g, _ := logPosterior(m, x, &tg, p)
+		return v, g
+	}
+	for i := range eta {
+		vp, gp := at(i, e)
+		vm, gm := at(i, -e)
+		if d := (vp - vm) / (2 * e); math.Abs(d-grad[i]) > 1e-5*(1+math.Abs(d)) {
+			t.Errorf("gradient %d: %v, differences %v", i, grad[i], d)
+		}
+		for j := range eta {
+			if d := -(gp[j] - gm[j]) / (2 * e); math.Abs(d-neg.At(i, j)) > 1e-5*(1+math.Abs(d)) {
+				t.Errorf("negative Hessian (%d, %d): %v, differences %v", i, j, neg.At(i, j), d)
+			}
+		}
+	}
+	for _, a := range []float64{0.01, 0.7, 3, 40, 5000} {
+		v := (mathext.Digamma(a*(1+1e-6)) - mathext.Digamma(a*(1-1e-6))) / (2e-6 * a)
+		if got := invTrigamma(v); math.Abs(got-a) > 1e-4*a {
+			t.Errorf("invTrigamma(ψ'(%v)) = %v", a, got)
 		}
 	}
 }
