@@ -2,7 +2,7 @@
 // data of Dikmen & Cemgil §4.1: F = 10 features, a = b = 1, w_fk ~ Gamma(1, 1), columns drawn
 // from the model. It prints three tables:
 //
-//   - accuracy: for K = 1, 2, 3 and each F of -features, every method's estimate of log p(x | W) of -columns columns
+//   - accuracy: for each K of -atoms (1–4) and each F of -features, every method's estimate of log p(x | W) of -columns columns
 //     against the exact value (closed form, quadrature), as the mean absolute error, the largest
 //     error in reported standard errors, and the CPU time per column (all replicas);
 //   - agreement at K = 15, where no exact value exists: each method against the mean of the
@@ -46,7 +46,7 @@ import (
 var (
 	particles  = flag.Int("particles", 100, "particles per run")
 	stages     = flag.Int("stages", 1000, "stages per run (for smc1 and smc2 spread evenly over the path, and the fewest they take with -cess)")
-	cess       = flag.Float64("cess", 0, "smc1 and smc2: add stages where a step would leave the conditional ESS fraction below this (0: none)")
+	cess       = flag.Float64("cess", isnmf.DefaultCESS, "smc1 and smc2: add stages where a step would leave the conditional ESS fraction below this (0: none)")
 	replicas   = flag.Int("replicas", 4, "runs per column")
 	columns    = flag.Int("columns", 5, "columns per dictionary in the accuracy and agreement tables")
 	repeats    = flag.Int("repeats", 5, "datasets in the classification table")
@@ -55,6 +55,7 @@ var (
 	fullStages = flag.Int("full-stages", 2000, "stages of the full-model AIS of the rank table")
 	seed       = flag.Uint64("seed", 1, "seed of the data and the runs")
 	features   = flag.String("features", "10,200", "feature counts F of the accuracy table (the paper's 10, and an informative column)")
+	atoms      = flag.String("atoms", "1,2,3,4", "dictionary sizes K of the accuracy table (the quadrature reaches K = 4)")
 )
 
 // dictionary draws an F×K dictionary with Gamma(1, 1) entries.
@@ -105,7 +106,7 @@ func main() {
 		}
 		ms = append(ms, m)
 	}
-	fmt.Printf("F = 10, a = b = 1, %d particles x %d stages, %d replicas per column, %d cores\n\n", *particles, *stages, *replicas, runtime.GOMAXPROCS(0))
+	fmt.Printf("a = b = 1, %d particles x %d stages (smc1, smc2: conditional ESS %g), %d replicas per column, %d cores\n\n", *particles, *stages, *cess, *replicas, runtime.GOMAXPROCS(0))
 	for _, t := range strings.Split(*tables, ",") {
 		switch t {
 		case "accuracy":
@@ -124,29 +125,47 @@ func main() {
 }
 
 func accuracy(ms []isnmf.Method) {
-	fmt.Println("accuracy against exact values (mean |error| in nats; largest |error| in reported standard errors; mean stages per run; CPU per column)")
-	fmt.Printf("%4s %3s %6s %10s %9s %11s %12s\n", "F", "K", "method", "mean|err|", "max z", "stages/run", "CPU/column")
-	for _, fs := range strings.Split(*features, ",") {
-		F, err := strconv.Atoi(fs)
-		if err != nil || F < 1 {
-			fmt.Fprintf(os.Stderr, "-features: %q is not a count\n", fs)
-			os.Exit(2)
-		}
+	fmt.Println("accuracy against exact values (mean and largest |error| per column in nats; largest |error| in reported standard errors; mean stages per run; CPU per column, and as a multiple of AIS's)")
+	fmt.Printf("%4s %3s %6s %10s %9s %7s %11s %11s %7s\n", "F", "K", "method", "mean|err|", "max|err|", "max z", "stages/run", "CPU/column", "xAIS")
+	for _, F := range counts("-features", *features) {
 		accuracyAt(ms, F)
 	}
 	fmt.Println()
 }
 
+// quadPanels is the quadrature's panels per coordinate by K: converged to 1e-5 nat
+// (isnmf.TestQuadrature) at a cost of (10·panels)^{K−1} integrand values.
+var quadPanels = map[int]int{1: 1, 2: 20, 3: 20, 4: 8}
+
+// counts reads a comma-separated list of positive integers from flag name.
+func counts(name, list string) []int {
+	var out []int
+	for _, s := range strings.Split(list, ",") {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 {
+			fmt.Fprintf(os.Stderr, "%s: %q is not a count\n", name, s)
+			os.Exit(2)
+		}
+		out = append(out, n)
+	}
+	return out
+}
+
 func accuracyAt(ms []isnmf.Method, F int) {
-	for k := 1; k <= 3; k++ {
+	for _, k := range counts("-atoms", *atoms) {
 		m := dictionary(F, k, uint64(k))
 		cols := m.Sample(rng.New(*seed, 2, uint64(F), uint64(k)), *columns)
 		exact := make([]float64, len(cols))
 		for n, x := range cols {
-			exact[n], _ = m.LogEvidenceQuadrature(x, 80)
+			var err error
+			if exact[n], err = m.LogEvidenceQuadrature(x, quadPanels[k]); err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				os.Exit(2)
+			}
 		}
+		var aisCPU time.Duration // AIS's CPU per column here, when it is among the methods
 		for _, method := range ms {
-			var sumErr, maxZ float64
+			var sumErr, maxErr, maxZ float64
 			var runStages int
 			start := cputime.Now()
 			for n, x := range cols {
@@ -154,6 +173,7 @@ func accuracyAt(ms []isnmf.Method, F int) {
 				runStages += s
 				e := math.Abs(got - exact[n])
 				sumErr += e
+				maxErr = math.Max(maxErr, e)
 				if se > 0 {
 					maxZ = math.Max(maxZ, e/se)
 				} else if e > 1e-9 {
@@ -161,8 +181,15 @@ func accuracyAt(ms []isnmf.Method, F int) {
 				}
 			}
 			per := (cputime.Now() - start) / time.Duration(len(cols))
-			fmt.Printf("%4d %3d %6s %10.4f %9.2f %11.0f %12s\n", F, k, method.Name(), sumErr/float64(len(cols)), maxZ,
-				float64(runStages)/float64(len(cols)**replicas), per.Round(time.Millisecond))
+			if _, ok := method.(isnmf.AIS); ok {
+				aisCPU = per
+			}
+			vsAIS := "-"
+			if aisCPU > 0 {
+				vsAIS = fmt.Sprintf("%.2f", float64(per)/float64(aisCPU))
+			}
+			fmt.Printf("%4d %3d %6s %10.4f %9.4f %7.2f %11.0f %11s %7s\n", F, k, method.Name(), sumErr/float64(len(cols)), maxErr, maxZ,
+				float64(runStages)/float64(len(cols)**replicas), per.Round(time.Millisecond), vsAIS)
 		}
 	}
 }

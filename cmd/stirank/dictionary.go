@@ -72,8 +72,8 @@ func runDictionary(ctx context.Context, args []string, stdout io.Writer) error {
 	fs.Float64Var(&a, "a", 1, "shape of the inverse-gamma prior of every excitation h_kn")
 	fs.Float64Var(&b, "b", 1, "scale of the inverse-gamma prior of every excitation h_kn")
 	fs.IntVar(&particles, "particles", 100, "particles per run")
-	fs.IntVar(&stages, "stages", 1000, "intermediate targets per run: temperatures for ais; for smc1 and smc2 mask steps, spread evenly over the path (with --cess, the fewest they take; at most 20 times as many)")
-	fs.Float64Var(&cess, "cess", 0, "smc1 and smc2: add stages where a mask step would leave the conditional effective sample size, as a fraction of the particles, below this (0: the even schedule alone)")
+	fs.IntVar(&stages, "stages", 1000, "intermediate targets per run: temperatures for ais; for smc1 and smc2 the fewest steps, spread evenly over the path, to which --cess adds (at most 20 times as many)")
+	fs.Float64Var(&cess, "cess", 0, fmt.Sprintf("smc1 and smc2: add stages where a step would leave the conditional effective sample size, as a fraction of the particles, below this (default %g; 0: the even schedule alone)", isnmf.DefaultCESS))
 	fs.IntVar(&replicas, "replicas", 4, "independent runs per (dictionary, column); the estimate is the log of their mean")
 	fs.Uint64Var(&seed, "seed", 1, "random seed; every run's stream derives from it and its (dictionary, column, replica)")
 	fs.IntVar(&workers, "workers", 0, "runs at once per worker process (default: one per core)")
@@ -130,8 +130,13 @@ func runDictionary(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return usageError{err}
 	}
-	if cess > 0 && !isnmf.ChoosesStages(estimator) {
+	cessSet := false
+	fs.Visit(func(f *flag.Flag) { cessSet = cessSet || f.Name == "cess" })
+	switch {
+	case cess > 0 && !isnmf.ChoosesStages(estimator):
 		return usagef("--cess is for smc1 and smc2; %s runs its --stages", method)
+	case !cessSet && isnmf.ChoosesStages(estimator):
+		cess = isnmf.DefaultCESS
 	}
 	src, info, m, _, err := openData(ctx, &selectFlags{data: data}, false)
 	if err != nil {

@@ -11,14 +11,43 @@ import (
 	"github.com/stirank/stirank/samplers/smc"
 )
 
-// target is one stage of a path: π(h) ∝ p(h) Π_f N_u(x_f; 0, Σ_k d_fk h_k)^β_f, the model's
-// likelihood with a masked dictionary D in place of W and each feature's term raised to its own
-// power (0 for a feature not yet in). Every path here is a sequence of such targets.
+// target is one stage of a path: π(h) ∝ Π_k g_k(h_k) Π_f N_u(x_f; 0, Σ_k d_fk h_k)^β_f, the
+// model's likelihood with a masked dictionary D in place of W, each feature's term raised to its
+// own power (0 for a feature not yet in), and on each excitation an inverse-gamma factor g_k: its
+// prior, or a reference fitted to where it will end up while its column has not moved out.
+// Every path here is a sequence of such targets.
 type target struct {
-	d     []float64 // F×K
-	power []float64 // β_f
-	exact bool      // every β_f is 0 or 1, so the Gibbs conditionals hold
+	d      []float64 // F×K
+	power  []float64 // β_f
+	factor []igFactor
+	exact  bool // every β_f is 0 or 1, so the Gibbs conditionals hold
 }
+
+// igFactor is the unnormalised inverse-gamma factor e^logNorm h^−(shape+1) e^−scale/h: a
+// normalised IG(shape, scale) when logNorm = shape log scale − log Γ(shape), and a geometric mix
+// of two such (mixFactors) otherwise.
+type igFactor struct{ shape, scale, logNorm float64 }
+
+// invGammaFactor is the normalised density IG(shape, scale).
+func invGammaFactor(shape, scale float64) igFactor {
+	lg, _ := math.Lgamma(shape)
+	return igFactor{shape, scale, shape*math.Log(scale) - lg}
+}
+
+// mixFactors is q^(1−rho) p^rho, itself an unnormalised inverse-gamma factor: normalised q at
+// rho = 0, p at rho = 1.
+func mixFactors(q, p igFactor, rho float64) igFactor {
+	switch rho {
+	case 0:
+		return q
+	case 1:
+		return p
+	}
+	return igFactor{(1-rho)*q.shape + rho*p.shape, (1-rho)*q.scale + rho*p.scale, (1-rho)*q.logNorm + rho*p.logNorm}
+}
+
+// log is log g(h).
+func (g igFactor) log(h float64) float64 { return g.logNorm - (g.shape+1)*math.Log(h) - g.scale/h }
 
 // setPowers sets every β_f to beta.
 func (t *target) setPowers(beta float64) {
@@ -53,17 +82,26 @@ type path struct {
 	at     [2]position
 	recent int // the cached target asked for last, which a miss must not replace
 	// work buffers of the moves, and the rows two targets differ in (LogRatios).
-	v, lam, z, ss, nobs []float64
-	changed             []int
+	v, lam, z, ss, nobs     []float64
+	changed, changedFactors []int
 }
 
 func newPath(m *Model, x []float64, fill schedule) *path {
 	p := &path{m: m, x: x, fill: fill, at: [2]position{{seg: -1}, {seg: -1}}}
 	for i := range p.cache {
-		p.cache[i] = target{d: make([]float64, m.F*m.K), power: make([]float64, m.F)}
+		p.cache[i] = newTarget(m)
 	}
 	p.v, p.lam, p.z, p.ss, p.nobs = make([]float64, m.F), make([]float64, m.K), make([]float64, m.K), make([]float64, m.K), make([]float64, m.K)
 	return p
+}
+
+// newTarget allocates a target whose factors are the model's priors.
+func newTarget(m *Model) target {
+	t := target{d: make([]float64, m.F*m.K), power: make([]float64, m.F), factor: make([]igFactor, m.K)}
+	for k := range t.factor {
+		t.factor[k] = invGammaFactor(m.A[k], m.B[k])
+	}
+	return t
 }
 
 // stage returns the target at a position, filling it in place of the one asked for less recently
@@ -95,11 +133,16 @@ var _ smc.Path = fixedPath{}
 func (p fixedPath) Dim() int    { return p.m.K }
 func (p fixedPath) Stages() int { return p.stages }
 
-// LogTarget is Σ_f β_f log N_u(x_f; 0, d_f·h): the prior is common to every stage.
+// LogTarget is Σ_f β_f log N_u(x_f; 0, d_f·h): the factors on h, the priors, are common to every
+// stage of a fixed path.
 func (p fixedPath) LogTarget(n int, h []float64) float64 { return p.logTargetAt(position{seg: n}, h) }
 
 func (p fixedPath) logTargetAt(at position, h []float64) float64 {
-	t := p.stage(at)
+	return p.likelihood(p.stage(at), h)
+}
+
+// likelihood is Σ_f β_f log N_u(x_f; 0, d_f·h) of target t.
+func (p fixedPath) likelihood(t *target, h []float64) float64 {
 	K, u := p.m.K, p.m.U
 	var logs logSum
 	var power, quad float64
@@ -133,9 +176,9 @@ func (p segmentPath) Move(s int, lambda float64, r *rand.Rand, h []float64) {
 	p.move(p.stage(position{s, lambda}), r, h)
 }
 
-// LogRatios sets out[i] to the log likelihood ratio of the targets at to and from of particle i,
-// over the features whose power or dictionary row differs between them: a feature coming in
-// costs K operations a particle, not F·K. The logarithms of each target's scales are taken a
+// LogRatios sets out[i] to the log ratio of the targets at to and from of particle i, over the
+// features whose power or dictionary row differs between them and the excitations whose factor
+// does: a feature coming in costs K operations a particle, not F·K. The logarithms of each target's scales are taken a
 // product at a time (logSum), since every β_f of a mask step is 1.
 func (p segmentPath) LogRatios(s int, from, to float64, hs, out []float64) {
 	tf, tt := p.stage(position{s, from}), p.stage(position{s, to})
@@ -146,11 +189,20 @@ func (p segmentPath) LogRatios(s int, from, to float64, hs, out []float64) {
 			p.changed = append(p.changed, f)
 		}
 	}
+	p.changedFactors = p.changedFactors[:0]
+	for k := range K {
+		if tf.factor[k] != tt.factor[k] {
+			p.changedFactors = append(p.changedFactors, k)
+		}
+	}
 	c := u * math.Log(u/math.Pi)
 	for i := range out {
 		h := hs[i*K : (i+1)*K]
 		var logTo, logFrom logSum
 		var l float64
+		for _, k := range p.changedFactors {
+			l += tt.factor[k].log(h[k]) - tf.factor[k].log(h[k])
+		}
 		for _, f := range p.changed {
 			x, bt, bf := p.x[f], tt.power[f], tf.power[f]
 			if bt > 0 {
@@ -201,15 +253,16 @@ func (s *logSum) value() float64 {
 	return s.acc + s.beta*math.Log(s.prod)
 }
 
-// Init draws h from π_0 exactly. A first stage with every β_f = 0 is the prior (Z_0 = 1);
-// otherwise its powers must be 0 or 1 and its dictionary must have one non-zero column c on the
-// features that are in, so that h_c has an inverse-gamma posterior, the other excitations keep
-// their priors, and Z_0 is the K = 1 evidence of those features.
+// Init draws h from π_0 exactly. Its factors must be normalised densities. A first stage with
+// every β_f = 0 is their product (Z_0 = 1); otherwise its powers must be 0 or 1 and its
+// dictionary must have one non-zero column c on the features that are in, so that h_c has an
+// inverse-gamma posterior, the other excitations keep their factors, and Z_0 is the K = 1
+// evidence of those features under c's factor.
 func (p *path) Init(r *rand.Rand, h []float64) float64 {
 	t := p.stage(position{})
 	m := p.m
-	for k := range h {
-		h[k] = invGamma(r, m.A[k], m.B[k])
+	for k, g := range t.factor {
+		h[k] = invGamma(r, g.shape, g.scale)
 	}
 	c := -1
 	for f := range m.F {
@@ -222,7 +275,7 @@ func (p *path) Init(r *rand.Rand, h []float64) float64 {
 	if c < 0 {
 		return 0
 	}
-	a, b := m.A[c], m.B[c]
+	a, b := t.factor[c].shape, t.factor[c].scale
 	var logZ, n, s float64
 	for f, x := range p.x {
 		if t.power[f] == 0 {
@@ -253,7 +306,7 @@ func (p *path) move(t *target, r *rand.Rand, h []float64) {
 
 // gibbs draws the components c_f | h, x of every observed feature — Gaussian, with mean
 // x_f d_f/v_f and covariance diag(d_f) − d_f d_fᵀ/v_f where d_fk = w_fk h_k — then every h_k | C
-// ~ IG(a_k + u n_k, b_k + u Σ_f |c_fk|²/w_fk), n_k counting the observed features with w_fk > 0.
+// ~ IG(a_k + u n_k, b_k + u Σ_f |c_fk|²/w_fk) under a factor IG(a_k, b_k), n_k counting the observed features with w_fk > 0.
 // A conditional Gaussian draw is an unconditional one corrected onto the constraint
 // Σ_k c_fk = x_f: c = z + d (x − Σ_k z_k)/v with z_k ~ N_u(0, d_k). By the model's symmetry
 // (sign for real data, phase for complex) x_f may be taken as √|x_f|², real.
@@ -296,7 +349,8 @@ func (p *path) gibbs(t *target, r *rand.Rand, h []float64) {
 		}
 	}
 	for k := range K {
-		h[k] = invGamma(r, m.A[k]+m.U*nobs[k], m.B[k]+m.U*ss[k])
+		g := t.factor[k]
+		h[k] = invGamma(r, g.shape+m.U*nobs[k], g.scale+m.U*ss[k])
 	}
 }
 
@@ -314,9 +368,9 @@ func (p *path) slice(t *target, r *rand.Rand, h []float64) {
 		}
 	}
 	for k := range K {
-		a, b := m.A[k], m.B[k]
+		a, b := t.factor[k].shape, t.factor[k].scale
 		hk := h[k]
-		// logDensity of η = log h_k: the log IG prior with its Jacobian, and the tempered
+		// logDensity of η = log h_k: the log IG factor with its Jacobian, and the tempered
 		// likelihood of the features whose scale h_k enters.
 		logDensity := func(eta float64) float64 {
 			e := math.Exp(eta)
