@@ -10,6 +10,7 @@ import (
 	"github.com/stirank/stirank/evidence"
 	"github.com/stirank/stirank/models"
 	"github.com/stirank/stirank/sti"
+	"github.com/stirank/stirank/transforms"
 )
 
 // raceConfig is the default configuration cut to a unit test's budget.
@@ -55,8 +56,10 @@ func TestRaceMatchesInProcess(t *testing.T) {
 		workers := run.workers
 		o := inline(t, data, spec, cfg)
 		o.Ranks, o.Workers, o.Rounds, o.Shards = ranks, workers, 6, run.shards
+		transforms.SpillBytes = 64 << 10
 		if run.spill {
-			o.Spill = t.TempDir()
+			// Every state through the directory, however small.
+			o.Spill, transforms.SpillBytes = t.TempDir(), 0
 		}
 		got, _ := runPipeline(t, o)
 		for i, re := range want {
