@@ -140,8 +140,10 @@ type RankResult struct {
 	// estimate may be far off (evidence.RankEvidence.Uncovered).
 	Uncovered bool `json:"uncovered,omitempty"`
 	// Rates is, under a hyperprior on the factors' prior rates (--rate auto), the posterior of
-	// every factor's rate at t = 1, by mode; empty at fixed rates.
-	Rates []RatePosterior `json:"rates,omitempty"`
+	// every factor's rate at t = 1, by mode, and RateProduct that of their product, which the
+	// data pin where each rate trades scale with the others; empty at fixed rates.
+	Rates       []RatePosterior `json:"rates,omitempty"`
+	RateProduct *RatePosterior  `json:"rate_product,omitempty"`
 	// Hysteresis is the area between the rungs' means and the phase check's walk back up the
 	// ladder (sti.Config.Ascent) from t = 0.01, and phase says the two part beyond their noise
 	// (f(t) changes phase, or the chains sit in a basin the walk did not reach): the estimate
@@ -285,6 +287,9 @@ func (r *Result) addRanks(want []int, ests []evidence.RankEvidence) error {
 		rr.Uncovered = re.Uncovered
 		for k, m := range re.RateMean {
 			rr.Rates = append(rr.Rates, RatePosterior{Mean: Float(m), SD: Float(re.RateSD[k])})
+		}
+		if n := len(rr.Rates); n > 0 {
+			rr.Rates, rr.RateProduct = rr.Rates[:n-1], &rr.Rates[n-1]
 		}
 		rr.Round, rr.Drift = re.Round, Float(re.Drift)
 		for _, k := range re.Rounds {
@@ -478,13 +483,18 @@ func (r Result) Table() string {
 }
 
 // RatesLine is one line of the posterior of the rank's prior rates at t = 1, e.g. "prior rates
-// at rank 3 (posterior at t = 1): mode 0 2.31 ± 0.12, mode 1 4.05 ± 0.30".
+// at rank 3 (posterior at t = 1): mode 0 2.31 ± 0.12, mode 1 4.05 ± 0.30; product 9.35 ± 0.41".
 func (rr RankResult) RatesLine() string {
 	parts := make([]string, len(rr.Rates))
 	for k, p := range rr.Rates {
-		parts[k] = fmt.Sprintf("mode %d %.4g ± %.2g", k, float64(p.Mean), float64(p.SD))
+		parts[k] = fmt.Sprintf("mode %d %s", k, p)
 	}
-	return fmt.Sprintf("prior rates at rank %d (posterior at t = 1): %s", rr.Rank, strings.Join(parts, ", "))
+	return fmt.Sprintf("prior rates at rank %d (posterior at t = 1): %s; product %s", rr.Rank, strings.Join(parts, ", "), rr.RateProduct)
+}
+
+// String is "mean ± sd" to the digits the deviation leaves meaningful.
+func (p RatePosterior) String() string {
+	return fmt.Sprintf("%.3g ± %.2g", float64(p.Mean), float64(p.SD))
 }
 
 // Verdict is one sentence for a person: the rank chosen, how sure the estimates make it (its

@@ -287,7 +287,7 @@ func advance(ctx context.Context, mv *gibbsMover, cv *controls, r *rand.Rand, t 
 		}
 		s.Records = append(s.Records, ll)
 		if rates != nil && t == 1 {
-			s.Rates = rates.AppendRates(s.Rates, s.Theta)
+			s.Rates = appendRates(s.Rates, rates, s.Theta)
 		}
 		if cv != nil {
 			cv.record(t, s.Theta, ll)
@@ -297,6 +297,21 @@ func advance(ctx context.Context, mv *gibbsMover, cv *controls, r *rand.Rand, t 
 		}
 	}
 	return ""
+}
+
+// appendRates appends the prior rates of a hyperprior at θ and their product to dst (ChainState.Rates),
+// nothing at fixed rates: the likelihood and the factors' priors leave the rates free along the
+// factors' scale, so the data pin only the product, the scale of the prior's mean cell.
+func appendRates(dst []float64, m models.SampledRates, theta []float64) []float64 {
+	n := len(dst)
+	if dst = m.AppendRates(dst, theta); len(dst) == n {
+		return dst
+	}
+	prod := 1.0
+	for _, v := range dst[n:] {
+		prod *= v
+	}
+	return append(dst, prod)
 }
 
 // StateOf is the saved form of a chain of rank whose parameters are theta.

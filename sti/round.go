@@ -34,8 +34,9 @@ type ChainState struct {
 	// transient test (Config.Truncate) reads them whole at every round. Controls holds their
 	// control variates, CondVar their conditional variances (controls).
 	Records, Controls, CondVar []float64
-	// Rates holds, at t = 1 under a hyperprior, every factor's prior rate with each record
-	// (record-major, models.SampledRates): the report's posterior of the rates; nil otherwise.
+	// Rates holds, at t = 1 under a hyperprior, every factor's prior rate and their product
+	// with each record (record-major, appendRates): the report's posterior of the rates; nil
+	// otherwise.
 	Rates []float64
 	// Budget is the records the chain holds at the configured budget (Records at its rung,
 	// which the start stage reads for all its chains); 0 reads it from the problem.
