@@ -98,6 +98,7 @@ func CombineAnnealed(anneals []AnnealSummary, chains []ChainSummary) (RankEviden
 		r.Chains++
 	}
 	sort.Strings(re.Diverged)
+	re.RateMean, re.RateSD = PoolRates(chains)
 	if len(re.Diverged) > 0 {
 		re.LogEvidence, re.StdErr, re.Trapezoid, re.SMC = math.NaN(), math.NaN(), math.NaN(), math.NaN()
 		return re, nil

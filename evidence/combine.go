@@ -52,6 +52,10 @@ type ChainSummary struct {
 	// with the rungs' means (PhaseCheck).
 	Ascent     []float64
 	AscentFrom int
+	// RateMean and RateM2 are, for a chain at t = 1 under a hyperprior (--rate auto), the mean
+	// and the sum of squared deviations over the Count records' draws of every factor's prior
+	// rate, by mode, and last of their product; empty at fixed rates and at other rungs.
+	RateMean, RateM2 []float64
 }
 
 // Rung is the combined estimate at one temperature.
@@ -133,6 +137,10 @@ type RankEvidence struct {
 	// (CombineReferencePath), the estimates of the replicas left out of LogEvidence: more than
 	// three standard errors below the best, their references were fitted in basins of less mass.
 	Apart []float64
+	// RateMean and RateSD are the posterior mean and standard deviation at t = 1 under a
+	// hyperprior of every factor's prior rate and last of their product (PoolRates, in
+	// ChainSummary.RateMean's order); nil at fixed rates.
+	RateMean, RateSD []float64
 	// Uncovered says, for such a rank, that the posterior spreads where the references have
 	// almost no mass: f(1) − log p(X | R), which estimates KL(π₁ ‖ q) ≥ 0, lies far above
 	// log p(X | R) − f(0), which estimates KL(q ‖ π₁) (CombineReferencePath), and the chains near
@@ -185,6 +193,7 @@ func combine(l Ladder, wf, wv []float64, chains []ChainSummary) (RankEvidence, e
 		byRung[c.TIndex] = append(byRung[c.TIndex], c)
 	}
 	sort.Strings(re.Diverged)
+	re.RateMean, re.RateSD = PoolRates(chains)
 	f := make([]float64, len(l))
 	v := make([]float64, len(l))
 	for i, cs := range byRung {

@@ -466,3 +466,31 @@ func TestStdErrWithinPredictsTheSpread(t *testing.T) {
 		t.Errorf("the means alone predict %.3f of a spread of %.3f: this curve does not test the variances' part", meansOnly, spread)
 	}
 }
+
+// TestPoolRates checks that the rates pooled from chains' moments (Moments, PoolRates) are the
+// mean and standard deviation of all their draws taken as one sample, and that chains without
+// rates, or diverged, add nothing.
+func TestPoolRates(t *testing.T) {
+	draws := [][]float64{{1, 10, 2, 12, 4, 11}, {3, 9, 5, 14}}
+	var chains []ChainSummary
+	var all [2][]float64
+	for c, d := range draws {
+		s := ChainSummary{Chain: c, Count: len(d) / 2}
+		s.RateMean, s.RateM2 = Moments(d, 2)
+		chains = append(chains, s)
+		for i, v := range d {
+			all[i%2] = append(all[i%2], v)
+		}
+	}
+	chains = append(chains, ChainSummary{Chain: 2, Count: 5}, ChainSummary{Chain: 3, Count: 3, RateMean: []float64{100, 100}, RateM2: []float64{1, 1}, Divergence: "x"})
+	mean, sd := PoolRates(chains)
+	for k, ys := range all {
+		m, m2, _ := Summarize(ys)
+		if want := math.Sqrt(m2 / float64(len(ys)-1)); math.Abs(mean[k]-m) > 1e-12 || math.Abs(sd[k]-want) > 1e-12 {
+			t.Errorf("rate %d: pooled %v ± %v, the draws' %v ± %v", k, mean[k], sd[k], m, want)
+		}
+	}
+	if mean, sd := PoolRates(chains[2:3]); mean != nil || sd != nil {
+		t.Errorf("chains without rates pool to %v ± %v", mean, sd)
+	}
+}

@@ -132,3 +132,61 @@ func mser(y []float64) int {
 	}
 	return bestD * truncationBatch
 }
+
+// Moments returns the mean and the sum of squared deviations of each of the k columns of y,
+// a record-major series of k values per record (nil, nil for none).
+func Moments(y []float64, k int) (mean, m2 []float64) {
+	if k == 0 || len(y) < k {
+		return nil, nil
+	}
+	n := float64(len(y) / k)
+	mean, m2 = make([]float64, k), make([]float64, k)
+	for i, v := range y {
+		mean[i%k] += v
+	}
+	for j := range mean {
+		mean[j] /= n
+	}
+	for i, v := range y {
+		m2[i%k] += (v - mean[i%k]) * (v - mean[i%k])
+	}
+	return mean, m2
+}
+
+// PoolRates is the posterior mean and standard deviation of each prior rate from the chains
+// that recorded them (ChainSummary.RateMean, at t = 1): their records pooled as one sample, so
+// that replicas in different places widen the deviation as they should. Both are nil when no
+// chain recorded rates.
+func PoolRates(chains []ChainSummary) (mean, sd []float64) {
+	n := 0.0
+	for _, c := range chains {
+		if len(c.RateMean) == 0 || c.Count == 0 || c.Divergence != "" {
+			continue
+		}
+		if mean == nil {
+			mean, sd = make([]float64, len(c.RateMean)), make([]float64, len(c.RateMean))
+		}
+		n += float64(c.Count)
+		for j, m := range c.RateMean {
+			mean[j] += float64(c.Count) * m
+		}
+	}
+	if mean == nil {
+		return nil, nil
+	}
+	for j := range mean {
+		mean[j] /= n
+	}
+	for _, c := range chains {
+		if len(c.RateMean) == 0 || c.Count == 0 || c.Divergence != "" {
+			continue
+		}
+		for j, m := range c.RateMean {
+			sd[j] += c.RateM2[j] + float64(c.Count)*(m-mean[j])*(m-mean[j])
+		}
+	}
+	for j := range sd {
+		sd[j] = math.Sqrt(sd[j] / math.Max(n-1, 1))
+	}
+	return mean, sd
+}

@@ -64,3 +64,23 @@ func PoissonPrior(data *tensor.Sparse, R int, p Params) (RatePrior, error) {
 func PoissonAutoSpec(name string, param Param) Spec {
 	return Spec{Name: name, Params: Params{"rates": Word(AutoWord), "param": Word(param.String())}}
 }
+
+// SampledRates is a model whose factors' prior rates may be parameters (a hyperprior, --rate
+// auto); the chains at t = 1 record them so that the report can give their posterior.
+type SampledRates interface {
+	// AppendRates appends every factor's rate at θ to dst and returns it; it appends nothing
+	// when the rates are fixed.
+	AppendRates(dst, theta []float64) []float64
+}
+
+// AppendRates appends every factor's rate at θ to dst under a hyperprior, nothing at fixed
+// rates (SampledRates).
+func (m *Poisson) AppendRates(dst, theta []float64) []float64 {
+	if !m.auto() {
+		return dst
+	}
+	for k := range m.Rates {
+		dst = append(dst, math.Exp(theta[m.dim+k]))
+	}
+	return dst
+}

@@ -139,6 +139,11 @@ type RankResult struct {
 	// Uncovered says the posterior spreads where those references have almost no mass, and the
 	// estimate may be far off (evidence.RankEvidence.Uncovered).
 	Uncovered bool `json:"uncovered,omitempty"`
+	// Rates is, under a hyperprior on the factors' prior rates (--rate auto), the posterior of
+	// every factor's rate at t = 1, by mode, and RateProduct that of their product, which the
+	// data pin where each rate trades scale with the others; empty at fixed rates.
+	Rates       []RatePosterior `json:"rates,omitempty"`
+	RateProduct *RatePosterior  `json:"rate_product,omitempty"`
 	// Hysteresis is the area between the rungs' means and the phase check's walk back up the
 	// ladder (sti.Config.Ascent) from t = 0.01, and phase says the two part beyond their noise
 	// (f(t) changes phase, or the chains sit in a basin the walk did not reach): the estimate
@@ -280,6 +285,12 @@ func (r *Result) addRanks(want []int, ests []evidence.RankEvidence) error {
 			}
 		}
 		rr.Uncovered = re.Uncovered
+		for k, m := range re.RateMean {
+			rr.Rates = append(rr.Rates, RatePosterior{Mean: Float(m), SD: Float(re.RateSD[k])})
+		}
+		if n := len(rr.Rates); n > 0 {
+			rr.Rates, rr.RateProduct = rr.Rates[:n-1], &rr.Rates[n-1]
+		}
 		rr.Round, rr.Drift = re.Round, Float(re.Drift)
 		for _, k := range re.Rounds {
 			rr.Rounds = append(rr.Rounds, RoundResult{Round: k.Round, LogEvidence: Float(k.LogEvidence), StdErr: Float(k.StdErr), Steps: int64(k.Steps)})
@@ -407,6 +418,12 @@ func csvFloat(f Float) string {
 	return strconv.FormatFloat(v, 'g', -1, 64)
 }
 
+// RatePosterior is the posterior mean and standard deviation of one factor's prior rate.
+type RatePosterior struct {
+	Mean Float `json:"mean"`
+	SD   Float `json:"sd"`
+}
+
 // ParseResult decodes evidence.json.
 func ParseResult(b []byte) (Result, error) {
 	var r Result
@@ -455,11 +472,29 @@ func (r Result) Table() string {
 	for _, n := range notes {
 		b.WriteString(n + "\n")
 	}
+	if best, ok := r.Best(); ok && len(best.Rates) > 0 {
+		b.WriteString(best.RatesLine() + "\n")
+	}
 	if n := len(r.Divergences); n > 0 {
 		fmt.Fprintf(&b, "%d chains diverged (see evidence.json); first: %s\n", n, r.Divergences[0])
 	}
 	b.WriteString(r.Verdict() + "\n")
 	return b.String()
+}
+
+// RatesLine is one line of the posterior of the rank's prior rates at t = 1, e.g. "prior rates
+// at rank 3 (posterior at t = 1): mode 0 2.31 ± 0.12, mode 1 4.05 ± 0.30; product 9.35 ± 0.41".
+func (rr RankResult) RatesLine() string {
+	parts := make([]string, len(rr.Rates))
+	for k, p := range rr.Rates {
+		parts[k] = fmt.Sprintf("mode %d %s", k, p)
+	}
+	return fmt.Sprintf("prior rates at rank %d (posterior at t = 1): %s; product %s", rr.Rank, strings.Join(parts, ", "), rr.RateProduct)
+}
+
+// String is "mean ± sd" to the digits the deviation leaves meaningful.
+func (p RatePosterior) String() string {
+	return fmt.Sprintf("%.3g ± %.2g", float64(p.Mean), float64(p.SD))
 }
 
 // Verdict is one sentence for a person: the rank chosen, how sure the estimates make it (its

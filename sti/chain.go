@@ -208,7 +208,7 @@ func (p *Problem) RunFrom(ctx context.Context, id ChainID, t float64, start []fl
 			return fmt.Sprintf("rank %d, t=%.6g (stage %d), chain %d, sweep %d", id.Rank, t, id.TIndex, id.Chain, sweep)
 		})
 		sum.Steps, sum.CellEvals = mv.passes(s.Sweeps), mv.cellEvals()
-		return p.summarize(ctx, sum, div, s.Records, nil)
+		return p.summarize(ctx, sum, div, s.Records, s.Rates, nil)
 	}
 	w := newWalker(p, m, id, t)
 	records := make([]float64, 0, cfg.Steps-cfg.Burnin)
@@ -221,14 +221,15 @@ func (p *Problem) RunFrom(ctx context.Context, id ChainID, t float64, start []fl
 		records, div, sum.Steps = p.walk(ctx, w, false, nil, records)
 	}
 	sum.CellEvals = w.cellEvals
-	return p.summarize(ctx, sum, div, records, nil)
+	return p.summarize(ctx, sum, div, records, nil, nil)
 }
 
 // summarize completes a chain's summary from its records unless it diverged: with
 // Config.Truncate the records before the end of their start's transient (evidence.Truncation)
 // are left out, and it carries the records' control variates where cv has them, and the mean of
-// the first half of the records it keeps (evidence.ChainSummary.HalfMean).
-func (p *Problem) summarize(ctx context.Context, sum evidence.ChainSummary, div string, records []float64, cv *controls) (evidence.ChainSummary, error) {
+// the first half of the records it keeps (evidence.ChainSummary.HalfMean), and the moments of
+// the prior rates recorded with the records it keeps where rates has them (ChainState.Rates).
+func (p *Problem) summarize(ctx context.Context, sum evidence.ChainSummary, div string, records, rates []float64, cv *controls) (evidence.ChainSummary, error) {
 	if err := ctx.Err(); err != nil {
 		return sum, err
 	}
@@ -250,15 +251,21 @@ func (p *Problem) summarize(ctx context.Context, sum evidence.ChainSummary, div 
 	if cv != nil {
 		cv.from(d).summarize(kept, &sum)
 	}
+	if len(rates) > 0 && len(kept) > 0 {
+		k := len(rates) / len(records)
+		sum.RateMean, sum.RateM2 = evidence.Moments(rates[d*k:], k)
+	}
 	return sum, nil
 }
 
 // advance sweeps mv's data-augmentation kernel at t on s's parameters, in place: burn sweeps
 // whose log-likelihoods are not recorded (the last is read, where a divergence shows), then as
 // many as add records more to s.Records, each with its control variates where cv has them. It
-// counts its sweeps in s.Sweeps and returns a divergence, named by where, or "".
+// counts its sweeps in s.Sweeps and returns a divergence, named by where, or "". At t = 1 it
+// also records the prior rates of a hyperprior in s.Rates, where their draws are the posterior's.
 func advance(ctx context.Context, mv *gibbsMover, cv *controls, r *rand.Rand, t float64, burn, records int, s *ChainState, where func(sweep int) string) string {
 	acc := make([]float64, mv.blocks())
+	rates, _ := mv.m.(models.SampledRates)
 	per := mv.passes(1)
 	sweeps := burn + max(0, records)
 	for k := 1; k <= sweeps; k++ {
@@ -279,6 +286,9 @@ func advance(ctx context.Context, mv *gibbsMover, cv *controls, r *rand.Rand, t 
 			continue
 		}
 		s.Records = append(s.Records, ll)
+		if rates != nil && t == 1 {
+			s.Rates = appendRates(s.Rates, rates, s.Theta)
+		}
 		if cv != nil {
 			cv.record(t, s.Theta, ll)
 			if cv.stein > 0 {
@@ -287,6 +297,21 @@ func advance(ctx context.Context, mv *gibbsMover, cv *controls, r *rand.Rand, t 
 		}
 	}
 	return ""
+}
+
+// appendRates appends the prior rates of a hyperprior at θ and their product to dst (ChainState.Rates),
+// nothing at fixed rates: the likelihood and the factors' priors leave the rates free along the
+// factors' scale, so the data pin only the product, the scale of the prior's mean cell.
+func appendRates(dst []float64, m models.SampledRates, theta []float64) []float64 {
+	n := len(dst)
+	if dst = m.AppendRates(dst, theta); len(dst) == n {
+		return dst
+	}
+	prod := 1.0
+	for _, v := range dst[n:] {
+		prod *= v
+	}
+	return append(dst, prod)
 }
 
 // StateOf is the saved form of a chain of rank whose parameters are theta.
@@ -353,7 +378,7 @@ func (p *Problem) runWalker(ctx context.Context, id ChainID, start []float64, fr
 		records, div, sum.Steps = p.walk(ctx, w, from != nil, newRows, records)
 	}
 	sum.CellEvals = w.cellEvals
-	sum, err = p.summarize(ctx, sum, div, records, nil)
+	sum, err = p.summarize(ctx, sum, div, records, nil, nil)
 	if err != nil || div != "" || w.t == 0 {
 		return sum, nil, err
 	}

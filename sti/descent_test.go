@@ -196,7 +196,7 @@ func TestExtendCarriesAChainOn(t *testing.T) {
 // a state read back is the same state when it crosses again.
 func TestChainStateCrossesInSinglePrecision(t *testing.T) {
 	const n = 10000
-	s := ChainState{Theta: make([]float64, n), Center: make([]float64, n), Records: []float64{-1.5, -2.25}, Budget: 7, Warm: true, Sweeps: 3, Steps: 4, CellEvals: 5}
+	s := ChainState{Theta: make([]float64, n), Center: make([]float64, n), Records: []float64{-1.5, -2.25}, Rates: []float64{0.5, 2, 1, 0.25, 4, 1}, Budget: 7, Warm: true, Sweeps: 3, Steps: 4, CellEvals: 5}
 	for i := range s.Theta {
 		s.Theta[i] = math.Log(float64(i+1)) / 3
 		s.Center[i] = -s.Theta[i]
@@ -205,7 +205,7 @@ func TestChainStateCrossesInSinglePrecision(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(b) > 2*4*n+200 {
+	if len(b) > 2*4*n+300 { // the rest: the records, the rates and gob's field names
 		t.Errorf("%d parameters and centre coordinates take %d bytes, more than single precision", 2*n, len(b))
 	}
 	var got ChainState
@@ -217,7 +217,7 @@ func TestChainStateCrossesInSinglePrecision(t *testing.T) {
 			t.Fatalf("coordinate %d: %g, %g read back as %g, %g", i, s.Theta[i], s.Center[i], got.Theta[i], got.Center[i])
 		}
 	}
-	if !slices.Equal(got.Records, s.Records) || got.Budget != 7 || !got.Warm || got.Sweeps != 3 || got.Steps != 4 || got.CellEvals != 5 {
+	if !slices.Equal(got.Records, s.Records) || !slices.Equal(got.Rates, s.Rates) || got.Budget != 7 || !got.Warm || got.Sweeps != 3 || got.Steps != 4 || got.CellEvals != 5 {
 		t.Errorf("read back %+v", got)
 	}
 	again, err := got.GobEncode()

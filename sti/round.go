@@ -34,6 +34,10 @@ type ChainState struct {
 	// transient test (Config.Truncate) reads them whole at every round. Controls holds their
 	// control variates, CondVar their conditional variances (controls).
 	Records, Controls, CondVar []float64
+	// Rates holds, at t = 1 under a hyperprior, every factor's prior rate and their product
+	// with each record (record-major, appendRates): the report's posterior of the rates; nil
+	// otherwise.
+	Rates []float64
 	// Budget is the records the chain holds at the configured budget (Records at its rung,
 	// which the start stage reads for all its chains); 0 reads it from the problem.
 	Budget int
@@ -182,7 +186,7 @@ func (p *Problem) Extend(ctx context.Context, id ChainID, round int, state *Chai
 	}
 	next := &ChainState{
 		Records: slices.Clone(state.Records), Controls: slices.Clone(state.Controls), CondVar: slices.Clone(state.CondVar),
-		Center: state.Center, Budget: state.Budget, Warm: state.Warm, Sweeps: state.Sweeps, Steps: state.Steps, CellEvals: state.CellEvals,
+		Rates: slices.Clone(state.Rates), Center: state.Center, Budget: state.Budget, Warm: state.Warm, Sweeps: state.Sweeps, Steps: state.Steps, CellEvals: state.CellEvals,
 	}
 	if next.Budget == 0 {
 		next.Budget = p.Records(id.Rank, id.TIndex)
@@ -236,7 +240,7 @@ func (p *Problem) Extend(ctx context.Context, id ChainID, round int, state *Chai
 		}
 	}
 	sum.Steps, sum.CellEvals = next.Steps, next.CellEvals
-	sum, err = p.summarize(ctx, sum, div, next.Records, cv)
+	sum, err = p.summarize(ctx, sum, div, next.Records, next.Rates, cv)
 	if err != nil || div != "" {
 		return sum, nil, err
 	}
@@ -251,6 +255,7 @@ func (p *Problem) Extend(ctx context.Context, id ChainID, round int, state *Chai
 type chainWire struct {
 	Theta, Center              []byte
 	Records, Controls, CondVar []float64
+	Rates                      []float64
 	Budget                     int
 	Warm                       bool
 	Sweeps, Steps              int
@@ -259,7 +264,7 @@ type chainWire struct {
 
 // GobEncode writes s as a chainWire.
 func (s ChainState) GobEncode() ([]byte, error) {
-	w := chainWire{Theta: single(s.Theta), Center: single(s.Center), Records: s.Records, Controls: s.Controls, CondVar: s.CondVar,
+	w := chainWire{Theta: single(s.Theta), Center: single(s.Center), Records: s.Records, Controls: s.Controls, CondVar: s.CondVar, Rates: s.Rates,
 		Budget: s.Budget, Warm: s.Warm, Sweeps: s.Sweeps, Steps: s.Steps, CellEvals: s.CellEvals}
 	var b bytes.Buffer
 	err := gob.NewEncoder(&b).Encode(w)
@@ -280,7 +285,7 @@ func (s *ChainState) GobDecode(b []byte) error {
 	if err != nil {
 		return fmt.Errorf("chain state: centre: %w", err)
 	}
-	*s = ChainState{Theta: theta, Center: center, Records: w.Records, Controls: w.Controls, CondVar: w.CondVar,
+	*s = ChainState{Theta: theta, Center: center, Records: w.Records, Controls: w.Controls, CondVar: w.CondVar, Rates: w.Rates,
 		Budget: w.Budget, Warm: w.Warm, Sweeps: w.Sweeps, Steps: w.Steps, CellEvals: w.CellEvals}
 	return nil
 }
