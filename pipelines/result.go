@@ -533,7 +533,7 @@ func (r Result) Verdict() string {
 		s = fmt.Sprintf("best rank: %d, %s: every other rank lies more than %d standard errors below it", best.Rank, p, evidence.RaceZ)
 	default:
 		s = fmt.Sprintf("best rank: %d, but not settled: %s %s within %d standard errors of it (%s takes the estimates as exact); to tell them apart, %s",
-			best.Rank, ranksText(near), plural(len(near), "lies", "lie"), evidence.RaceZ, p, r.moreWork())
+			best.Rank, ranksText(near), plural(len(near), "lies", "lie"), evidence.RaceZ, p, r.moreWork(near))
 	}
 	if len(flagged) > 0 {
 		s += fmt.Sprintf("; %s %s flagged (!, above): read the note before trusting the choice", ranksText(flagged), plural(len(flagged), "is", "are"))
@@ -544,31 +544,45 @@ func (r Result) Verdict() string {
 	return s + "."
 }
 
-// moreWork says how to run again with more work: for a race (a result with rounds), a larger
-// --budget than the command line's; otherwise longer chains or more replicas.
-func (r Result) moreWork() string {
-	if slices.ContainsFunc(r.Ranks, func(rr RankResult) bool { return len(rr.Rounds) > 0 }) {
-		budget := 1
-		for i, a := range r.Command {
-			v, ok := strings.CutPrefix(strings.TrimLeft(a, "-"), "budget")
-			switch {
-			case ok && v == "" && i+1 < len(r.Command):
-				v = r.Command[i+1]
-			case ok && strings.HasPrefix(v, "="):
-				v = v[1:]
-			default:
-				continue
-			}
-			if n, err := strconv.Atoi(v); err == nil && n > 0 {
-				budget = n
-			}
+// moreWork says how to run again with more work to tell the ranks near the best apart: for a race
+// (a result with rounds) whose near ranks it still ran at its end, a larger --budget than the
+// command line's; for one that left a near rank behind on earlier estimates, which no budget
+// runs again, twice the replicas, which narrow the best's error bar where their spread sets it;
+// otherwise longer chains or more replicas.
+func (r Result) moreWork(near []int) string {
+	if !slices.ContainsFunc(r.Ranks, func(rr RankResult) bool { return len(rr.Rounds) > 0 }) {
+		if r.Method == core.MethodChib || r.Method == core.MethodAIS {
+			return "run again with more --replicas"
 		}
-		return fmt.Sprintf("run again with --budget %d", 2*budget)
+		return "run again with longer chains (--steps) or more of them (--chains)"
 	}
-	if r.Method == core.MethodChib || r.Method == core.MethodAIS {
-		return "run again with more --replicas"
+	if slices.ContainsFunc(near, func(n int) bool { return !slices.Contains(r.Unresolved, n) }) {
+		var c struct{ Chains int }
+		if json.Unmarshal(r.Config, &c) != nil || c.Chains < 1 {
+			c.Chains = 1
+		}
+		return fmt.Sprintf("run again with --chains %d (the race left %s behind on earlier estimates)", 2*r.commandInt("chains", c.Chains), ranksText(near))
 	}
-	return "run again with longer chains (--steps) or more of them (--chains)"
+	return fmt.Sprintf("run again with --budget %d", 2*r.commandInt("budget", 1))
+}
+
+// commandInt is the positive value of the command line's --name, or def when it gives none.
+func (r Result) commandInt(name string, def int) int {
+	for i, a := range r.Command {
+		v, ok := strings.CutPrefix(strings.TrimLeft(a, "-"), name)
+		switch {
+		case ok && v == "" && i+1 < len(r.Command):
+			v = r.Command[i+1]
+		case ok && strings.HasPrefix(v, "="):
+			v = v[1:]
+		default:
+			continue
+		}
+		if n, err := strconv.Atoi(v); err == nil && n > 0 {
+			def = n
+		}
+	}
+	return def
 }
 
 // ranksText spells out ranks: "rank 4", "ranks 4 and 5", "ranks 2, 4 and 5".

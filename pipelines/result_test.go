@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -249,6 +250,17 @@ func TestVerdict(t *testing.T) {
 	want := "best rank: 3, but not settled: rank 4 lies within 3 standard errors of it (p(R|X) = 0.731 takes the estimates as exact); to tell them apart, run again with --budget 4."
 	if got := r.Verdict(); got != want || !strings.HasSuffix(r.Table(), want+"\n") {
 		t.Errorf("unresolved race:\n got %s\nwant %s\n%s", got, want, r.Table())
+	}
+	// A near rank the race left behind on earlier estimates runs no more at any budget: the
+	// verdict asks for more replicas.
+	early := slices.Clone(race)
+	early[3].LogEvidence = -110
+	left := evidence.Decide(evidence.Standing{}, early, 0)
+	if r, err = NewRaceResult(meta, race, &left); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := r.Verdict(), "to tell them apart, run again with --chains 4 (the race left rank 4 behind on earlier estimates)."; !strings.HasSuffix(got, want) {
+		t.Errorf("near rank left behind:\n got %s\nwant …%s", got, want)
 	}
 	race[3].LogEvidence = -110
 	standing = evidence.Decide(evidence.Standing{}, race, 0)
