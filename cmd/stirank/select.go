@@ -212,6 +212,7 @@ var selectUser = []userFlag{
 	{"ranks", "LIST", ""},
 	rateUser,
 	budgetUser,
+	chainsUser,
 	{"seed", "N", "random seed: the same seed gives the same numbers on any runner"},
 	{"out", "DIR", ""},
 }
@@ -219,6 +220,7 @@ var selectUser = []userFlag{
 var (
 	rateUser   = userFlag{"rate", "R", "prior rate of every factor of nmf, ssnmf, cp: prior mean 1/rate (README: Choosing the prior)"}
 	budgetUser = userFlag{"budget", "N", "when the choice is not settled, a rank may run up to N times its records (a power of two)"}
+	chainsUser = userFlag{"chains", "N", "replicas per rank and temperature, whose spread sets the error bars: more narrow a close choice's"}
 )
 
 // selectGroups groups the tuning flags of select (and reanalyze) by what they tune.
@@ -231,7 +233,7 @@ func selectGroups(hypers *modelFlags) []flagGroup {
 	}
 	return []flagGroup{
 		{"the ladder of temperatures", []string{"temperatures", "ladder", "allocate", "anneal", "particles", "reference"}},
-		{"the chains", []string{"chains", "steps", "burnin", "warm-burnin", "sampler", "sampler-param", "step", "subsample", "blocks"}},
+		{"the chains", []string{"steps", "burnin", "warm-burnin", "sampler", "sampler-param", "step", "subsample", "blocks"}},
 		{"the Gibbs chains' starts and checks (" + gibbsModels() + ")", []string{"relax", "descent", "ascent", "stein"}},
 		{"the models' priors and inputs", append(priors, "dict")},
 		{"running and output", []string{"out", "workers", "quiet", "progress-every", "verbose", "no-report", "exact", "state-url"}},
