@@ -12,9 +12,9 @@ import (
 // AIS from the prior under --rate auto draws the rates with the factors: at rank 1 its estimate is
 // within 3 standard errors (and 0.5 nat) of the hyperprior's exact rank-1 evidence (quadrature
 // over the rates, models.Rank1LogPowerPrior), on a matrix and a tensor drawn at a rate the
-// hyperprior is not told. It takes 4 000 temperatures: with 1 000, under the slice sampler AIS ran
-// before it ran the Gibbs kernel, both came out half a nat low (−0.48 ± 0.27 and −0.50 ± 0.18),
-// with 4 000 +0.04 ± 0.12 and +0.02 ± 0.25. Chib's method refuses the hyperprior.
+// hyperprior is not told. It takes 4 000 temperatures, because the rates add a slow direction the
+// default schedule leaves about half a nat short (docs/prior.md). Chib's method refuses the
+// hyperprior.
 func TestAISUnderAutoMatchesExactAtRank1(t *testing.T) {
 	for _, tc := range []struct {
 		name  string

@@ -76,8 +76,7 @@ func TestSteinBelow(t *testing.T) {
 }
 
 // A fixed dictionary's columns cost a sweep what a rank's own components do, so round 0 of
-// ssnmf beside 64 columns is sized by 65 components at rank 1: on a 257×291 mixture it gave its
-// start stage the whole configuration, 65 times the work round 0 may cost.
+// ssnmf beside 64 columns is sized by 65 components at rank 1, not by 1.
 func TestDoublingsCountFixedComponents(t *testing.T) {
 	c := Default("ssnmf")
 	const nnz = 73147

@@ -11,10 +11,10 @@ import (
 // A race run by workers in this process keeps its chains' states in a directory between stages
 // rather than in its collections (RunFn.Spill): prism holds every collection in memory, encoded,
 // in several copies (a stage's output, the shuffle after it, the next round's join), and the
-// states of a large tensor's chains weigh gigabytes a round, which took ranks 1–11 of a
-// 42 390×39 986×1 506 CP tensor to a peak of 20.6 GB. The collections then carry file names, and
-// memory holds the states of the tasks running. Runners whose workers are other processes move
-// collections through their own shuffle, which spills to disk, and states stay in them.
+// states of a large tensor's chains weigh gigabytes a round (docs/runners.md). The collections
+// then carry file names, and memory holds the states of the tasks running. Runners whose workers
+// are other processes move collections through their own shuffle, which spills to disk, and
+// states stay in them.
 
 // spillPath is the file task t's payload is left in under dir: a task's identity and round name
 // it, so a retried bundle rewrites the same file with the same bytes.
@@ -22,9 +22,9 @@ func spillPath(dir string, t estimators.Task) string {
 	return filepath.Join(dir, fmt.Sprintf("r%d-k%d-s%d-i%d-q%d-c%d", t.Rank, t.Round, t.Stage, t.Index, t.Replica, t.Chain))
 }
 
-// SpillBytes is the smallest payload spill moves to a file: a smaller one costs the collections
-// little and a file more (on the 100×75 ICASSP sweep, whose states weigh about 7 KB, a second
-// of system time in 7). A variable so that tests can send small states through files.
+// SpillBytes is the smallest payload spill moves to a file: a small one costs the collections
+// little and a file's system calls more. A variable so that tests can send small states through
+// files.
 var SpillBytes = 64 << 10
 
 // spill moves t's payload to a file under dir and names it in t.Stored; nothing without a dir,

@@ -101,8 +101,7 @@ func estimate(method Method, m *Model, x []float64, replicas int, seed uint64) (
 // which four replicas' standard error is itself too noisy to hold an estimate to). SMC2 does not
 // reach that on two complex F = 10 columns (0.26 nat low at K = 2, 0.04 nat at 3.7 standard errors
 // at K = 3, with 1 000 or 2 000 stages, in the paper's order or in this one): it is held to
-// 0.3 nat, the gap docs/isnmf.md reports. Before issue 65 SMC1 was 3 nat low on the F = 200,
-// K = 4 column and SMC2 1–2 nat low per run at F = 200, K = 3.
+// 0.3 nat, the gap docs/isnmf.md reports.
 func TestEstimatorsMatchQuadrature(t *testing.T) {
 	const smc2Tolerance = 0.3
 	budget := Budget{Particles: 100, Stages: 1000, CESS: DefaultCESS}

@@ -51,9 +51,8 @@ func withReferences(m *Model, x []float64, mask schedule, moves []int) schedule 
 // value as its mean and the Laplace variance divided by referenceTemper (log h under IG(α, β) has mean log β − ψ(α) and
 // variance ψ'(α)), with a shape of at most the prior's plus u per feature of the column, so that
 // its tail is no lighter than the posterior's. Where the posterior has several modes it is the
-// prior: a fit to one mode shuts the others out until the end of the move (it left SMC1 0.6 nat
-// low at F = 10, K = 4, bench/dictionary's second column), and so does a posterior with no mode
-// of definite curvature.
+// prior: a fit to one mode shuts the others out until the end of the move, and so does a
+// posterior with no mode of definite curvature.
 func (q *posteriorModes) reference(m *Model, k int) igFactor {
 	if len(q.mean) != 1 {
 		return invGammaFactor(m.A[k], m.B[k])

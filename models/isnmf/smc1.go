@@ -16,12 +16,12 @@ import (
 //
 // Two departures from the paper, each measured against the quadrature (docs/isnmf.md):
 //   - the column kept is the one that explains most of the data at the posterior's heaviest mode,
-//     and the others move out smallest first; the paper's choice (the smallest angle to the sum
-//     of the columns) kept a minor column on an F = 200, K = 4 column, whose posterior then had to
-//     hand its whole load to another column, and SMC1 came out 3 nat low (a one-off run);
+//     and the others move out smallest first: the paper's choice (the smallest angle to the sum
+//     of the columns) can keep a minor column, whose posterior must then take a whole load over
+//     from another column, which the moves do not follow;
 //   - an excitation whose column has not moved out yet is held at a reference fitted to its
-//     posterior at the end of its move, not at its heavy-tailed prior (withReferences): with the
-//     prior SMC1 was 0.22 nat off on average at F = 200, K = 3 (docs/isnmf.md).
+//     posterior at the end of its move, not at its heavy-tailed prior (withReferences), from which
+//     too few particles reach the posterior's mass.
 type SMC1 struct{ Budget }
 
 func init() { register("smc1", func(b Budget) Method { return SMC1{b} }) }

@@ -17,9 +17,8 @@ import (
 //
 // The paper alternates a column and a feature until the columns run out, so every column moves
 // while at most K features are in, where the masked posterior is broad and its mass shifts
-// between columns faster than the moves follow; on an F = 200, K = 3 column that left SMC2 1–2
-// nat low per run whatever the particles or stages. Here column i moves out once i·F/K features
-// are in.
+// between columns faster than the moves follow, whatever the particles or stages (docs/isnmf.md).
+// Here column i moves out once i·F/K features are in.
 //
 // A feature comes in by raising its likelihood term from the power 0 to 1 over its steps, with its
 // own (masked) dictionary row. The paper instead brings it in whole at once, with a copy of the
