@@ -65,7 +65,7 @@ const ReferenceTemperatures = 1000
 
 // DefaultAIS is 2000 temperatures on the power-4 schedule, one sweep each: one Gibbs sweep a
 // temperature moves a population less than the slice sweep it replaced, so the schedule is twice
-// as fine (docs/method.md).
+// as fine (docs/measurements.md).
 func DefaultAIS() AISConfig {
 	return AISConfig{Temperatures: 2000, Schedule: "power", Power: 4, Scale: 6, Sweeps: 1, Width: 1, Seed: 1}
 }

@@ -13,7 +13,7 @@ import (
 // within 3 standard errors (and 0.5 nat) of the hyperprior's exact rank-1 evidence (quadrature
 // over the rates, models.Rank1LogPowerPrior), on a matrix and a tensor drawn at a rate the
 // hyperprior is not told. It takes 4 000 temperatures, because the rates add a slow direction the
-// default schedule leaves about half a nat short (docs/prior.md). Chib's method refuses the
+// default schedule leaves about half a nat short (docs/measurements.md). Chib's method refuses the
 // hyperprior.
 func TestAISUnderAutoMatchesExactAtRank1(t *testing.T) {
 	for _, tc := range []struct {
