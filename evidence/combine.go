@@ -224,17 +224,18 @@ func combine(l Ladder, wf, wv []float64, chains []ChainSummary) (RankEvidence, e
 	}
 	re.StdErrWithin = math.Sqrt(re.StdErrWithin)
 	re.StdErr = re.StdErrWithin
-	if between, ok := replicaVariance(wf, wv, byRung); ok {
+	if between, whole, ok := replicaVariance(wf, wv, byRung); ok {
 		// The replicas' spread sees modes a chain never leaves, which the within-chain estimate
 		// misses; with two replicas each rung's spread rests on one degree of freedom, so the
-		// rungs' are summed before the two estimates of the integral's variance are compared:
-		// the larger of sums, not the sum of per-rung larger ones, which is biased up by the
-		// chance highs of single degrees of freedom.
+		// rungs' are summed before the estimates of the integral's variance are compared: the
+		// larger of sums, not the sum of per-rung larger ones, which is biased up by the chance
+		// highs of single degrees of freedom. The whole integrals' spread is the one estimate
+		// that sees what a replica's rungs share.
 		total := 0.0
 		for _, b := range between {
 			total += b
 		}
-		re.StdErr = math.Max(re.StdErr, math.Sqrt(total))
+		re.StdErr = math.Max(re.StdErr, math.Sqrt(max(total, whole)))
 	}
 	if d, ok := drift(wf, byRung); ok {
 		re.Drift = d
@@ -306,45 +307,72 @@ func (r Rung) withinVariance(wf, wv float64) float64 {
 	return v
 }
 
-// replicaVariance estimates each rung's contribution to Var(log evidence) from the spread of
-// independent replicas. The integral is a sum over rungs of g_i = wf_i f̄_i + wv_i v̄_i (the weights
-// of the rule), the rungs are independent, and at each rung the replicas are independent draws
-// of (f, v): so Var = Σ_i s_i²/C_i with s_i² the sample variance of wf_i f_ic + wv_i v_ic over
-// replicas c. This is unbiased whatever the chains' autocorrelation, and
-// it sees what a within-chain estimate cannot: replicas stuck in different modes or not yet burnt
-// in. It needs two replicas with records at every rung.
-func replicaVariance(wf, wv []float64, byRung [][]ChainSummary) ([]float64, bool) {
+// replicaVariance estimates Var(log evidence) from the spread of independent replicas, two ways.
+// The integral is a sum over rungs of g_i = wf_i f̄_i + wv_i v̄_i (the weights of the rule), and
+// at each rung the replicas are independent draws of (f, v). Each rung's s_i²/C_i, with s_i² the
+// sample variance of wf_i f_ic + wv_i v_ic over replicas c, summed over the rungs, is unbiased
+// where the rungs are independent, whatever the chains' autocorrelation, and sees what a
+// within-chain estimate cannot: replicas stuck in different modes or not yet burnt in. But a
+// replica's rungs are not independent: its walk down the ladder starts each rung where the rung
+// above left it, from the replica's own mode, and a replica whose search ended lower sits lower at
+// every rung. The spread of the replicas' whole integrals Σ_i g_ic, over C, sees that too, on C − 1
+// degrees of freedom. It returns the rungs' shares and the whole integrals' estimate (0 where the
+// rungs do not all hold the same replicas); it needs two replicas with records at every rung.
+func replicaVariance(wf, wv []float64, byRung [][]ChainSummary) ([]float64, float64, bool) {
 	out := make([]float64, len(wf))
+	whole := map[int]float64{}
+	same := true
 	for i, cs := range byRung {
 		var g []float64
 		slopes := steinSlopes(cs)
 		factor, total := condFactor(cs)
+		seen := 0
 		for k, c := range cs {
 			if c.Count < 2 {
 				continue
 			}
 			mean, _, _ := c.controlled(slopes[k])
+			var gi float64
 			if total {
-				g = append(g, wf[i]*mean+wv[i]*(c.CondVar[factor]+c.condMeanM2(factor)/float64(c.Count-1)))
+				gi = wf[i]*mean + wv[i]*(c.CondVar[factor]+c.condMeanM2(factor)/float64(c.Count-1))
 			} else {
-				g = append(g, wf[i]*mean+wv[i]*c.M2/float64(c.Count-1))
+				gi = wf[i]*mean + wv[i]*c.M2/float64(c.Count-1)
+			}
+			g = append(g, gi)
+			if _, ok := whole[c.Chain]; ok || i == 0 {
+				whole[c.Chain] += gi
+				seen++
 			}
 		}
 		if len(g) < 2 {
-			return nil, false
+			return nil, 0, false
 		}
-		mean := 0.0
-		for _, x := range g {
-			mean += x
-		}
-		mean /= float64(len(g))
-		ss := 0.0
-		for _, x := range g {
-			ss += (x - mean) * (x - mean)
-		}
-		out[i] = ss / float64(len(g)-1) / float64(len(g))
+		same = same && seen == len(g) && len(g) == len(whole)
+		out[i] = sampleVariance(g) / float64(len(g))
 	}
-	return out, true
+	if !same {
+		return out, 0, true
+	}
+	g := make([]float64, 0, len(whole))
+	for _, x := range whole {
+		g = append(g, x)
+	}
+	sort.Float64s(g) // a map's order is random; the sums must not be
+	return out, sampleVariance(g) / float64(len(g)), true
+}
+
+// sampleVariance is the unbiased sample variance of g, of at least two values.
+func sampleVariance(g []float64) float64 {
+	mean := 0.0
+	for _, x := range g {
+		mean += x
+	}
+	mean /= float64(len(g))
+	ss := 0.0
+	for _, x := range g {
+		ss += (x - mean) * (x - mean)
+	}
+	return ss / float64(len(g)-1)
 }
 
 // combineRung pools the chains of one temperature: the mean weights the chains' controlled means

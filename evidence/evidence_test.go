@@ -138,10 +138,15 @@ func TestCombine(t *testing.T) {
 	if math.Abs(re.LogEvidence+8) > 2e-3 || re.StdErr != re.StdErrWithin || re.Steps != 120*3*len(l) {
 		t.Errorf("got evidence %v ± %v over %d steps", re.LogEvidence, re.StdErr, re.Steps)
 	}
-	// Replicas that disagree by ±1 at every rung give Var = Σ_i wf_i² · 1/C (their sample
-	// variance is 1 at every rung, the v terms agree).
+	// Replicas that disagree by ±1 at every rung, which of them is higher alternating from rung
+	// to rung, give Var = Σ_i wf_i² · 1/C (their sample variance is 1 at every rung, the v terms
+	// agree); the whole integrals differ by less.
+	rungOf := map[float64]int{}
+	for i, t := range l {
+		rungOf[t] = i
+	}
 	cs = summaries(l, 2, 2, func(t float64, c int) (float64, float64) {
-		return -10 + 4*t + float64(2*c-1)*math.Sqrt(0.5), 0
+		return -10 + 4*t + float64((2*c-1)*(1-2*(rungOf[t]%2)))*math.Sqrt(0.5), 0
 	})
 	re, _ = Combine(l, cs)
 	want := 0.0
@@ -151,6 +156,15 @@ func TestCombine(t *testing.T) {
 	}
 	if math.Abs(re.StdErr-math.Sqrt(want)) > 1e-12 {
 		t.Errorf("replica standard error %v, want %v", re.StdErr, math.Sqrt(want))
+	}
+	// The same replicas, one higher at every rung: their whole integrals differ by 2·√0.5·Σ_i wf_i
+	// = √2, Var = 1/C.
+	cs = summaries(l, 2, 2, func(t float64, c int) (float64, float64) {
+		return -10 + 4*t + float64(2*c-1)*math.Sqrt(0.5), 0
+	})
+	re, _ = Combine(l, cs)
+	if math.Abs(re.StdErr-math.Sqrt(0.5)) > 1e-9 {
+		t.Errorf("replicas apart at every rung: standard error %v, want %v", re.StdErr, math.Sqrt(0.5))
 	}
 	// A missing rung is an error; a diverged chain makes the evidence NaN and is listed.
 	if _, err := Combine(l, cs[2:]); err == nil || !strings.Contains(err.Error(), "no chain at temperature index 0") {

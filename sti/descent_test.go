@@ -38,7 +38,7 @@ func TestDescentStartsAtEquilibrium(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mode, _, _, err := p.searchMode(ctx, model, R)
+	modes, _, _, err := p.searchModes(ctx, model, R)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,8 +64,8 @@ func TestDescentStartsAtEquilibrium(t *testing.T) {
 	}
 	var eq, fromMode, fromDescent []float64
 	for c := range cfg.Chains {
-		eq = append(eq, mean(mode, uint64(c), 500, 1500))
-		fromMode = append(fromMode, mean(mode, uint64(100+c), 0, 20))
+		eq = append(eq, mean(modes[0], uint64(c), 500, 1500))
+		fromMode = append(fromMode, mean(modes[0], uint64(100+c), 0, 20))
 		fromDescent = append(fromDescent, mean(st.States[c][ti].Theta, uint64(200+c), 0, 20))
 	}
 	e, es := evidence.MeanStdErr(eq)
@@ -83,14 +83,15 @@ func TestDescentStartsAtEquilibrium(t *testing.T) {
 // A rank's start stage depends on the seed and the rank alone: the same bits on one core and
 // on three, a state at every rung above 0 of every replica, each rung's different from the one
 // above, the replicas' different from each other's, and the phase check's start the first
-// replica's at the check's rung. Its steps count what it spent: the mode search, and each
-// replica's relaxation and descent.
+// replica's at the check's rung, and each replica searched for a mode of its own. Its steps count
+// what it spent: each replica's mode search, relaxation and descent.
 func TestStartRankIsItsStreams(t *testing.T) {
 	d, rates := poissonData(t, []int{10, 8}, 2, 0.5, 5)
 	cfg := Default("nmf")
 	cfg.Ladder = evidence.Power(6, 4)
 	cfg.Steps, cfg.Burnin, cfg.Descent, cfg.Relax = 30, 10, 5, 20
 	cfg.Starts, cfg.StartSteps, cfg.StartEM = 2, 0, 20
+	cfg.SteinBelow = 0 // the replicas' modes are their Stein centres
 	p, err := NewProblem(d, models.PoissonSpec("nmf", rates, models.LogScale), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -132,7 +133,10 @@ func TestStartRankIsItsStreams(t *testing.T) {
 	if !slices.Equal(a.Check, a.States[0][a.CheckFrom].Theta) {
 		t.Error("the phase check does not start from the first replica's state at its rung")
 	}
-	em := (cfg.Starts*cfg.screenEM() + cfg.StartEM - cfg.screenEM()) * emPasses(2)
+	if c0, c1 := a.States[0][top].Center, a.States[1][top].Center; c0 == nil || slices.Equal(c0, c1) {
+		t.Error("the replicas share one mode (their Stein centres), or have none")
+	}
+	em := cfg.Chains * (cfg.replicaStarts()*cfg.screenEM() + cfg.StartEM - cfg.screenEM()) * emPasses(2)
 	walks := cfg.Chains * (cfg.Relax + cfg.Descent*top) * models.SweepPasses(2)
 	if a.Steps != em+walks || spent != a.Steps {
 		t.Errorf("the start stage counts %d steps and reported %d; its mode search and walks made %d", a.Steps, spent, em+walks)

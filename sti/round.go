@@ -88,7 +88,7 @@ func (c Config) roundZeroSweeps(rank, k int) float64 {
 	cfg := c.AtRank(rank)
 	s := scaleOf(k)
 	n := float64(len(cfg.Ladder) - 1)
-	start := 0.5*float64(cfg.Starts*cfg.screenEM()+cfg.StartEM-cfg.screenEM()) + float64(cfg.Relax) + n*float64(cfg.Descent+cfg.Burnin)
+	start := 0.5*float64(cfg.replicaStarts()*cfg.screenEM()+cfg.StartEM-cfg.screenEM()) + float64(cfg.Relax) + n*float64(cfg.Descent+cfg.Burnin)
 	records := n * float64(cfg.Steps-cfg.Burnin) * math.Exp2(float64(-k))
 	return float64(cfg.Chains)*(s*start+records) + s*float64(cfg.Ascent)*n
 }
@@ -108,13 +108,14 @@ func scaled(n int, s float64, least int) int {
 }
 
 // StartStageSteps is what rank's start stage makes, in passes over the data of a model of that order
-// with nnz stored non-zero cells, for a progress plan: the mode search's EM sweeps and, for Gibbs
+// with nnz stored non-zero cells, for a progress plan: every replica's mode search and, for Gibbs
 // chains that walk down the ladder, every replica's relaxation and descent.
 func (c Config) StartStageSteps(rank, fixed, order, nnz int) int {
 	cfg := c.AtRank(rank)
 	s := scaleOf(c.Doublings(rank, fixed, nnz))
-	em := (cfg.Starts*scaled(cfg.screenEM(), s, 0) + scaled(cfg.StartEM-cfg.screenEM(), s, 0)) * emPasses(order)
-	n := cfg.Starts * scaled(cfg.StartSteps, s, 0)
+	starts := cfg.replicaStarts() * cfg.Chains
+	em := (starts*scaled(cfg.screenEM(), s, 0) + cfg.Chains*scaled(cfg.StartEM-cfg.screenEM(), s, 0)) * emPasses(order)
+	n := starts * scaled(cfg.StartSteps, s, 0)
 	if cfg.Gibbs && cfg.Descent > 0 {
 		n += cfg.Chains * (scaled(cfg.Relax, s, 0) + (len(cfg.Ladder)-1)*scaled(cfg.Descent, s, 1)) * models.SweepPasses(order)
 	}

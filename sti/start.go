@@ -27,10 +27,10 @@ type RankStart struct {
 	CellEvals int64
 }
 
-// StartRank is the start stage of a rank: its mode search (searchMode), and for Gibbs chains
-// with a descent each replica's walk from the mode, a relaxation at t = 1 and a walk down the
+// StartRank is the start stage of a rank: each replica's mode search (searchModes), and for Gibbs
+// chains with a descent each replica's walk from its mode, a relaxation at t = 1 and a walk down the
 // ladder whose state at the end of each rung starts that rung's chain of the replica (descend);
-// other chains start at the mode, or without a mode search (Starts = 0) each from its own prior
+// other chains start at their replica's mode, or without a mode search (Starts = 0) each from its own prior
 // draw. Every length is the configuration's times startScale. It depends on the seed and the rank
 // alone, so a retried stage returns the same states bit for bit.
 func (p *Problem) StartRank(ctx context.Context, rank int) (*RankStart, error) {
@@ -58,7 +58,7 @@ func (p *Problem) StartRank(ctx context.Context, rank int) (*RankStart, error) {
 		out.budget(budget)
 		return out, nil
 	}
-	mode, passes, cells, err := p.searchMode(ctx, m, rank)
+	modes, passes, cells, err := p.searchModes(ctx, m, rank)
 	if err != nil {
 		return nil, err
 	}
@@ -68,11 +68,11 @@ func (p *Problem) StartRank(ctx context.Context, rank int) (*RankStart, error) {
 			out.States[q] = make([]ChainState, len(cfg.Ladder))
 			for i, t := range cfg.Ladder {
 				if t > 0 {
-					out.States[q][i] = ChainState{Theta: mode}
+					out.States[q][i] = ChainState{Theta: modes[q]}
 				}
 			}
 		}
-	} else if err := p.descend(ctx, m, rank, mode, out); err != nil {
+	} else if err := p.descend(ctx, m, rank, modes, out); err != nil {
 		return nil, err
 	}
 	out.budget(budget)
@@ -88,31 +88,31 @@ func (s *RankStart) budget(records []int) {
 	}
 }
 
-// descend fills out's states with each replica's walk from the rank's mode (on all cores, one
-// replica a task): Config.Relax sweeps at t = 1, then Config.Descent sweeps per rung down the
-// ladder, each rung's chain starting where the walk left it, and the first replica's state at
-// phaseRung for the phase check. The highest mode sits where the posterior's density peaks, not
-// where its mass lies (at a rank above the data's the extra component fits noise there, and the
-// posterior spreads it over configurations the kernel reaches only over hundreds of sweeps), and
-// below t = 1 a chain from the mode must spread out to its rung's typical set, slowly along the
+// descend fills out's states with each replica's walk from its mode (on all cores, one replica
+// a task): Config.Relax sweeps at t = 1, then Config.Descent sweeps per rung down the ladder, each
+// rung's chain starting where the walk left it, and the first replica's state at phaseRung for
+// the phase check. The highest mode sits where the posterior's density peaks, not where its mass
+// lies (at a rank above the data's the extra component fits noise there, and the posterior
+// spreads it over configurations the kernel reaches only over hundreds of sweeps), and below
+// t = 1 a chain from the mode must spread out to its rung's typical set, slowly along the
 // directions the kernel mixes badly in: the walk spreads out once for all rungs of a replica,
 // each rung's start having relaxed through every rung above it. Each replica relaxes on its own
-// stream, so that where the relaxation can end in basins of different levels the replicas'
-// spread shows it.
-func (p *Problem) descend(ctx context.Context, m models.Model, rank int, mode []float64, out *RankStart) error {
+// stream from its own mode, so that where the search or the relaxation can end in basins of
+// different levels the replicas' spread shows it.
+func (p *Problem) descend(ctx context.Context, m models.Model, rank int, modes [][]float64, out *RankStart) error {
 	cfg := p.RankConfig(rank)
 	s := p.startScale(rank)
-	var center []float64
-	if cfg.Stein {
-		center = mode
-	}
 	check := cfg.Ascent > 0 && rank > 1
 	out.CheckFrom = cfg.phaseRung()
 	errs := make([]error, cfg.Chains)
 	walks := make([]*rungWalk, cfg.Chains)
 	par.Tasks(cfg.Chains, func(q int) {
+		var center []float64
+		if cfg.Stein {
+			center = modes[q]
+		}
 		states := make([]ChainState, len(cfg.Ladder))
-		w := newRungWalk(m, append([]float64(nil), mode...), rng.New(p.Config.Seed, uint64(rank), 0, uint64(q), streamDescent))
+		w := newRungWalk(m, append([]float64(nil), modes[q]...), rng.New(p.Config.Seed, uint64(rank), 0, uint64(q), streamDescent))
 		walks[q] = w
 		where := fmt.Sprintf("rank %d, replica %d: ", rank, q)
 		if _, errs[q] = w.rung(ctx, 1, scaled(cfg.Relax, s, 0), 1, where+"relaxation at t=1"); errs[q] != nil {
@@ -140,15 +140,21 @@ func (p *Problem) descend(ctx context.Context, m models.Model, rank int, mode []
 	return nil
 }
 
-// searchMode is a rank's mode search: Starts prior draws, each carried StartSteps steps of
-// preconditioned ascent on the posterior and startEMScreen EM sweeps where the model has a
-// data-augmentation kernel, and scored by its log posterior; the best is carried through the rest
-// of StartEM's sweeps. Every length is the configuration's times startScale. A prior draw can fall
-// into the basin of a local mode of negligible mass (two components sharing one source, another
-// missing) that a chain at high t never leaves; on large counts such modes are many nats apart and
-// only a search over many starts finds the dominant one. It depends on the seed and the rank
-// alone. It returns the mode, the passes over the data it made and its cell reads.
-func (p *Problem) searchMode(ctx context.Context, m models.Model, rank int) ([]float64, int, int64, error) {
+// searchModes is a rank's mode search, one for each replica on streams of its own, so that
+// replicas are independent copies of the whole estimator and their spread sees what the search
+// makes of a seed (a search that is short on large data ends at different levels from different
+// draws; replicas sharing one mode shared its error, and two seeds' estimates then lay many of
+// their standard errors apart). The Starts are shared out among the replicas, so the search costs
+// what one search of them all did. Each replica's search takes its share of prior draws, carries each
+// StartSteps steps of preconditioned ascent on the posterior and startEMScreen EM sweeps where
+// the model has a data-augmentation kernel, scores them by their log posterior and carries the
+// best through the rest of StartEM's sweeps. Every length is the configuration's times
+// startScale. A prior draw can fall into the basin of a local mode of negligible mass (two
+// components sharing one source, another missing) that a chain at high t never leaves; on large
+// counts such modes are many nats apart and only a search over many starts finds the dominant
+// one. It depends on the seed and the rank alone. It returns every replica's mode, and the passes
+// over the data the search made and its cell reads.
+func (p *Problem) searchModes(ctx context.Context, m models.Model, rank int) ([][]float64, int, int64, error) {
 	cfg := p.RankConfig(rank)
 	s := p.startScale(rank)
 	ascent, screen := scaled(cfg.StartSteps, s, 0), scaled(cfg.screenEM(), s, 0)
@@ -162,7 +168,8 @@ func (p *Problem) searchMode(ctx context.Context, m models.Model, rank int) ([]f
 		cells  int64
 		err    error
 	}
-	starts := make([]start, max(1, cfg.Starts))
+	per := max(1, cfg.replicaStarts())
+	starts := make([]start, cfg.Chains*per)
 	par.Tasks(len(starts), func(k int) {
 		st := &starts[k]
 		w, err := p.NewWalker(ChainID{Rank: rank, TIndex: p.top(rank), Chain: -1})
@@ -170,14 +177,15 @@ func (p *Problem) searchMode(ctx context.Context, m models.Model, rank int) ([]f
 			st.err = err
 			return
 		}
-		w.SamplePrior(rng.New(p.Config.Seed, uint64(rank), streamMode, uint64(k)))
-		for j := 1; j <= ascent; j++ {
-			if j%64 == 0 && ctx.Err() != nil {
+		q, j := k/per, k%per
+		w.SamplePrior(rng.New(p.Config.Seed, uint64(rank), streamMode, uint64(q), uint64(j)))
+		for n := 1; n <= ascent; n++ {
+			if n%64 == 0 && ctx.Err() != nil {
 				st.err = ctx.Err()
 				return
 			}
-			if err := w.Ascend(j); err != nil {
-				st.err = fmt.Errorf("mode search, start %d: %w", k, err)
+			if err := w.Ascend(n); err != nil {
+				st.err = fmt.Errorf("mode search of replica %d, start %d: %w", q, j, err)
 				return
 			}
 			st.passes++
@@ -188,27 +196,41 @@ func (p *Problem) searchMode(ctx context.Context, m models.Model, rank int) ([]f
 		st.theta, st.score, st.err = w.theta, w.LogPosterior(), err
 		st.cells = w.cellEvals + int64(n)*int64(models.PassCells(m))
 	})
-	best := -1
 	passes, cells := 0, int64(0)
-	for k, st := range starts {
-		if st.err != nil {
-			return nil, 0, 0, st.err
+	modes := make([][]float64, cfg.Chains)
+	for q := range modes {
+		best := -1
+		for k := q * per; k < (q+1)*per; k++ {
+			st := starts[k]
+			if st.err != nil {
+				return nil, 0, 0, st.err
+			}
+			passes, cells = passes+st.passes, cells+st.cells
+			if !math.IsNaN(st.score) && (best < 0 || st.score > starts[best].score) {
+				best = k
+			}
 		}
-		passes, cells = passes+st.passes, cells+st.cells
-		if !math.IsNaN(st.score) && (best < 0 || st.score > starts[best].score) {
-			best = k
+		if best < 0 {
+			return nil, 0, 0, fmt.Errorf("mode search for rank %d, replica %d found no start with a finite log posterior", rank, q)
 		}
+		modes[q] = starts[best].theta
 	}
-	if best < 0 {
-		return nil, 0, 0, fmt.Errorf("mode search for rank %d found no start with a finite log posterior", rank)
+	rest := make([]int, len(modes))
+	errs := make([]error, len(modes))
+	par.Tasks(len(modes), func(q int) {
+		rest[q], errs[q] = ascendEM(ctx, m, modes[q], scaled(cfg.StartEM-cfg.screenEM(), s, 0))
+	})
+	for q, n := range rest {
+		if errs[q] != nil {
+			return nil, 0, 0, errs[q]
+		}
+		passes, cells = passes+n, cells+int64(n)*int64(models.PassCells(m))
 	}
-	theta := starts[best].theta
-	n, err := ascendEM(ctx, m, theta, scaled(cfg.StartEM-cfg.screenEM(), s, 0))
-	if err != nil {
-		return nil, 0, 0, err
-	}
-	return theta, passes + n, cells + int64(n)*int64(models.PassCells(m)), nil
+	return modes, passes, cells, nil
 }
+
+// replicaStarts is each replica's share of the Starts of its rank's mode search.
+func (c Config) replicaStarts() int { return (c.Starts + c.Chains - 1) / c.Chains }
 
 // startEMScreen is the number of EM sweeps every start of the mode search gets before the starts
 // are compared; the best gets the rest of Config.StartEM. Most of what EM changes in a start's
@@ -270,16 +292,15 @@ func (p *Problem) StartRankFrom(ctx context.Context, rank int, load func(context
 	if err != nil {
 		return nil, false, err
 	}
-	mode, passes, cells, err := p.searchMode(ctx, m, rank)
+	modes, passes, cells, err := p.searchModes(ctx, m, rank)
 	if err != nil {
 		return nil, false, err
 	}
 	out := &RankStart{States: make([][]ChainState, cfg.Chains), Steps: passes, CellEvals: cells}
 	defer out.budget(budget)
-	fresh := logPosterior(m, mode)
 	warm := true
 	for q := range cfg.Chains {
-		states, n, err := p.resumeReplica(ctx, m, rank, q, load, fresh)
+		states, n, err := p.resumeReplica(ctx, m, rank, q, load, logPosterior(m, modes[q]))
 		if err != nil {
 			return nil, false, err
 		}
@@ -291,9 +312,9 @@ func (p *Problem) StartRankFrom(ctx context.Context, rank int, load func(context
 	if warm {
 		return out, true, nil
 	}
-	// The replicas that did not resume walk from the fresh mode, as a cold rank's do.
+	// The replicas that did not resume walk from their fresh modes, as a cold rank's do.
 	cold := &RankStart{States: make([][]ChainState, cfg.Chains)}
-	if err := p.descend(ctx, m, rank, mode, cold); err != nil {
+	if err := p.descend(ctx, m, rank, modes, cold); err != nil {
 		return nil, false, err
 	}
 	for q := range cfg.Chains {
@@ -309,7 +330,7 @@ func (p *Problem) StartRankFrom(ctx context.Context, rank int, load func(context
 
 // resumeReplica is replica q's warm start (StartRankFrom): its chains' saved states mapped to
 // the grown data's rungs, or nil where it has none or fails the basin check against fresh, the
-// log posterior of the fresh mode; and the passes over the data the check made.
+// log posterior of the replica's fresh mode; and the passes over the data the check made.
 func (p *Problem) resumeReplica(ctx context.Context, m models.Model, rank, q int, load func(context.Context, ChainID) (*models.State, error), fresh float64) ([]ChainState, int, error) {
 	cfg := p.RankConfig(rank)
 	l := cfg.Ladder
