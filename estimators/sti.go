@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"slices"
 
 	"github.com/stirank/stirank/evidence"
@@ -327,7 +328,7 @@ func chainResult(t Task, sum evidence.ChainSummary, err error) (Result, error) {
 // Combine combines a rank's results: an annealed rank's annealings and chains
 // (evidence.CombineAnnealed), or its start stage, the latest round of every chain (Latest) on
 // the ladder and its phase check. A racing rank's Rounds hold its estimate after every round its
-// chains ran.
+// chains ran, and its Drift and StdErr include how far the last round moved it (RoundDrift).
 func (e STI) Combine(rank int, results []Result) (evidence.RankEvidence, error) {
 	if e.Config.Annealing != nil {
 		first, rest := stages(results)
@@ -359,6 +360,10 @@ func (e STI) Combine(rank int, results []Result) (evidence.RankEvidence, error) 
 		re.Rounds = append(re.Rounds, evidence.RoundEstimate{Round: k, LogEvidence: rk.LogEvidence, StdErr: rk.StdErr, Steps: rk.Steps})
 	}
 	re.Round = last
+	if d := evidence.RoundDrift(re.Rounds); d > 0 {
+		re.Drift = math.Hypot(re.Drift, d)
+		re.StdErr = math.Hypot(re.StdErr, d)
+	}
 	return re, nil
 }
 

@@ -100,7 +100,7 @@ type RankEvidence struct {
 	// (ChainSummary.HalfMean), how far the integral of those means lies from LogEvidence beyond
 	// what their noise explains: a transient the chains are still leaving. If a chain's bias
 	// falls like one over its length, the whole's is what the difference shows, so StdErr
-	// includes it (Drift² is added to StdErr²).
+	// includes it (Drift² is added to StdErr²). A racing rank's also holds RoundDrift.
 	Drift     float64
 	Rungs     []Rung
 	Steps     int

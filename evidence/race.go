@@ -150,3 +150,23 @@ func (s Standing) Settled(ranks []int) bool {
 	}
 	return live <= 1
 }
+
+// RoundDrift is how far a racing rank's last estimate moved from the round before's beyond what
+// the earlier one's noise explains: √(d² − σ²) where d stands out by more than RaceZ·σ, σ being
+// the earlier standard error, and 0 otherwise or before round 1. Each round doubles the records,
+// so a transient the chains have not left weighs half as much as the round before and the move
+// measures what remains of it; the records' own drift (RankEvidence.Drift) misses a transient
+// slower than a round's records. With nested estimates the move's variance is the earlier one's
+// less the later one's, so σ² bounds it.
+func RoundDrift(rounds []RoundEstimate) float64 {
+	n := len(rounds)
+	if n < 2 {
+		return 0
+	}
+	d, noise := rounds[n-1].LogEvidence-rounds[n-2].LogEvidence, rounds[n-2].StdErr*rounds[n-2].StdErr
+	if d*d <= RaceZ*RaceZ*noise {
+		return 0
+	}
+	return math.Sqrt(d*d - noise)
+}
+

@@ -104,3 +104,23 @@ func TestDriftShowsATransientAndNotItsNoise(t *testing.T) {
 		t.Errorf("drift %v, stderr %v (without drift %v): a transient of 5 nats at every rung", re2.Drift, re2.StdErr, re.StdErr)
 	}
 }
+
+// A rank whose estimate moved between its last two rounds by more than RaceZ of the earlier
+// standard error drifts by what the move has beyond that noise; a move within it, or a single
+// round, does not.
+func TestRoundDrift(t *testing.T) {
+	for _, c := range []struct {
+		rounds []RoundEstimate
+		want   float64
+	}{
+		{nil, 0},
+		{[]RoundEstimate{{LogEvidence: -100, StdErr: 3}}, 0},
+		{[]RoundEstimate{{LogEvidence: -100, StdErr: 3}, {LogEvidence: -92, StdErr: 2}}, 0},
+		{[]RoundEstimate{{LogEvidence: -120, StdErr: 4}, {LogEvidence: -100, StdErr: 1}, {LogEvidence: -95, StdErr: 0.5}}, math.Sqrt(25 - 1)},
+		{[]RoundEstimate{{LogEvidence: -738162, StdErr: 4130}, {LogEvidence: -722633, StdErr: 2913}, {LogEvidence: -711040, StdErr: 1461}}, math.Sqrt(11593*11593 - 2913*2913)},
+	} {
+		if got := RoundDrift(c.rounds); math.Abs(got-c.want) > 1e-6*max(1, c.want) {
+			t.Errorf("%+v: drift %v, want %v", c.rounds, got, c.want)
+		}
+	}
+}
