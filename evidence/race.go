@@ -169,4 +169,3 @@ func RoundDrift(rounds []RoundEstimate) float64 {
 	}
 	return math.Sqrt(d*d - noise)
 }
-
