@@ -74,7 +74,7 @@ func (rr RankResult) Diagnose() Diagnostics {
 	// its error bar says, and the race had what it needed of it.
 	crude := rr.Left != ""
 	if rr.Drift > 0 && !crude {
-		d.Issues = append(d.Issues, Issue{"drift", fmt.Sprintf("the chains' records still drift: their first halves' integral lies %.2f nats (beyond its noise) from the whole's, which the stderr includes; a larger --budget lets them settle.", float64(rr.Drift))})
+		d.Issues = append(d.Issues, Issue{"drift", fmt.Sprintf("the chains' records still drift by %.2f nats beyond their noise (their first halves' integral against the whole's, and the last round's move), which the stderr includes; a larger --budget lets them settle.", float64(rr.Drift))})
 	}
 	if ess := rungESS(rr.Ladder); len(ess) > 0 {
 		slices.Sort(ess)
