@@ -1031,16 +1031,27 @@ func (m *Poisson) shear(r *rand.Rand, f []float64, colsum [][]float64, rates []f
 	return moved
 }
 
-// storeRows sets the parameters of rows [lo, hi) of factor k in θ from their values in f.
+// storeRows sets the parameters of rows [lo, hi) of factor k in θ from their values in f: one
+// run of logarithms (logtab.Logs) where the factor has no fixed entries, and θ's rows are laid
+// out as its values' are.
 func (m *Poisson) storeRows(theta, f []float64, k, lo, hi int) {
-	lead := m.lead(k)
+	K, lead, fac := m.K, m.lead(k), m.factors[k]
+	if lead == 0 {
+		lo, hi = lo*K, hi*K
+		params, values := theta[fac.Offset+lo:fac.Offset+hi], f[m.values[k]+lo:m.values[k]+hi]
+		if m.Param == LogScale {
+			logtab.Logs(params, values)
+		} else {
+			copy(params, values)
+		}
+		return
+	}
 	for i := lo; i < hi; i++ {
-		params := m.paramRow(theta, k, i)
-		for c, v := range m.valueRow(f, k, i)[lead:] {
-			if m.Param == LogScale {
-				v = logtab.Log(v)
-			}
-			params[c] = v
+		params, row := m.paramRow(theta, k, i), m.valueRow(f, k, i)[lead:]
+		if m.Param == LogScale {
+			logtab.Logs(params, row)
+		} else {
+			copy(params, row)
 		}
 	}
 }

@@ -42,6 +42,7 @@ func (m *Poisson) newAugmented(rank1 bool) *poissonAugmented {
 	for k, fac := range m.factors {
 		a.colsum = append(a.colsum, make([]float64, K))
 		a.gram = append(a.gram, make([]float64, K*K))
+		a.gramCurrent = append(a.gramCurrent, false)
 		a.fac = append(a.fac, a.f[m.values[k]:m.values[k]+fac.Rows*K])
 		a.moved = append(a.moved, make([]bool, fac.Rows))
 		n = max(n, len(lay.chunks[k])-1)
@@ -209,7 +210,10 @@ type poissonAugmented struct {
 	pairs  [][2]int
 	pairSt rng.Stream
 	gram   [][]float64 // gram[k] is factor k's Gram matrix, K × K (setGram)
-	chunks []augmentedChunk
+	// gramCurrent[k]: gram[k] is factor k's as its values stand (transfer computes a Gram matrix
+	// when ridgePairs first reads it).
+	gramCurrent []bool
+	chunks      []augmentedChunk
 	// counts[w][k] are worker w's parts of the counts of factor k's rows, rows × K, for every
 	// factor but the first (the first pass's; each row's move takes and clears them).
 	counts [][][]float64
@@ -461,6 +465,12 @@ func (a *poissonAugmented) ridgePairs(key uint64, k int) {
 	if free < 2 {
 		return
 	}
+	for k2, current := range a.gramCurrent {
+		if k2 != k && !current {
+			a.setGram(k2)
+			a.gramCurrent[k2] = true
+		}
+	}
 	try := func(r, s int) {
 		cos := 1.0
 		for k2, g := range a.gram {
@@ -694,9 +704,7 @@ func (a *poissonAugmented) eachOn(k, workers int, body func(worker int, ch *augm
 // transfer makes transferRow's moves on the rows of every factor whose components have pairs
 // (ridgePairs), one factor after the other, before the counts are split: they move θ alone.
 func (a *poissonAugmented) transfer(key uint64, t float64) {
-	for k := range a.gram {
-		a.setGram(k)
-	}
+	clear(a.gramCurrent) // every factor moved since the last sweep's transfers
 	for k := range a.m.factors {
 		a.conditionalRates(k, t)
 		a.ridgePairs(key, k)
@@ -710,7 +718,7 @@ func (a *poissonAugmented) transfer(key uint64, t float64) {
 				addTo(ch.colsum, a.row(k, i))
 			}
 		})
-		a.setGram(k)
+		a.gramCurrent[k] = false
 	}
 }
 
@@ -908,11 +916,17 @@ func (a *poissonAugmented) accept(ch *augmentedChunk, k, i int, p float64) bool 
 func (a *poissonAugmented) store(theta []float64) {
 	for k, moved := range a.moved {
 		par.For(len(moved), func(_, lo, hi int) {
-			for i := lo; i < hi; i++ {
-				if moved[i] {
-					moved[i] = false
-					a.m.storeRows(theta, a.f, k, i, i+1)
+			// Runs of moved rows, whose logarithms Logs takes four at a time.
+			for i := lo; i < hi; {
+				j := i
+				for j < hi && moved[j] {
+					j++
 				}
+				if j > i {
+					clear(moved[i:j])
+					a.m.storeRows(theta, a.f, k, i, j)
+				}
+				i = j + 1
 			}
 		})
 	}
@@ -942,8 +956,9 @@ func (q *rowRatio) cells(t float64, values, lams, props []float64, up []bool, ll
 	props, up = props[:len(values)], up[:len(values)]
 	for c, x := range values[:len(lams)] {
 		lam, lamProp := lams[c], props[c]
-		if up[c] && !q.up.TryMul(0, lamProp/lam) {
-			q.up.Mul(0, lamProp/lam)
+		ratio := lamProp / lam
+		if up[c] && !q.up.TryMul(0, ratio) {
+			q.up.Mul(0, ratio)
 		}
 		g, grouped := logtab.Group(x)
 		switch {
@@ -957,12 +972,12 @@ func (q *rowRatio) cells(t float64, values, lams, props []float64, up []bool, ll
 		case ll:
 			q.add(t, x, logtab.Log(lam), logtab.Log(lamProp))
 		case grouped:
-			if r := lamProp / lam; !q.next.TryMul(g, r) {
-				q.next.Mul(g, r)
+			if !q.next.TryMul(g, ratio) {
+				q.next.Mul(g, ratio)
 			}
 		default:
 			if fr := frac(t * x); fr != 0 {
-				q.logRatio += fr * logtab.Log(lamProp/lam)
+				q.logRatio += fr * logtab.Log(ratio)
 			}
 		}
 	}

@@ -39,11 +39,11 @@ const (
 // Log returns the natural logarithm of x, as math.Log does (including at 0, below 0, at +Inf, NaN
 // and subnormal x, which it passes to math.Log).
 func Log(x float64) float64 {
-	b := math.Float64bits(x)
-	e := b >> 52
-	if e-1 >= 0x7fe { // sign bit set, zero or subnormal, Inf or NaN
+	if special(x) {
 		return math.Log(x)
 	}
+	b := math.Float64bits(x)
+	e := b >> 52
 	i := (b >> 44) & 0xff
 	half := i >> 7
 	y := math.Float64frombits(b&(1<<52-1) | (0x3ff-half)<<52)
@@ -53,3 +53,7 @@ func Log(x float64) float64 {
 	k := float64(int64(e+half) - 1023)
 	return k*ln2Hi + (lg[i] + p + k*ln2Lo)
 }
+
+// special reports whether x is negative, zero, subnormal, infinite or NaN: its sign bit is set or
+// its exponent field is all zeros or all ones.
+func special(x float64) bool { return math.Float64bits(x)>>52-1 >= 0x7fe }
