@@ -244,7 +244,8 @@ func bench(ctx context.Context, w io.Writer, dir string, bs []binary, ws []workl
 	return nil
 }
 
-// datasetTools is where prepare builds bench/speech's programs, once.
+// datasetTools is where prepare builds bench/speech's programs, once, from the stirank module
+// of the current directory.
 type datasetTools struct {
 	dir, root string
 	built     map[string]string
@@ -254,8 +255,12 @@ func (t *datasetTools) tool(ctx context.Context, name string) (string, error) {
 	if p, ok := t.built[name]; ok {
 		return p, nil
 	}
+	root, err := t.moduleRoot()
+	if err != nil {
+		return "", err
+	}
 	p := filepath.Join(t.dir, name)
-	if err := command(ctx, t.root, "go", "build", "-o", p, "./bench/speech/"+name); err != nil {
+	if err := command(ctx, root, "go", "build", "-o", p, "./bench/speech/"+name); err != nil {
 		return "", err
 	}
 	t.built[name] = p
@@ -268,16 +273,12 @@ func prepare(ctx context.Context, dir, stirank string, ws []workload) (map[strin
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	root, err := moduleRoot()
-	if err != nil {
-		return nil, err
-	}
 	tmp, err := os.MkdirTemp("", "workloads-tools-")
 	if err != nil {
 		return nil, err
 	}
 	defer os.RemoveAll(tmp)
-	tools := &datasetTools{dir: tmp, root: root, built: map[string]string{}}
+	tools := &datasetTools{dir: tmp, built: map[string]string{}}
 	_, espeakErr := exec.LookPath("espeak-ng")
 	var missing []string
 	ready := map[string]bool{}
@@ -353,7 +354,11 @@ func makeDataset(ctx context.Context, dir, name, stirank string, tools *datasetT
 		}
 		return command(ctx, "", stirank, "import", "--in", wav, "--out", p)
 	case "speech":
-		return command(ctx, tools.root, "bench/speech/make-spectrogram.sh", p)
+		root, err := tools.moduleRoot()
+		if err != nil {
+			return err
+		}
+		return command(ctx, root, "bench/speech/make-spectrogram.sh", p)
 	case "mix291":
 		clean, mix := filepath.Join(dir, "c291.wav"), filepath.Join(dir, "mix291.wav")
 		if err := speechWAV(291, clean); err != nil {
@@ -388,14 +393,19 @@ func command(ctx context.Context, dir, name string, args ...string) error {
 	return nil
 }
 
-// moduleRoot is the directory of the stirank module, where bench/speech's programs are built.
-func moduleRoot() (string, error) {
+// moduleRoot is the directory of the stirank module, where bench/speech's programs and scripts
+// are: only the speech datasets need it.
+func (t *datasetTools) moduleRoot() (string, error) {
+	if t.root != "" {
+		return t.root, nil
+	}
 	out, err := exec.Command("go", "env", "GOMOD").Output()
 	mod := strings.TrimSpace(string(out))
 	if err != nil || mod == "" || mod == os.DevNull {
-		return "", fmt.Errorf("run from the stirank repository: go env GOMOD says %q (%v)", mod, err)
+		return "", fmt.Errorf("making the speech datasets needs the stirank repository as the current directory: go env GOMOD says %q (%v)", mod, err)
 	}
-	return filepath.Dir(mod), nil
+	t.root = filepath.Dir(mod)
+	return t.root, nil
 }
 
 // writeDenseCSV writes the matrix of dataset src as CSV listing every cell, zeros included,
