@@ -1,8 +1,8 @@
 // Command workloads times issue 61's large workloads with stirank binaries side by side in one
 // run, so that a before/after figure is a ratio measured on the same machine at the same time.
 // For every workload and binary it runs `stirank select … --exact` as a child process (runs
-// alternate between the binaries, -runs of each) and prints the median wall time, CPU time over
-// wall time, the child's peak resident memory, the chosen rank and the ranks the race left
+// alternate between the binaries, -runs of each) and prints the median wall and CPU (user +
+// system) time, CPU over wall, the child's peak resident memory, the chosen rank and the ranks the race left
 // unresolved (evidence.json), rank 1's estimate against its exact value (--exact), and whether
 // the issue's targets are met.
 //
@@ -544,6 +544,7 @@ type row struct {
 	// firstErr is the first failed run's error.
 	firstErr string
 	wall     time.Duration // median over the successful runs
+	cpu      time.Duration // median: under a shared machine's load it moves less than wall
 	cpuWall  float64       // median
 	rssKB    int64         // largest
 	res      outcome       // of the first successful run
@@ -595,7 +596,7 @@ func table(ws []workload, bs []binary, results map[string]map[string][]run, read
 // summarise is the row of a workload's runs on one binary.
 func summarise(runs []run) row {
 	rw := row{runs: len(runs)}
-	var walls []time.Duration
+	var walls, cpus []time.Duration
 	var ratios []float64
 	found := false
 	for _, r := range runs {
@@ -607,7 +608,7 @@ func summarise(runs []run) row {
 			rw.failed++
 			continue
 		}
-		walls = append(walls, r.wall)
+		walls, cpus = append(walls, r.wall), append(cpus, r.cpu)
 		ratios = append(ratios, r.cpu.Seconds()/r.wall.Seconds())
 		if !found {
 			rw.res, found = r.res, true
@@ -615,8 +616,9 @@ func summarise(runs []run) row {
 	}
 	if len(walls) > 0 {
 		slices.Sort(walls)
+		slices.Sort(cpus)
 		slices.Sort(ratios)
-		rw.wall, rw.cpuWall = median(walls), median(ratios)
+		rw.wall, rw.cpu, rw.cpuWall = median(walls), median(cpus), median(ratios)
 	}
 	return rw
 }
@@ -709,7 +711,7 @@ func rank1Within(o outcome) (ok, known bool) {
 
 // printTable writes the rows as an aligned or a markdown table, under intro.
 func printTable(w io.Writer, intro string, bs []binary, rows []row, markdown bool) {
-	header := []string{"workload", "binary", "wall (median)", "÷ " + bs[0].label, "CPU/wall", "peak RSS", "chosen (true)", "unresolved", "rank 1 − exact ± se", "target", "met"}
+	header := []string{"workload", "binary", "wall (median)", "÷ " + bs[0].label, "CPU (median)", "CPU/wall", "peak RSS", "chosen (true)", "unresolved", "rank 1 − exact ± se", "target", "met"}
 	var lines [][]string
 	for _, rw := range rows {
 		if rw.runs == 0 || rw.failed == rw.runs {
@@ -717,7 +719,7 @@ func printTable(w io.Writer, intro string, bs []binary, rows []row, markdown boo
 			if rw.runs > 0 {
 				msg = "failed: " + msg
 			}
-			lines = append(lines, []string{rw.workload, rw.binary, msg, "", "", memoryOrBlank(rw.rssKB), "", "", "", rw.target, rw.met})
+			lines = append(lines, []string{rw.workload, rw.binary, msg, "", "", "", memoryOrBlank(rw.rssKB), "", "", "", rw.target, rw.met})
 			continue
 		}
 		wall := duration(rw.wall)
@@ -739,7 +741,7 @@ func printTable(w io.Writer, intro string, bs []binary, rows []row, markdown boo
 		if len(rw.res.unresolved) > 0 {
 			unresolved = strings.Trim(fmt.Sprint(rw.res.unresolved), "[]")
 		}
-		lines = append(lines, []string{rw.workload, rw.binary, wall, vs, fmt.Sprintf("%.2f", rw.cpuWall), memory(rw.rssKB), chosen, unresolved, rank1Cell(rw.res), rw.target, rw.met})
+		lines = append(lines, []string{rw.workload, rw.binary, wall, vs, duration(rw.cpu), fmt.Sprintf("%.2f", rw.cpuWall), memory(rw.rssKB), chosen, unresolved, rank1Cell(rw.res), rw.target, rw.met})
 	}
 	if markdown {
 		fmt.Fprintf(w, "%s.\n\n| %s |\n|%s\n", intro, strings.Join(header, " | "), strings.Repeat(" --- |", len(header)))
