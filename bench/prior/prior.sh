@@ -7,10 +7,40 @@
 # --rate auto. Prints one line per run (set, seed, prior, chosen rank, true rank, wall and CPU
 # seconds), then a markdown table: the ranks chosen per set and prior (one per seed, bold where all
 # are the true rank), how many chose the true rank, and wall and CPU seconds per prior.
-# Usage, from anywhere in the repository: bench/prior/prior.sh [SEEDS] (default 2; about 8 min of
-# CPU per seed). Times are inflated by whatever else runs on the machine: compare the priors
-# within one run (the runs of a set and seed run one after the other).
+# Usage, from anywhere in the repository: bench/prior/prior.sh [SEEDS] (default 2; about 5 min of
+# CPU per seed), or bench/prior/prior.sh --table LOG to print the table of the run lines in LOG
+# (of a run cut short, say). Times are inflated by whatever else runs on the machine: compare
+# the priors within one run (the runs of a set and seed run one after the other).
 set -eu
+# table LOG: the markdown table of the run lines in LOG.
+# Fields: model shape rate "seed" N: "prior" LABEL "chose" R "(true" T) "wall" W "cpu" C.
+table() {
+	awk '
+$4 == "seed" && $6 == "prior" { k = ++lines; g[k] = $1 " " $2 " " $3 " " $5; runs[g[k]]++
+  set[k] = $1 " " $2 " (" $3 ")"; t[k] = $11; sub(/\)/, "", t[k]); p[k] = $7; r[k] = $9; w[k] = $13; c[k] = $15 }
+END {
+  np = split("λ* λ*/10 10λ* auto", ps, " ")
+  # Only a set and seed that ran under every prior enters the table, so that its rows compare.
+  for (k = 1; k <= lines; k++) {
+    if (runs[g[k]] < np) continue
+    s = set[k]
+    if (!(s in seen)) { seen[s] = 1; order[++nsets] = s; truth[s] = t[k] }
+    chosen[s, p[k]] = chosen[s, p[k]] (chosen[s, p[k]] == "" ? "" : " ") r[k]
+    miss[s, p[k]] += (r[k] != t[k]); n[p[k]]++; ok[p[k]] += (r[k] == t[k]); wall[p[k]] += w[k]; cpu[p[k]] += c[k] }
+  printf "| set (drawn at λ*) | true rank |"; for (i = 1; i <= np; i++) printf " %s |", ps[i]; printf "\n"
+  printf "| --- | --- |"; for (i = 1; i <= np; i++) printf " --- |"; printf "\n"
+  for (s = 1; s <= nsets; s++) {
+    o = order[s]; printf "| %s | %s |", o, truth[o]
+    for (i = 1; i <= np; i++) printf (miss[o, ps[i]] ? " %s |" : " **%s** |"), chosen[o, ps[i]]
+    printf "\n" }
+  printf "| chose the true rank | |"; for (i = 1; i <= np; i++) printf " %d of %d |", ok[ps[i]], n[ps[i]]; printf "\n"
+  printf "| wall time, all runs | |"; for (i = 1; i <= np; i++) printf " %.0f s |", wall[ps[i]]; printf "\n"
+  printf "| CPU time (user + sys), all runs | |"; for (i = 1; i <= np; i++) printf " %.0f s |", cpu[ps[i]]; printf "\n" }' "$1"
+}
+if [ "${1:-}" = --table ]; then
+	table "$2"
+	exit
+fi
 cd "$(dirname "$0")/../.."
 seeds=${1:-2}
 sets="nmf:40x30:3:1 nmf:60x40:4:0.5 cp:12x10x8:3:0.5 nmf:30x25:2:0.02"
@@ -44,20 +74,5 @@ EOF
 		done
 	done
 done | tee "$tmp/log"
-# Fields: model shape rate "seed" N: "prior" LABEL "chose" R "(true" T) "wall" W "cpu" C.
-awk '
-{ set = $1 " " $2 " (" $3 ")"; t = $11; sub(/\)/, "", t); p = $7
-  if (!(set in seen)) { seen[set] = 1; order[++nsets] = set; truth[set] = t }
-  chosen[set, p] = chosen[set, p] (chosen[set, p] == "" ? "" : " ") $9
-  miss[set, p] += ($9 != t); n[p]++; ok[p] += ($9 == t); wall[p] += $13; cpu[p] += $15 }
-END {
-  np = split("λ* λ*/10 10λ* auto", ps, " ")
-  printf "\n| set (drawn at λ*) | true rank |"; for (i = 1; i <= np; i++) printf " %s |", ps[i]; printf "\n"
-  printf "| --- | --- |"; for (i = 1; i <= np; i++) printf " --- |"; printf "\n"
-  for (s = 1; s <= nsets; s++) {
-    set = order[s]; printf "| %s | %s |", set, truth[set]
-    for (i = 1; i <= np; i++) { c = chosen[set, ps[i]]; printf (miss[set, ps[i]] ? " %s |" : " **%s** |"), c }
-    printf "\n" }
-  printf "| chose the true rank | |"; for (i = 1; i <= np; i++) printf " %d of %d |", ok[ps[i]], n[ps[i]]; printf "\n"
-  printf "| wall time, all runs | |"; for (i = 1; i <= np; i++) printf " %.0f s |", wall[ps[i]]; printf "\n"
-  printf "| CPU time (user + sys), all runs | |"; for (i = 1; i <= np; i++) printf " %.0f s |", cpu[ps[i]]; printf "\n" }' "$tmp/log"
+echo
+table "$tmp/log"
