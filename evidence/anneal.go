@@ -14,10 +14,11 @@ type AnnealSummary struct {
 	// T, Mean, Var and ESS are per stage: the temperature, the population's weighted mean and
 	// variance of log p(X | θ), and its effective sample size.
 	T, Mean, Var, ESS []float64
-	// LogZ is the sum over stages of the log mean incremental weight.
-	LogZ      float64
-	Steps     int
-	CellEvals int64
+	// LogZ is the sum over stages of the log mean incremental weight; FirstLogZ is the first
+	// stage's, from the prior's population at t = 0 to T[1]: an estimate of ∫₀^T[1] f(t) dt.
+	LogZ, FirstLogZ float64
+	Steps           int
+	CellEvals       int64
 	// Divergence describes a non-finite value the annealing met; empty when it did not.
 	Divergence string
 }
@@ -30,8 +31,12 @@ const disagreement = 3
 // their populations into its evidence. A chain's TIndex is the index of its stage in its
 // replica's ladder and its Chain the replica. At each stage the population's mean and the
 // chain's records are pooled, weighted by their effective sample sizes, into f(t) and v(t); each
-// replica's integral by Ladder.Rule over its own ladder is one estimate of the thermodynamic integral,
-// and the replicas' mean and spread give LogEvidence and TIStdErr. The SMC estimates of the
+// replica's first stage's increment (FirstLogZ) plus its integral by Ladder.Rule over the rest of
+// its own ladder is one estimate of the thermodynamic integral, and the replicas' mean and spread
+// give LogEvidence and TIStdErr. The rule is not used on [0, t₁]: it reads f and v at t = 0, the
+// prior's mean and variance of log p(X | θ), which a heavy-tailed prior does not have (under
+// --rate auto, 1/λ of a Gamma(1, b) rate has no mean), where the first increment's weights
+// exp(t₁·log p(X | θ)) are bounded by the likelihood's maximum whatever the prior. The SMC estimates of the
 // replicas give SMC and SMCStdErr. The two estimates come from the same populations but fail
 // differently — a population that lags behind its temperature biases the SMC estimate low, and
 // chains that have not relaxed bias the integral — so their difference beyond what their
@@ -115,10 +120,10 @@ func CombineAnnealed(anneals []AnnealSummary, chains []ChainSummary) (RankEviden
 		}
 		l := Ladder(a.T)
 		trap[i] = Trapezoid(l, f)
-		ti[i] = Integrate(l, f, v)
+		ti[i] = a.FirstLogZ + Integrate(l[1:], f[1:], v[1:])
 		smc[i] = a.LogZ
-		wf, wv := l.Rule()
-		for k, r := range pooled[i] {
+		wf, wv := l[1:].Rule()
+		for k, r := range pooled[i][1:] {
 			re.StdErrWithin += r.withinVariance(wf[k], wv[k])
 		}
 		re.Rungs = append(re.Rungs, pooled[i]...)

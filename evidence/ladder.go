@@ -184,7 +184,8 @@ func Trapezoid(l Ladder, f []float64) float64 {
 }
 
 // Rule returns the weights of the rule the log evidence is integrated with:
-// ∫₀¹ f(t) dt ≈ Σ_i wf_i f_i + wv_i v_i, with v = Var_t[log p(X | θ)] = f'(t).
+// ∫₀¹ f(t) dt ≈ Σ_i wf_i f_i + wv_i v_i, with v = Var_t[log p(X | θ)] = f'(t). On a ladder whose
+// first rung t₀ is above 0 (the tail of one) the rule integrates over [t₀, 1].
 //
 // Above t = 0 it is the cubic Hermite rule in u = log t applied to g(u) = t·f(t), whose derivative
 // is g'(u) = t·f + t²·v: where the likelihood dominates the prior, f(t) ≈ c − d/(2t) for d
@@ -233,7 +234,7 @@ func (l Ladder) Rule() (wf, wv []float64) {
 	for _, w := range wf {
 		sum += w
 	}
-	wf[len(l)-1] += 1 - sum
+	wf[len(l)-1] += 1 - l[0] - sum
 	return wf, wv
 }
 

@@ -199,7 +199,12 @@ func rank1LogEvidencePrior(margins [][]float64, prior RatePrior) (float64, error
 	if prior.Auto() {
 		e0, b0 := a+float64(len(margins[0])), rates[0]
 		tail = func(s float64) float64 {
-			return quad.LogIntegral(func(v float64) float64 { return e0*v - b0*math.Exp(v) - rowsExp*quad.LogAddExp(v, s) })
+			// Strictly concave in v; its peak lies near the smaller of the peaks of its two
+			// regimes, λ_0 ≫ P (the rate's Gamma) and λ_0 ≪ P.
+			return quad.LogIntegralConcave(func(v float64) (float64, float64, float64) {
+				l, sig := math.Exp(v), 1/(1+math.Exp(s-v))
+				return e0*v - b0*l - rowsExp*quad.LogAddExp(v, s), e0 - b0*l - rowsExp*sig, -b0*l - rowsExp*sig*(1-sig)
+			}, min(math.Log(e0/b0), s+math.Log(e0/rowsExp)))
 		}
 	}
 	h1 := total(1)
@@ -207,9 +212,21 @@ func rank1LogEvidencePrior(margins [][]float64, prior RatePrior) (float64, error
 		return c.value() + quad.LogIntegral(func(u float64) float64 { return h1(u) + tail(u) }), nil
 	}
 	if prior.Auto() {
-		h2 := total(2)
+		// Each total's log-integrand am·u − e·log(b + e^u) and its two derivatives, concave in u.
+		hd := func(m int) func(u float64) (float64, float64, float64) {
+			am, e, logB := N+float64(len(margins[m])), a+float64(len(margins[m])), math.Log(rates[m])
+			return func(u float64) (float64, float64, float64) {
+				sig := 1 / (1 + math.Exp(logB-u))
+				return am*u - e*quad.LogAddExp(logB, u), am - e*sig, -e * sig * (1 - sig)
+			}
+		}
+		h1d, h2d := hd(1), hd(2)
 		outer := func(s float64) float64 {
-			return tail(s) + quad.LogIntegral(func(u float64) float64 { return h1(u) + h2(s-u) })
+			return tail(s) + quad.LogIntegralConcave(func(u float64) (float64, float64, float64) {
+				v1, g1, c1 := h1d(u)
+				v2, g2, c2 := h2d(s - u)
+				return v1 + v2, g1 - g2, c1 + c2
+			}, s/2)
 		}
 		return c.value() + quad.LogIntegral(outer), nil
 	}

@@ -117,6 +117,9 @@ type Annealed struct {
 // Summary is what the run reports to the evidence of its rank (evidence.CombineAnnealed).
 func (a *Annealed) Summary() evidence.AnnealSummary {
 	s := evidence.AnnealSummary{Rank: a.Rank, Replica: a.Replica, LogZ: a.LogZ, Steps: a.Steps, CellEvals: a.CellEvals, Divergence: a.Divergence}
+	if len(a.Stages) > 1 {
+		s.FirstLogZ = a.Stages[1].LogZ
+	}
 	for _, st := range a.Stages {
 		s.T = append(s.T, st.T)
 		s.Mean = append(s.Mean, st.MeanLogLik)

@@ -219,56 +219,62 @@ func TestAnnealRecoversModesInProportion(t *testing.T) {
 }
 
 // Chains started from the populations pool with them into the integral, and the integral and the
-// SMC estimate of rank-1 Poisson NMF both land near the exact value.
+// SMC estimate of rank-1 Poisson NMF both land near the exact value, at fixed rates and under
+// --rate auto. Under auto the prior's log-likelihood has no mean and no variance (1/λ of a
+// Gamma(1, b) rate has none), so the population at t = 0 tells nothing of f near 0: the integral
+// must hold within 3 of its own replicas' standard errors + 0.3 nat, not of the standard error
+// widened by the SMC estimate, and those replicas must agree within a nat.
 func TestCombineAnnealedRank1(t *testing.T) {
 	d, rates := poissonData(t, []int{12, 9}, 1, 2, 3)
-	exact, err := models.Rank1LogEvidence(d, rates)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := DefaultSGMCMC("nmf")
-	cfg.Steps, cfg.Burnin = 200, 50
-	p, err := NewProblem(d, models.PoissonSpec("nmf", rates, models.LogScale), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a := testAnnealing
-	a.Sweeps, a.Chains, a.Rungs = 1, 8, 10
-	var anneals []evidence.AnnealSummary
-	var chains []evidence.ChainSummary
-	for rep := range 4 {
-		r, err := p.Anneal(context.Background(), 1, rep, a)
+	for _, spec := range []models.Spec{models.PoissonSpec("nmf", rates, models.LogScale), models.PoissonAutoSpec("nmf", models.LogScale)} {
+		exact, err := spec.Exact(d, 1)
 		if err != nil {
 			t.Fatal(err)
 		}
-		anneals = append(anneals, r.Summary())
-		for _, k := range r.Rungs(a.Rungs) {
-			id := ChainID{Rank: 1, TIndex: k, Chain: rep}
-			s, err := p.RunFrom(context.Background(), id, r.Stages[k].T, r.Stages[k].Start)
+		cfg := DefaultSGMCMC("nmf")
+		cfg.Steps, cfg.Burnin = 200, 50
+		p, err := NewProblem(d, spec, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a := testAnnealing
+		a.Sweeps, a.Chains, a.Rungs = 1, 8, 10
+		var anneals []evidence.AnnealSummary
+		var chains []evidence.ChainSummary
+		for rep := range 4 {
+			r, err := p.Anneal(context.Background(), 1, rep, a)
 			if err != nil {
 				t.Fatal(err)
 			}
-			// Past t = 0 the chain sweeps the data-augmentation kernel, four passes a sweep: 50
-			// sweeps, of which the 38 that end past the 50 passes of burn-in are recorded.
-			if r.Stages[k].T > 0 && (s.Steps != 200 || s.Count != 38) {
-				t.Errorf("chain %+v: %d passes, %d records; want 200 and 38", id, s.Steps, s.Count)
+			anneals = append(anneals, r.Summary())
+			for _, k := range r.Rungs(a.Rungs) {
+				id := ChainID{Rank: 1, TIndex: k, Chain: rep}
+				s, err := p.RunFrom(context.Background(), id, r.Stages[k].T, r.Stages[k].Start)
+				if err != nil {
+					t.Fatal(err)
+				}
+				// Past t = 0 the chain sweeps the data-augmentation kernel, four passes a sweep: 50
+				// sweeps, of which the 38 that end past the 50 passes of burn-in are recorded.
+				if r.Stages[k].T > 0 && (s.Steps != 200 || s.Count != 38) {
+					t.Errorf("chain %+v: %d passes, %d records; want 200 and 38", id, s.Steps, s.Count)
+				}
+				if again, _ := p.RunFrom(context.Background(), id, r.Stages[k].T, r.Stages[k].Start); again.Mean != s.Mean {
+					t.Errorf("chain %+v: rerun averaged %v, first run %v", id, again.Mean, s.Mean)
+				}
+				chains = append(chains, s)
 			}
-			if again, _ := p.RunFrom(context.Background(), id, r.Stages[k].T, r.Stages[k].Start); again.Mean != s.Mean {
-				t.Errorf("chain %+v: rerun averaged %v, first run %v", id, again.Mean, s.Mean)
-			}
-			chains = append(chains, s)
 		}
-	}
-	re, err := evidence.CombineAnnealed(anneals, chains)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("exact %.3f: integral %+.3f ± %.3f, SMC %+.3f ± %.3f, stderr %.3f, disagree %v", exact, re.LogEvidence-exact, re.TIStdErr, re.SMC-exact, re.SMCStdErr, re.StdErr, re.Disagree)
-	if math.Abs(re.LogEvidence-exact) > 3*re.StdErr+0.3 || math.Abs(re.SMC-exact) > 3*re.SMCStdErr+0.3 {
-		t.Errorf("exact %.3f: integral %.3f ± %.3f, SMC %.3f ± %.3f", exact, re.LogEvidence, re.StdErr, re.SMC, re.SMCStdErr)
-	}
-	if re.Replicas != 4 || len(re.Rungs) < 4*10 {
-		t.Errorf("%d replicas, %d rungs", re.Replicas, len(re.Rungs))
+		re, err := evidence.CombineAnnealed(anneals, chains)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%v: exact %.3f: integral %+.3f ± %.3f, SMC %+.3f ± %.3f, stderr %.3f, disagree %v", spec.Params, exact, re.LogEvidence-exact, re.TIStdErr, re.SMC-exact, re.SMCStdErr, re.StdErr, re.Disagree)
+		if math.Abs(re.LogEvidence-exact) > 3*re.TIStdErr+0.3 || re.TIStdErr > 1 || math.Abs(re.SMC-exact) > 3*re.SMCStdErr+0.3 {
+			t.Errorf("%v: exact %.3f: integral %.3f ± %.3f, SMC %.3f ± %.3f", spec.Params, exact, re.LogEvidence, re.TIStdErr, re.SMC, re.SMCStdErr)
+		}
+		if re.Replicas != 4 || len(re.Rungs) < 4*10 {
+			t.Errorf("%d replicas, %d rungs", re.Replicas, len(re.Rungs))
+		}
 	}
 }
 

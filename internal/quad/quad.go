@@ -55,6 +55,38 @@ func LogIntegral(f func(float64) float64) float64 {
 	return fp + math.Log(s*du)
 }
 
+// LogIntegralConcave is LogIntegral for a strictly concave f given with its first two
+// derivatives (f returns f, f′, f″ at u), from a start near its peak: Newton steps (at most 2
+// long) to the peak, then the trapezoidal rule with a third of the peak's width as its step
+// outwards until f has fallen 60 below the peak. It costs tens of evaluations where LogIntegral's
+// search and fine grid cost hundreds: the rank-1 evidence under a hyperprior evaluates one inside
+// every point of another. The trapezoid's error on an integrand analytic in a strip and decayed at
+// the ends falls like exp(−2π²·(width/step)²): below 10⁻⁷⁰ at a third.
+func LogIntegralConcave(f func(u float64) (v, d1, d2 float64), start float64) float64 {
+	u := start
+	fp, d1, d2 := f(u)
+	for range 200 {
+		step := max(-2, min(2, -d1/d2))
+		u += step
+		fp, d1, d2 = f(u)
+		if math.Abs(step) < 1e-10*max(1, math.Abs(u)) {
+			break
+		}
+	}
+	h := 1 / math.Sqrt(-d2) / 3
+	s := 1.0
+	for _, dir := range []float64{-h, h} {
+		for k := 1; k < 100000; k++ {
+			v, _, _ := f(u + float64(k)*dir)
+			if v < fp-60 {
+				break
+			}
+			s += math.Exp(v - fp)
+		}
+	}
+	return fp + math.Log(s*h)
+}
+
 // LogAddExp returns log(e^a + e^b) without overflow, for the sums of terms an exact evidence adds
 // in log space.
 func LogAddExp(a, b float64) float64 {
