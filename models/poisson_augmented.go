@@ -222,6 +222,13 @@ type poissonAugmented struct {
 	current bool
 	rank1   bool // rows drawn by drawRank1Row
 	noShear bool // no shear moves (SetShear)
+	// noTransfer turns transferRow's moves off (Blocked.SetFlat).
+	noTransfer bool
+	// held and onSplit are Blocked's: rows held and the hook between the split and the moves;
+	// with either set a sweep takes gibbsHeld's path.
+	held    []int
+	onSplit func(r *rand.Rand)
+	heldSum [][]float64 // the held rows' counts' column sums (heldCounts)
 	// fac[k] is factor k's values in f, rows × K, and moved[k][i] marks row i of factor k as
 	// moved since θ was last written (store).
 	fac     [][]float64
@@ -280,8 +287,14 @@ func (a *poissonAugmented) sweep(r *rand.Rand, t float64, theta, acc []float64, 
 	if a.rank1 {
 		ll = a.drawRank1(key, t, theta, acc)
 	} else {
-		a.transfer(key, t)
-		ll = a.gibbs(key, t, acc, loglik)
+		if !a.noTransfer {
+			a.transfer(key, t)
+		}
+		if a.held == nil && a.onSplit == nil {
+			ll = a.gibbs(key, t, acc, loglik)
+		} else {
+			ll = a.gibbsHeld(r, key, t, acc, loglik)
+		}
 	}
 	// log p(X | θ) = Σ_n x_n log λ_n − Σ_r Π_m colsum_m[r] − Σ_n log Γ(x_n + 1).
 	for c := range K {
@@ -291,14 +304,18 @@ func (a *poissonAugmented) sweep(r *rand.Rand, t float64, theta, acc []float64, 
 		}
 		ll -= p
 	}
-	if !a.rank1 && !a.noShear && m.shear(r, a.f, a.colsum, a.lam) {
+	if !a.rank1 && !a.noShear && a.heldRows(0)+a.heldRows(1) == 0 && m.shear(r, a.f, a.colsum, a.lam) {
 		for _, moved := range a.moved {
 			for i := range moved {
 				moved[i] = true
 			}
 		}
 	}
-	m.rescale(r, theta, a.f, a.colsum, a.scratch, a.lam)
+	if a.held == nil {
+		m.rescale(r, theta, a.f, a.colsum, a.scratch, a.lam)
+	} else {
+		a.rescaleHeld(r)
+	}
 	if m.auto() {
 		m.drawRates(r, theta, a.f, a.colsum, a.scratch, a.lam)
 	}
@@ -358,7 +375,7 @@ func (a *poissonAugmented) gibbs(key uint64, t float64, acc []float64, loglik bo
 		ch.st.Reset(key, uint64(f), uint64(lo))
 		ch.accepted = 0
 		for i := lo; i < hi; i++ {
-			a.splitRow(ch, a.counts[w], i, t, correct)
+			a.splitRow(ch, a.counts[w], i, t, correct, true)
 		}
 	})
 	acc[f], _ = a.results(f)
@@ -706,7 +723,9 @@ func (a *poissonAugmented) transfer(key uint64, t float64) {
 		a.each(k, func(_ int, ch *augmentedChunk, lo, hi int) {
 			ch.st.Reset(key, uint64(k), uint64(lo), transfers)
 			for i := lo; i < hi; i++ {
-				a.transferRow(ch, k, i, t)
+				if i >= a.heldRows(k) {
+					a.transferRow(ch, k, i, t)
+				}
 				addTo(ch.colsum, a.row(k, i))
 			}
 		})
@@ -717,8 +736,9 @@ func (a *poissonAugmented) transfer(key uint64, t float64) {
 // splitRow rounds and splits the counts of the cells of row i of the first factor at t, adds the
 // parts to the row's counts and, in counts (a worker's), to those of the cells' rows of the other
 // factors, and then moves the row, whose counts are complete, as moveRow does; correct: t rounds
-// counts, and the move is corrected by its ratio.
-func (a *poissonAugmented) splitRow(ch *augmentedChunk, counts [][]float64, i int, t float64, correct bool) {
+// counts, and the move is corrected by its ratio. Without move the row stays and its counts go to
+// counts too (gibbsHeld).
+func (a *poissonAugmented) splitRow(ch *augmentedChunk, counts [][]float64, i int, t float64, correct, move bool) {
 	m := a.m
 	K := m.K
 	f := a.lay.order[0]
@@ -788,6 +808,11 @@ func (a *poissonAugmented) splitRow(ch *augmentedChunk, counts [][]float64, i in
 			}
 		}
 	}
+	if !move {
+		addTo(counts[f][i*K:(i+1)*K], n)
+		addTo(ch.colsum, row)
+		return
+	}
 	if m.lead(f) == K {
 		ch.accepted++ // no parameters: the row stays
 		addTo(ch.colsum, row)
@@ -819,7 +844,10 @@ func (a *poissonAugmented) moveRow(ch *augmentedChunk, k, i int, t float64, corr
 		addTo(n, part)
 		clear(part)
 	}
-	p := a.propose(ch, k, row, n)
+	p := 0.0 // a held row stays
+	if i >= a.heldRows(k) {
+		p = a.propose(ch, k, row, n)
+	}
 	ratio := p > 0 && correct
 	if !ratio {
 		// The move is decided before the cells are read, which give the log-likelihood at the
@@ -848,8 +876,14 @@ func (a *poissonAugmented) moveRow(ch *augmentedChunk, k, i int, t float64, corr
 	vec.Dot2Rows(lams, props, row, ch.prop, c.fa, c.ia, c.fb, c.ib)
 	// The roundings of the first pass, named by the cells' positions in the first mode's order.
 	lo := a.lay.byRow[k].Start[i]
-	for q, p := range a.lay.at[k][lo : lo+len(c.values)] {
-		up[q] = rng.At(a.rounding, uint64(p)) < frac(t*c.values[q])
+	if at := a.lay.at[k]; at != nil {
+		for q, p := range at[lo : lo+len(c.values)] {
+			up[q] = rng.At(a.rounding, uint64(p)) < frac(t*c.values[q])
+		}
+	} else { // the first mode's own rows (gibbsHeld)
+		for q, x := range c.values {
+			up[q] = rng.At(a.rounding, uint64(lo+q)) < frac(t*x)
+		}
 	}
 	ch.ratio.cells(t, c.values, lams, props, up, last)
 	logRatio, xOld, xNew := ch.ratio.done(t, last)

@@ -1,0 +1,248 @@
+package models
+
+import (
+	"math"
+	"math/rand/v2"
+
+	"github.com/stirank/stirank/internal/par"
+	"github.com/stirank/stirank/internal/slice"
+	"github.com/stirank/stirank/rng"
+)
+
+// Blocked is the Poisson model's Gibbs kernel (poissonAugmented) with what Chib's method asks of
+// it: rows held where they are (its reduced runs), a look at every sweep's split of the counts
+// before any row moves (the Rao–Blackwellised ordinates), and relabelling of the free part from
+// that hook. A sweep with neither rows held nor a hook is Augmented's, draw for draw.
+type Blocked interface {
+	Augmented
+	// Hold holds rows 0 … rows[k]−1 of every factor k where they are (nil: none). The scale
+	// moves then pair only the factors with no row held, and each partly held factor's free rows
+	// with every factor with no row held (rescaleHeld); a matrix with a row held is not sheared.
+	Hold(rows []int)
+	// OnSplit sets the function every sweep calls, with the sweep's r, once the counts are split
+	// and before any row moves (nil: none). Counts, Values and ColSums are valid in it, and it
+	// may Relabel.
+	OnSplit(hook func(r *rand.Rand))
+	// Counts is factor k's split counts (rows × K, whole numbers), Values its values (rows × K)
+	// and ColSums their column sums: the kernel's own, read-only but through Relabel.
+	Counts(k int) []float64
+	Values(k int) []float64
+	ColSums(k int) []float64
+	// Relabel moves component s of the free part of the state — the free rows of every factor
+	// and every row's counts — to component tau[s]; the held rows keep their labels.
+	Relabel(tau []int)
+	// SetFlat turns the moves along the lines the likelihood leaves flat inside a matrix's
+	// components (shear) and between alike components (transferRow) on (a new kernel's setting)
+	// or off; the scale moves stay.
+	SetFlat(on bool)
+}
+
+// NewBlocked returns the Gibbs kernel of the augmented model as Blocked. At rank 1 it splits
+// the counts like any other rank (the rank-1 moves of NewAugmented have no split to look at).
+func (m *Poisson) NewBlocked() Blocked { return m.newAugmented(false) }
+
+func (a *poissonAugmented) Hold(rows []int)                 { a.held = rows }
+func (a *poissonAugmented) OnSplit(hook func(r *rand.Rand)) { a.onSplit = hook }
+func (a *poissonAugmented) Counts(k int) []float64          { return a.counts[0][k] }
+func (a *poissonAugmented) Values(k int) []float64          { return a.fac[k] }
+func (a *poissonAugmented) ColSums(k int) []float64         { return a.colsum[k] }
+func (a *poissonAugmented) SetFlat(on bool)                 { a.noShear, a.noTransfer = !on, !on }
+
+// heldRows is the number of factor k's leading rows held (Blocked.Hold).
+func (a *poissonAugmented) heldRows(k int) int {
+	if a.held == nil {
+		return 0
+	}
+	return a.held[k]
+}
+
+// gibbsHeld is gibbs with rows held or a hook (Blocked): the first pass splits every count
+// without moving the first mode's rows, the workers' parts are added into the first worker's,
+// the hook runs, and then every factor's free rows move from their counts, the first mode's
+// first (moveRow, from a stream of its own).
+func (a *poissonAugmented) gibbsHeld(r *rand.Rand, key uint64, t float64, acc []float64, loglik bool) float64 {
+	m := a.m
+	K := m.K
+	order := a.lay.order
+	f := order[0]
+	correct := t != math.Trunc(t)
+	a.rounding = rng.Key(key, roundings)
+	workers := min(maxCountCopies, par.Workers(len(a.lay.chunks[f])-1))
+	for len(a.counts) < workers {
+		a.counts = append(a.counts, make([][]float64, len(m.factors)))
+	}
+	for _, copies := range a.counts {
+		for k, fac := range m.factors {
+			if copies[k] == nil {
+				copies[k] = make([]float64, fac.Rows*K)
+			}
+		}
+	}
+	a.eachOn(f, workers, func(w int, ch *augmentedChunk, lo, hi int) {
+		ch.st.Reset(key, uint64(f), uint64(lo))
+		for i := lo; i < hi; i++ {
+			a.splitRow(ch, a.counts[w], i, t, correct, false)
+		}
+	})
+	for _, copies := range a.counts[1:] {
+		for k, part := range copies {
+			addTo(a.counts[0][k], part) // whole numbers: exact in any order
+			clear(part)
+		}
+	}
+	if a.onSplit != nil {
+		a.onSplit(r)
+	}
+	a.heldCounts()
+	ll := 0.0
+	for j, k := range order {
+		last := loglik && j == len(order)-1
+		a.conditionalRates(k, t)
+		a.each(k, func(_ int, ch *augmentedChunk, lo, hi int) {
+			ch.st.Reset(key, uint64(k), uint64(lo), heldMoves)
+			ch.accepted, ch.ll = 0, 0
+			for i := lo; i < hi; i++ {
+				a.moveRow(ch, k, i, t, correct, last)
+			}
+		})
+		var l float64
+		acc[k], l = a.results(k)
+		if last {
+			ll = l
+		}
+	}
+	return ll
+}
+
+// heldMoves tags the streams of gibbsHeld's moves of the first mode's rows, which its split's
+// streams would otherwise repeat.
+const heldMoves = transfers - 1
+
+// heldCounts sets a.heldSum[k] to the column sums of factor k's held rows' counts, for
+// rescaleHeld's partial moves, which the moves of the rows leave to read.
+func (a *poissonAugmented) heldCounts() {
+	K := a.m.K
+	if a.heldSum == nil {
+		a.heldSum = make([][]float64, len(a.m.factors))
+		for k := range a.heldSum {
+			a.heldSum[k] = make([]float64, K)
+		}
+	}
+	for k, s := range a.heldSum {
+		clear(s)
+		if a.held != nil {
+			ColSums(a.counts[0][k][:a.held[k]*K], K, s)
+		}
+	}
+}
+
+func (a *poissonAugmented) Relabel(tau []int) {
+	K := a.m.K
+	perm := func(row []float64) {
+		for s, t := range tau {
+			a.scratch[t] = row[s]
+		}
+		copy(row, a.scratch[:K])
+	}
+	for k, fac := range a.fac {
+		cnt := a.counts[0][k]
+		for i := 0; i < len(cnt); i += K {
+			perm(cnt[i : i+K])
+		}
+		for i := a.heldRows(k); i*K < len(fac); i++ {
+			perm(fac[i*K : (i+1)*K])
+			a.moved[k][i] = true
+		}
+		ColSums(fac, K, a.colsum[k])
+	}
+}
+
+// rescaleHeld is rescale with rows held (Blocked.Hold). For every partly held factor m, every
+// factor m' with no row held and every component k, it first rescales m's free rows by c and
+// m' by 1/c given the sweep's split: cells in the free rows of m keep their rates, those in its
+// held rows see theirs divided by c, so with S the held rows' counts of k, A and B the held and
+// free rows' column sums of m, P the product of the other factors' column sums and C m”s,
+//
+//	p(u | Z, rest) ∝ exp((n_free − n_m' − S)·u − (A·P + λ_m'·C)·e^{−u} − λ_m·B·e^u),
+//
+// log-concave, three slice updates: a reduced run of Chib's method with few rows held otherwise
+// crosses this direction, which those rows barely pin down, slowly. Then every pair of factors
+// with no row held rescales every component as rescale does (slice.LogScale).
+func (a *poissonAugmented) rescaleHeld(r *rand.Rand) {
+	m, K := a.m, a.m.K
+	scale := func(k, from int, comp int, c float64) {
+		fac := a.fac[k]
+		for i := from; i*K < len(fac); i++ {
+			fac[i*K+comp] *= c
+			a.moved[k][i] = true
+		}
+	}
+	for k1, fac := range m.factors {
+		held := a.held[k1]
+		if held == 0 || held >= fac.Rows {
+			continue
+		}
+		for k2, fac2 := range m.factors {
+			if k2 == k1 || a.held[k2] > 0 {
+				continue
+			}
+			nFree, n2 := float64(fac.Rows-held), float64(fac2.Rows)
+			w := 2 / math.Sqrt(nFree+n2)
+			for comp := range K {
+				A, B := 0.0, 0.0
+				for i := 0; i*K < len(a.fac[k1]); i++ {
+					if i < held {
+						A += a.fac[k1][i*K+comp]
+					} else {
+						B += a.fac[k1][i*K+comp]
+					}
+				}
+				P := 1.0
+				for k3, cs := range a.colsum {
+					if k3 != k1 {
+						P *= cs[comp]
+					}
+				}
+				C := a.colsum[k2][comp]
+				alpha := nFree - n2 - a.heldSum[k1][comp]
+				beta := A*P + a.lam[k2]*C
+				gam := a.lam[k1] * B
+				h := func(u float64) float64 { return alpha*u - beta*math.Exp(-u) - gam*math.Exp(u) }
+				u := 0.0
+				for range 3 {
+					u = slice.Step(r, h, u, w)
+				}
+				if u == 0 {
+					continue
+				}
+				c := math.Exp(u)
+				scale(k1, held, comp, c)
+				scale(k2, 0, comp, 1/c)
+				a.colsum[k1][comp] = A + c*B
+				a.colsum[k2][comp] /= c
+			}
+		}
+	}
+	for k1, fac1 := range m.factors {
+		if a.held[k1] > 0 {
+			continue
+		}
+		for k2 := k1 + 1; k2 < len(m.factors); k2++ {
+			if a.held[k2] > 0 {
+				continue
+			}
+			n1, n2 := float64(fac1.Rows), float64(m.factors[k2].Rows)
+			for comp := range K {
+				u := slice.LogScale(r, n1, n2, a.lam[k1]*a.colsum[k1][comp], a.lam[k2]*a.colsum[k2][comp])
+				if u == 0 {
+					continue
+				}
+				c := math.Exp(u)
+				scale(k1, 0, comp, c)
+				scale(k2, 0, comp, 1/c)
+				a.colsum[k1][comp] *= c
+				a.colsum[k2][comp] /= c
+			}
+		}
+	}
+}
