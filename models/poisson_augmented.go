@@ -224,8 +224,8 @@ type poissonAugmented struct {
 	noShear bool // no shear moves (SetShear)
 	// noTransfer turns transferRow's moves off (Blocked.SetFlat).
 	noTransfer bool
-	// held and onSplit are Blocked's: rows held and the hook between the split and the moves;
-	// with either set a sweep takes gibbsHeld's path.
+	// held and onSplit are Blocked's: rows held and the hook between the split and the moves
+	// (gibbs).
 	held    []int
 	onSplit func(r *rand.Rand)
 	heldSum [][]float64 // the held rows' counts' column sums (heldCounts)
@@ -290,11 +290,7 @@ func (a *poissonAugmented) sweep(r *rand.Rand, t float64, theta, acc []float64, 
 		if !a.noTransfer {
 			a.transfer(key, t)
 		}
-		if a.held == nil && a.onSplit == nil {
-			ll = a.gibbs(key, t, acc, loglik)
-		} else {
-			ll = a.gibbsHeld(r, key, t, acc, loglik)
-		}
+		ll = a.gibbs(r, key, t, acc, loglik)
 	}
 	// log p(X | θ) = Σ_n x_n log λ_n − Σ_r Π_m colsum_m[r] − Σ_n log Γ(x_n + 1).
 	for c := range K {
@@ -354,37 +350,63 @@ const maxCountCopies = 8
 
 // gibbs makes the sweep's Gibbs moves at t (poissonAugmented) on the factors' values, writes each
 // factor's acceptance into acc and, with loglik, returns Σ_n x_n log λ_n at the new values (else
-// 0).
-func (a *poissonAugmented) gibbs(key uint64, t float64, acc []float64, loglik bool) float64 {
+// 0). With rows held or a hook (Blocked) the first pass splits every count without moving the
+// first mode's rows, the workers' parts are added into the first worker's, the hook runs with r,
+// and then every factor's rows move from their counts, the first mode's first, from a stream of
+// their own (heldMoves).
+func (a *poissonAugmented) gibbs(r *rand.Rand, key uint64, t float64, acc []float64, loglik bool) float64 {
 	m := a.m
 	order := a.lay.order
 	f := order[0]
+	held := a.held != nil || a.onSplit != nil
 	// At an integer t no count is rounded and every exponent t·x − ν is zero.
 	correct := t != math.Trunc(t)
 	a.rounding = rng.Key(key, roundings)
 	workers := min(maxCountCopies, par.Workers(len(a.lay.chunks[f])-1))
 	for len(a.counts) < workers {
-		copies := make([][]float64, len(m.factors))
-		for _, k := range order[1:] {
-			copies[k] = make([]float64, m.factors[k].Rows*m.K)
+		a.counts = append(a.counts, make([][]float64, len(m.factors)))
+	}
+	for _, copies := range a.counts {
+		for k, fac := range m.factors {
+			if copies[k] == nil && (held || k != f) {
+				copies[k] = make([]float64, fac.Rows*m.K)
+			}
 		}
-		a.counts = append(a.counts, copies)
 	}
 	a.conditionalRates(f, t)
 	a.eachOn(f, workers, func(w int, ch *augmentedChunk, lo, hi int) {
 		ch.st.Reset(key, uint64(f), uint64(lo))
 		ch.accepted = 0
 		for i := lo; i < hi; i++ {
-			a.splitRow(ch, a.counts[w], i, t, correct, true)
+			a.splitRow(ch, a.counts[w], i, t, correct, !held)
 		}
 	})
-	acc[f], _ = a.results(f)
+	moves := order[1:]
+	if held {
+		for _, copies := range a.counts[1:] {
+			for k, part := range copies {
+				addTo(a.counts[0][k], part) // whole numbers: exact in any order
+				clear(part)
+			}
+		}
+		if a.onSplit != nil {
+			a.onSplit(r)
+		}
+		a.heldCounts()
+		moves = order
+	} else {
+		acc[f], _ = a.results(f)
+	}
 	ll := 0.0
-	for j, k := range order[1:] {
-		last := loglik && j == len(order)-2
+	for j, k := range moves {
+		last := loglik && j == len(moves)-1
 		a.conditionalRates(k, t)
 		a.each(k, func(_ int, ch *augmentedChunk, lo, hi int) {
-			ch.st.Reset(key, uint64(k), uint64(lo))
+			if k == f {
+				ch.st.Reset(key, uint64(k), uint64(lo), heldMoves)
+			} else {
+				ch.st.Reset(key, uint64(k), uint64(lo))
+			}
 			ch.accepted, ch.ll = 0, 0
 			for i := lo; i < hi; i++ {
 				a.moveRow(ch, k, i, t, correct, last)
@@ -737,7 +759,7 @@ func (a *poissonAugmented) transfer(key uint64, t float64) {
 // parts to the row's counts and, in counts (a worker's), to those of the cells' rows of the other
 // factors, and then moves the row, whose counts are complete, as moveRow does; correct: t rounds
 // counts, and the move is corrected by its ratio. Without move the row stays and its counts go to
-// counts too (gibbsHeld).
+// counts too (gibbs with Blocked's settings).
 func (a *poissonAugmented) splitRow(ch *augmentedChunk, counts [][]float64, i int, t float64, correct, move bool) {
 	m := a.m
 	K := m.K
@@ -880,7 +902,7 @@ func (a *poissonAugmented) moveRow(ch *augmentedChunk, k, i int, t float64, corr
 		for q, p := range at[lo : lo+len(c.values)] {
 			up[q] = rng.At(a.rounding, uint64(p)) < frac(t*c.values[q])
 		}
-	} else { // the first mode's own rows (gibbsHeld)
+	} else { // the first mode's own rows, moved after the split (gibbs with Blocked's settings)
 		for q, x := range c.values {
 			up[q] = rng.At(a.rounding, uint64(lo+q)) < frac(t*x)
 		}

@@ -4,9 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 
-	"github.com/stirank/stirank/internal/par"
 	"github.com/stirank/stirank/internal/slice"
-	"github.com/stirank/stirank/rng"
 )
 
 // Blocked is the Poisson model's Gibbs kernel (poissonAugmented) with what Chib's method asks of
@@ -56,66 +54,8 @@ func (a *poissonAugmented) heldRows(k int) int {
 	return a.held[k]
 }
 
-// gibbsHeld is gibbs with rows held or a hook (Blocked): the first pass splits every count
-// without moving the first mode's rows, the workers' parts are added into the first worker's,
-// the hook runs, and then every factor's free rows move from their counts, the first mode's
-// first (moveRow, from a stream of its own).
-func (a *poissonAugmented) gibbsHeld(r *rand.Rand, key uint64, t float64, acc []float64, loglik bool) float64 {
-	m := a.m
-	K := m.K
-	order := a.lay.order
-	f := order[0]
-	correct := t != math.Trunc(t)
-	a.rounding = rng.Key(key, roundings)
-	workers := min(maxCountCopies, par.Workers(len(a.lay.chunks[f])-1))
-	for len(a.counts) < workers {
-		a.counts = append(a.counts, make([][]float64, len(m.factors)))
-	}
-	for _, copies := range a.counts {
-		for k, fac := range m.factors {
-			if copies[k] == nil {
-				copies[k] = make([]float64, fac.Rows*K)
-			}
-		}
-	}
-	a.eachOn(f, workers, func(w int, ch *augmentedChunk, lo, hi int) {
-		ch.st.Reset(key, uint64(f), uint64(lo))
-		for i := lo; i < hi; i++ {
-			a.splitRow(ch, a.counts[w], i, t, correct, false)
-		}
-	})
-	for _, copies := range a.counts[1:] {
-		for k, part := range copies {
-			addTo(a.counts[0][k], part) // whole numbers: exact in any order
-			clear(part)
-		}
-	}
-	if a.onSplit != nil {
-		a.onSplit(r)
-	}
-	a.heldCounts()
-	ll := 0.0
-	for j, k := range order {
-		last := loglik && j == len(order)-1
-		a.conditionalRates(k, t)
-		a.each(k, func(_ int, ch *augmentedChunk, lo, hi int) {
-			ch.st.Reset(key, uint64(k), uint64(lo), heldMoves)
-			ch.accepted, ch.ll = 0, 0
-			for i := lo; i < hi; i++ {
-				a.moveRow(ch, k, i, t, correct, last)
-			}
-		})
-		var l float64
-		acc[k], l = a.results(k)
-		if last {
-			ll = l
-		}
-	}
-	return ll
-}
-
-// heldMoves tags the streams of gibbsHeld's moves of the first mode's rows, which its split's
-// streams would otherwise repeat.
+// heldMoves tags the streams of the moves of the first mode's rows after a split that did not
+// move them (gibbs with Blocked's settings), which the split's streams would otherwise repeat.
 const heldMoves = transfers - 1
 
 // heldCounts sets a.heldSum[k] to the column sums of factor k's held rows' counts, for
