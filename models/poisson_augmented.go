@@ -40,6 +40,7 @@ func (m *Poisson) newAugmented(rank1 bool) *poissonAugmented {
 		mass: make([]float64, K), scratch: make([]float64, 2*K), rank1: rank1 && m.rank1()}
 	n := 0
 	for k, fac := range m.factors {
+		a.free = append(a.free, k)
 		a.colsum = append(a.colsum, make([]float64, K))
 		a.gram = append(a.gram, make([]float64, K*K))
 		a.fac = append(a.fac, a.f[m.values[k]:m.values[k]+fac.Rows*K])
@@ -229,6 +230,7 @@ type poissonAugmented struct {
 	held    []int
 	onSplit func(r *rand.Rand)
 	heldSum [][]float64 // the held rows' counts' column sums (heldCounts)
+	free    []int       // the modes with no row held, which rescale pairs
 	// fac[k] is factor k's values in f, rows × K, and moved[k][i] marks row i of factor k as
 	// moved since θ was last written (store).
 	fac     [][]float64
@@ -307,11 +309,10 @@ func (a *poissonAugmented) sweep(r *rand.Rand, t float64, theta, acc []float64, 
 			}
 		}
 	}
-	if a.held == nil {
-		m.rescale(r, theta, a.f, a.colsum, a.scratch, a.lam)
-	} else {
-		a.rescaleHeld(r)
+	if a.held != nil {
+		a.partialRescale(r)
 	}
+	m.rescale(r, theta, a.f, a.colsum, a.scratch, a.lam, a.free)
 	if m.auto() {
 		m.drawRates(r, theta, a.f, a.colsum, a.scratch, a.lam)
 	}

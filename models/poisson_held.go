@@ -15,7 +15,8 @@ type Blocked interface {
 	Augmented
 	// Hold holds rows 0 … rows[k]−1 of every factor k where they are (nil: none). The scale
 	// moves then pair only the factors with no row held, and each partly held factor's free rows
-	// with every factor with no row held (rescaleHeld); a matrix with a row held is not sheared.
+	// with every factor with no row held (partialRescale); a matrix with a row held is not
+	// sheared.
 	Hold(rows []int)
 	// OnSplit sets the function every sweep calls, with the sweep's r, once the counts are split
 	// and before any row moves (nil: none). Counts, Values and ColSums are valid in it, and it
@@ -39,12 +40,20 @@ type Blocked interface {
 // the counts like any other rank (the rank-1 moves of NewAugmented have no split to look at).
 func (m *Poisson) NewBlocked() Blocked { return m.newAugmented(false) }
 
-func (a *poissonAugmented) Hold(rows []int)                 { a.held = rows }
 func (a *poissonAugmented) OnSplit(hook func(r *rand.Rand)) { a.onSplit = hook }
 func (a *poissonAugmented) Counts(k int) []float64          { return a.counts[0][k] }
 func (a *poissonAugmented) Values(k int) []float64          { return a.fac[k] }
 func (a *poissonAugmented) ColSums(k int) []float64         { return a.colsum[k] }
 func (a *poissonAugmented) SetFlat(on bool)                 { a.noShear, a.noTransfer = !on, !on }
+
+func (a *poissonAugmented) Hold(rows []int) {
+	a.held, a.free = rows, a.free[:0]
+	for k := range a.m.factors {
+		if a.heldRows(k) == 0 {
+			a.free = append(a.free, k)
+		}
+	}
+}
 
 // heldRows is the number of factor k's leading rows held (Blocked.Hold).
 func (a *poissonAugmented) heldRows(k int) int {
@@ -97,36 +106,26 @@ func (a *poissonAugmented) Relabel(tau []int) {
 	}
 }
 
-// rescaleHeld is rescale with rows held (Blocked.Hold). For every partly held factor m, every
-// factor m' with no row held and every component k, it first rescales m's free rows by c and
-// m' by 1/c given the sweep's split: cells in the free rows of m keep their rates, those in its
-// held rows see theirs divided by c, so with S the held rows' counts of k, A and B the held and
-// free rows' column sums of m, P the product of the other factors' column sums and C m”s,
+// partialRescale moves, with rows held (Blocked.Hold), for every partly held factor m, every
+// factor m' with no row held and every component k, m's free rows by c and m' by 1/c given the
+// sweep's split: cells in the free rows of m keep their rates, those in its held rows see theirs
+// divided by c, so with S the held rows' counts of k, A and B the held and free rows' column sums
+// of m, P the product of the other factors' column sums and C m”s,
 //
 //	p(u | Z, rest) ∝ exp((n_free − n_m' − S)·u − (A·P + λ_m'·C)·e^{−u} − λ_m·B·e^u),
 //
 // log-concave, three slice updates: a reduced run of Chib's method with few rows held otherwise
-// crosses this direction, which those rows barely pin down, slowly. Then every pair of factors
-// with no row held rescales every component as rescale does (slice.LogScale).
-func (a *poissonAugmented) rescaleHeld(r *rand.Rand) {
+// crosses this direction, which those rows barely pin down, slowly. (rescale pairs the factors
+// with no row held.)
+func (a *poissonAugmented) partialRescale(r *rand.Rand) {
 	m, K := a.m, a.m.K
-	scale := func(k, from int, comp int, c float64) {
-		fac := a.fac[k]
-		for i := from; i*K < len(fac); i++ {
-			fac[i*K+comp] *= c
-			a.moved[k][i] = true
-		}
-	}
 	for k1, fac := range m.factors {
 		held := a.held[k1]
 		if held == 0 || held >= fac.Rows {
 			continue
 		}
-		for k2, fac2 := range m.factors {
-			if k2 == k1 || a.held[k2] > 0 {
-				continue
-			}
-			nFree, n2 := float64(fac.Rows-held), float64(fac2.Rows)
+		for _, k2 := range a.free {
+			nFree, n2 := float64(fac.Rows-held), float64(m.factors[k2].Rows)
 			w := 2 / math.Sqrt(nFree+n2)
 			for comp := range K {
 				A, B := 0.0, 0.0
@@ -156,31 +155,15 @@ func (a *poissonAugmented) rescaleHeld(r *rand.Rand) {
 					continue
 				}
 				c := math.Exp(u)
-				scale(k1, held, comp, c)
-				scale(k2, 0, comp, 1/c)
-				a.colsum[k1][comp] = A + c*B
-				a.colsum[k2][comp] /= c
-			}
-		}
-	}
-	for k1, fac1 := range m.factors {
-		if a.held[k1] > 0 {
-			continue
-		}
-		for k2 := k1 + 1; k2 < len(m.factors); k2++ {
-			if a.held[k2] > 0 {
-				continue
-			}
-			n1, n2 := float64(fac1.Rows), float64(m.factors[k2].Rows)
-			for comp := range K {
-				u := slice.LogScale(r, n1, n2, a.lam[k1]*a.colsum[k1][comp], a.lam[k2]*a.colsum[k2][comp])
-				if u == 0 {
-					continue
+				for i := held; i*K < len(a.fac[k1]); i++ {
+					a.fac[k1][i*K+comp] *= c
+					a.moved[k1][i] = true
 				}
-				c := math.Exp(u)
-				scale(k1, 0, comp, c)
-				scale(k2, 0, comp, 1/c)
-				a.colsum[k1][comp] *= c
+				for i := 0; i*K < len(a.fac[k2]); i++ {
+					a.fac[k2][i*K+comp] /= c
+					a.moved[k2][i] = true
+				}
+				a.colsum[k1][comp] = A + c*B
 				a.colsum[k2][comp] /= c
 			}
 		}
