@@ -229,8 +229,7 @@ type poissonAugmented struct {
 	// (gibbs).
 	held    []int
 	onSplit func(r *rand.Rand)
-	heldSum [][]float64 // the held rows' counts' column sums (heldCounts)
-	free    []int       // the modes with no row held, which rescale pairs
+	free    []int // the modes with no row held, which rescale pairs
 	// fac[k] is factor k's values in f, rows × K, and moved[k][i] marks row i of factor k as
 	// moved since θ was last written (store).
 	fac     [][]float64
@@ -309,9 +308,6 @@ func (a *poissonAugmented) sweep(r *rand.Rand, t float64, theta, acc []float64, 
 			}
 		}
 	}
-	if a.held != nil {
-		a.partialRescale(r)
-	}
 	m.rescale(r, theta, a.f, a.colsum, a.scratch, a.lam, a.free)
 	if m.auto() {
 		m.drawRates(r, theta, a.f, a.colsum, a.scratch, a.lam)
@@ -353,8 +349,9 @@ const maxCountCopies = 8
 // factor's acceptance into acc and, with loglik, returns Σ_n x_n log λ_n at the new values (else
 // 0). With rows held or a hook (Blocked) the first pass splits every count without moving the
 // first mode's rows, the workers' parts are added into the first worker's, the hook runs with r,
-// and then every factor's rows move from their counts, the first mode's first, from a stream of
-// their own (heldMoves).
+// at t = 1 the partly held factors' free rows are rescaled (partialRescale), and then every
+// factor's rows move from their counts, the first mode's first, from a stream of their own
+// (heldMoves).
 func (a *poissonAugmented) gibbs(r *rand.Rand, key uint64, t float64, acc []float64, loglik bool) float64 {
 	m := a.m
 	order := a.lay.order
@@ -393,7 +390,9 @@ func (a *poissonAugmented) gibbs(r *rand.Rand, key uint64, t float64, acc []floa
 		if a.onSplit != nil {
 			a.onSplit(r)
 		}
-		a.heldCounts()
+		if t == 1 {
+			a.partialRescale(r)
+		}
 		moves = order
 	} else {
 		acc[f], _ = a.results(f)

@@ -67,24 +67,6 @@ func (a *poissonAugmented) heldRows(k int) int {
 // move them (gibbs with Blocked's settings), which the split's streams would otherwise repeat.
 const heldMoves = transfers - 1
 
-// heldCounts sets a.heldSum[k] to the column sums of factor k's held rows' counts, for
-// rescaleHeld's partial moves, which the moves of the rows leave to read.
-func (a *poissonAugmented) heldCounts() {
-	K := a.m.K
-	if a.heldSum == nil {
-		a.heldSum = make([][]float64, len(a.m.factors))
-		for k := range a.heldSum {
-			a.heldSum[k] = make([]float64, K)
-		}
-	}
-	for k, s := range a.heldSum {
-		clear(s)
-		if a.held != nil {
-			ColSums(a.counts[0][k][:a.held[k]*K], K, s)
-		}
-	}
-}
-
 func (a *poissonAugmented) Relabel(tau []int) {
 	K := a.m.K
 	perm := func(row []float64) {
@@ -108,19 +90,21 @@ func (a *poissonAugmented) Relabel(tau []int) {
 
 // partialRescale moves, with rows held (Blocked.Hold), for every partly held factor m, every
 // factor m' with no row held and every component k, m's free rows by c and m' by 1/c given the
-// sweep's split: cells in the free rows of m keep their rates, those in its held rows see theirs
+// sweep's split, at t = 1 (the conditional below is the augmented model's, which the tempered
+// sweeps' is not): cells in the free rows of m keep their rates, those in its held rows see theirs
 // divided by c, so with S the held rows' counts of k, A and B the held and free rows' column sums
 // of m, P the product of the other factors' column sums and C m”s,
 //
 //	p(u | Z, rest) ∝ exp((n_free − n_m' − S)·u − (A·P + λ_m'·C)·e^{−u} − λ_m·B·e^u),
 //
 // log-concave, three slice updates: a reduced run of Chib's method with few rows held otherwise
-// crosses this direction, which those rows barely pin down, slowly. (rescale pairs the factors
-// with no row held.)
+// crosses this direction, which those rows barely pin down, slowly. It comes before the rows
+// move, so that the last factor's moves read the log-likelihood at the sweep's θ. (rescale pairs
+// the factors with no row held.)
 func (a *poissonAugmented) partialRescale(r *rand.Rand) {
 	m, K := a.m, a.m.K
 	for k1, fac := range m.factors {
-		held := a.held[k1]
+		held := a.heldRows(k1)
 		if held == 0 || held >= fac.Rows {
 			continue
 		}
@@ -128,10 +112,11 @@ func (a *poissonAugmented) partialRescale(r *rand.Rand) {
 			nFree, n2 := float64(fac.Rows-held), float64(m.factors[k2].Rows)
 			w := 2 / math.Sqrt(nFree+n2)
 			for comp := range K {
-				A, B := 0.0, 0.0
+				A, B, S := 0.0, 0.0, 0.0
 				for i := 0; i*K < len(a.fac[k1]); i++ {
 					if i < held {
 						A += a.fac[k1][i*K+comp]
+						S += a.counts[0][k1][i*K+comp]
 					} else {
 						B += a.fac[k1][i*K+comp]
 					}
@@ -143,7 +128,7 @@ func (a *poissonAugmented) partialRescale(r *rand.Rand) {
 					}
 				}
 				C := a.colsum[k2][comp]
-				alpha := nFree - n2 - a.heldSum[k1][comp]
+				alpha := nFree - n2 - S
 				beta := A*P + a.lam[k2]*C
 				gam := a.lam[k1] * B
 				h := func(u float64) float64 { return alpha*u - beta*math.Exp(-u) - gam*math.Exp(u) }
