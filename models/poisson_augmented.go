@@ -230,6 +230,8 @@ type poissonAugmented struct {
 	held    []int
 	onSplit func(r *rand.Rand)
 	free    []int // the modes with no row held, which rescale pairs
+	// heldSum[k] is the column sums of factor k's held rows' counts (heldCounts).
+	heldSum [][]float64
 	// fac[k] is factor k's values in f, rows × K, and moved[k][i] marks row i of factor k as
 	// moved since θ was last written (store).
 	fac     [][]float64
@@ -308,6 +310,7 @@ func (a *poissonAugmented) sweep(r *rand.Rand, t float64, theta, acc []float64, 
 			}
 		}
 	}
+	partial := a.held != nil && t == 1 && a.partialRescale(r)
 	m.rescale(r, theta, a.f, a.colsum, a.scratch, a.lam, a.free)
 	if m.auto() {
 		m.drawRates(r, theta, a.f, a.colsum, a.scratch, a.lam)
@@ -315,8 +318,14 @@ func (a *poissonAugmented) sweep(r *rand.Rand, t float64, theta, acc []float64, 
 	a.store(theta)
 	a.theta = append(a.theta[:0], theta...)
 	a.current = true
-	if !loglik {
+	switch {
+	case !loglik:
 		return math.NaN()
+	case partial:
+		// The partial moves changed the held rows' cells' λ after the moves read them.
+		e := a.NewEval()
+		e.Prepare(theta)
+		return LogLik(e, m)
 	}
 	return ll - m.lgamma
 }
@@ -349,9 +358,8 @@ const maxCountCopies = 8
 // factor's acceptance into acc and, with loglik, returns Σ_n x_n log λ_n at the new values (else
 // 0). With rows held or a hook (Blocked) the first pass splits every count without moving the
 // first mode's rows, the workers' parts are added into the first worker's, the hook runs with r,
-// at t = 1 the partly held factors' free rows are rescaled (partialRescale), and then every
-// factor's rows move from their counts, the first mode's first, from a stream of their own
-// (heldMoves).
+// and then every factor's rows move from their counts, the first mode's first, from a stream of
+// their own (heldMoves).
 func (a *poissonAugmented) gibbs(r *rand.Rand, key uint64, t float64, acc []float64, loglik bool) float64 {
 	m := a.m
 	order := a.lay.order
@@ -390,9 +398,7 @@ func (a *poissonAugmented) gibbs(r *rand.Rand, key uint64, t float64, acc []floa
 		if a.onSplit != nil {
 			a.onSplit(r)
 		}
-		if t == 1 {
-			a.partialRescale(r)
-		}
+		a.heldCounts()
 		moves = order
 	} else {
 		acc[f], _ = a.results(f)

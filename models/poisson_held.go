@@ -67,6 +67,19 @@ func (a *poissonAugmented) heldRows(k int) int {
 // move them (gibbs with Blocked's settings), which the split's streams would otherwise repeat.
 const heldMoves = transfers - 1
 
+// heldCounts sets heldSum from the sweep's split, for partialRescale, after the moves of the rows
+// have taken their counts.
+func (a *poissonAugmented) heldCounts() {
+	K := a.m.K
+	for len(a.heldSum) < len(a.m.factors) {
+		a.heldSum = append(a.heldSum, make([]float64, K))
+	}
+	for k, s := range a.heldSum {
+		clear(s)
+		ColSums(a.counts[0][k][:a.heldRows(k)*K], K, s)
+	}
+}
+
 func (a *poissonAugmented) Relabel(tau []int) {
 	K := a.m.K
 	perm := func(row []float64) {
@@ -98,10 +111,11 @@ func (a *poissonAugmented) Relabel(tau []int) {
 //	p(u | Z, rest) ∝ exp((n_free − n_m' − S)·u − (A·P + λ_m'·C)·e^{−u} − λ_m·B·e^u),
 //
 // log-concave, three slice updates: a reduced run of Chib's method with few rows held otherwise
-// crosses this direction, which those rows barely pin down, slowly. It comes before the rows
-// move, so that the last factor's moves read the log-likelihood at the sweep's θ. (rescale pairs
-// the factors with no row held.)
-func (a *poissonAugmented) partialRescale(r *rand.Rand) {
+// crosses this direction, which those rows barely pin down, slowly. It follows the rows' moves,
+// which would redraw the free rows it scales from their conditional and undo it. (rescale pairs
+// the factors with no row held.) It reports whether it moved any.
+func (a *poissonAugmented) partialRescale(r *rand.Rand) bool {
+	moved := false
 	m, K := a.m, a.m.K
 	for k1, fac := range m.factors {
 		held := a.heldRows(k1)
@@ -112,11 +126,10 @@ func (a *poissonAugmented) partialRescale(r *rand.Rand) {
 			nFree, n2 := float64(fac.Rows-held), float64(m.factors[k2].Rows)
 			w := 2 / math.Sqrt(nFree+n2)
 			for comp := range K {
-				A, B, S := 0.0, 0.0, 0.0
+				A, B := 0.0, 0.0
 				for i := 0; i*K < len(a.fac[k1]); i++ {
 					if i < held {
 						A += a.fac[k1][i*K+comp]
-						S += a.counts[0][k1][i*K+comp]
 					} else {
 						B += a.fac[k1][i*K+comp]
 					}
@@ -128,7 +141,7 @@ func (a *poissonAugmented) partialRescale(r *rand.Rand) {
 					}
 				}
 				C := a.colsum[k2][comp]
-				alpha := nFree - n2 - S
+				alpha := nFree - n2 - a.heldSum[k1][comp]
 				beta := A*P + a.lam[k2]*C
 				gam := a.lam[k1] * B
 				h := func(u float64) float64 { return alpha*u - beta*math.Exp(-u) - gam*math.Exp(u) }
@@ -139,6 +152,7 @@ func (a *poissonAugmented) partialRescale(r *rand.Rand) {
 				if u == 0 {
 					continue
 				}
+				moved = true
 				c := math.Exp(u)
 				for i := held; i*K < len(a.fac[k1]); i++ {
 					a.fac[k1][i*K+comp] *= c
@@ -153,4 +167,5 @@ func (a *poissonAugmented) partialRescale(r *rand.Rand) {
 			}
 		}
 	}
+	return moved
 }
