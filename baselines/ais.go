@@ -195,7 +195,7 @@ func rungs(ctx context.Context, ladder []float64) func(k int) (float64, error) {
 // aisFromPrior is AIS from the prior with the engine's Gibbs kernel; it counts its sweeps and
 // the cells they read into res.
 func (p *Problem) aisFromPrior(ctx context.Context, r *rand.Rand, R int, cfg AISConfig, res *AISRun) (float64, error) {
-	m, err := p.model(R)
+	m, err := p.model(R, models.LogScale)
 	if err != nil {
 		return 0, err
 	}
@@ -270,23 +270,24 @@ func (p *Problem) aisFromReference(ctx context.Context, r *rand.Rand, R int, cfg
 }
 
 // model is the engine's model of the problem at rank R (the free block's rank beside a fixed
-// dictionary), whose Gibbs kernel (models.Augmented) AIS from the prior runs.
-func (p *Problem) model(R int) (*models.Poisson, error) {
+// dictionary) sampled in space param, whose Gibbs kernel (models.Augmented) AIS from the prior and
+// Chib's method run.
+func (p *Problem) model(R int, param models.Param) (*models.Poisson, error) {
 	name := "nmf"
 	if p.order == 3 {
 		name = "cp"
 	}
 	switch {
 	case p.fixed > 0:
-		return models.NewPoissonFixed("ssnmf", p.Data, R, p.Rates, models.LogScale, p.dict, p.fixed)
+		return models.NewPoissonFixed("ssnmf", p.Data, R, p.Rates, param, p.dict, p.fixed)
 	case p.Auto:
 		prior, err := models.AutoPrior(p.Data, R)
 		if err != nil {
 			return nil, err
 		}
-		return models.NewPoissonPrior(name, p.Data, R, prior, models.LogScale)
+		return models.NewPoissonPrior(name, p.Data, R, prior, param)
 	}
-	return models.NewPoisson(name, p.Data, R, p.Rates, models.LogScale)
+	return models.NewPoisson(name, p.Data, R, p.Rates, param)
 }
 
 // sliceState is a point on the path from a reference (AIS, RunPath) with the caches its slice

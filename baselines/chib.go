@@ -173,8 +173,8 @@ func (p *Problem) chibBlocks(R int, cfg ChibConfig) ([]chibBlock, []int) {
 // noisy.
 //
 // Mixing. Besides the Gibbs updates every sweep rescales components along the scale ridge of the
-// factorisation (Gibbs.scaleMoves) and, in reduced runs, between a partly fixed mode's free rows
-// and a free mode (Gibbs.partialScaleMoves): the RB averages need runs that explore these
+// factorisation and, in reduced runs, between a partly fixed mode's free rows and a free mode
+// (models.Blocked.Hold): the RB averages need runs that explore these
 // directions, which plain Gibbs crosses only slowly.
 //
 // Blocks. The ordinate of a large block — a whole factor, as in the two-block recipe of the ICASSP
@@ -260,9 +260,12 @@ func (p *Problem) chib(ctx context.Context, R, replica int, cfg ChibConfig, from
 	}
 
 	// Start: from, or the best of Starts short runs from prior draws.
-	var g *Gibbs
+	var g *gibbs
 	if from != nil {
-		g = NewGibbs(p, *from)
+		var err error
+		if g, err = p.newGibbs(*from); err != nil {
+			return res, err
+		}
 	} else {
 		var (
 			sweeps int
@@ -326,9 +329,9 @@ func (p *Problem) chib(ctx context.Context, R, replica int, cfg ChibConfig, from
 		if bi == 0 {
 			n = cfg.Samples
 		} else {
-			g.FixedRows = fixed
+			g.Hold(fixed)
 			g.SetState(star)
-			g.AfterAllocate = nil
+			g.k.OnSplit(nil)
 			for s := range cfg.ReducedBurnin {
 				g.Sweep(r)
 				if err := check(s); err != nil {
@@ -342,15 +345,15 @@ func (p *Problem) chib(ctx context.Context, R, replica int, cfg ChibConfig, from
 		if b.last {
 			rowTerms = make([][]float64, b.hi-b.lo)
 		}
-		g.AfterAllocate = func(r *rand.Rand, S [][]int32) {
+		g.k.OnSplit(func(r *rand.Rand) {
 			if b.last {
-				o.rowTerms(g, b, S, rowTerms)
+				o.rowTerms(g, b, rowTerms)
 				return
 			}
-			t, id := o.blockTerm(r, g, b, S, bi > 0)
+			t, id := o.blockTerm(r, g, b, bi > 0)
 			terms = append(terms, t)
 			naive = append(naive, id)
-		}
+		})
 		// The block's log ordinate, its bias correction and its variance from the sweeps so far.
 		estimate := func() (lm, v float64) {
 			if b.last {
@@ -391,8 +394,8 @@ func (p *Problem) chib(ctx context.Context, R, replica int, cfg ChibConfig, from
 		res.BlockOrdinates = append(res.BlockOrdinates, lm)
 		res.BlockSE = append(res.BlockSE, math.Sqrt(v))
 	}
-	g.AfterAllocate = nil
-	res.CellEvals = g.CellEvals() + flat.cellEvals
+	g.k.OnSplit(nil)
+	res.CellEvals = g.cellEvals + flat.cellEvals
 	res.LogEvidence = res.LogLik + res.LogPrior - res.LogOrdinate
 	res.StdErr = math.Sqrt(variance)
 	if math.IsNaN(res.LogEvidence) || math.IsInf(res.LogEvidence, 0) {
@@ -442,17 +445,19 @@ func newOrdinates(p *Problem, star Factors, R int, sym bool) *ordinates {
 // L_b[s, r] = Σ_{i in b} log Gamma(θ*_i,r; 1 + S_i,s, β_{s,r}) pairing free component s with θ*'s
 // component r, and L_fix[s, r] the terms of log p(θ_fixed*, Z, free part) that depend on the pairing:
 // Σ over fixed rows of S_i,s·log θ*_i,r, minus Π_m (fixed + free column sums). With relabel set
-// it then draws τ ∝ exp Σ_s L_fix[s, τ(s)] and relabels the free part of g.
-func (o *ordinates) blockTerm(r *rand.Rand, g *Gibbs, b chibBlock, S [][]int32, relabel bool) (float64, float64) {
+// it then draws τ ∝ exp Σ_s L_fix[s, τ(s)] and relabels the free part of g. It runs in g's hook
+// (models.Blocked.OnSplit).
+func (o *ordinates) blockTerm(r *rand.Rand, g *gibbs, b chibBlock, relabel bool) (float64, float64) {
 	p, R := o.p, o.R
 	lf := p.logFact
 	full := o.sym
+	F, S := g.Split()
 	for m := range p.order {
-		fr := g.FixedRows[m]
+		fr := g.heldRows(m)
 		fix, free := o.fix[m], o.free[m]
 		clear(fix)
 		clear(free)
-		fm := g.State.F[m]
+		fm := F.F[m]
 		for i := 0; i < len(fm); i += R {
 			dst := free
 			if i < fr*R {
@@ -485,7 +490,7 @@ func (o *ordinates) blockTerm(r *rand.Rand, g *Gibbs, b chibBlock, S [][]int32, 
 			for i := b.lo; i < b.hi; i++ {
 				c := S[b.m][i*R+s]
 				fs := o.star.F[b.m][i*R+rr]
-				v += (1+float64(c))*lb - lf[c] + float64(c)*o.logF[b.m][i*R+rr] - beta*fs
+				v += (1+c)*lb - lf[int(c)] + c*o.logF[b.m][i*R+rr] - beta*fs
 			}
 			L[s*R+rr] = v
 		}
@@ -511,7 +516,7 @@ func (o *ordinates) blockTerm(r *rand.Rand, g *Gibbs, b chibBlock, S [][]int32, 
 		}
 	}
 	for m := range p.order {
-		fr := g.FixedRows[m]
+		fr := g.heldRows(m)
 		if fr == 0 {
 			continue
 		}
@@ -524,10 +529,9 @@ func (o *ordinates) blockTerm(r *rand.Rand, g *Gibbs, b chibBlock, S [][]int32, 
 				if c == 0 {
 					continue
 				}
-				cf := float64(c)
 				dst := Lf[s*R : s*R+R]
 				for rr, v := range lrow {
-					dst[rr] += cf * v
+					dst[rr] += c * v
 				}
 			}
 		}
@@ -547,7 +551,7 @@ func (o *ordinates) blockTerm(r *rand.Rand, g *Gibbs, b chibBlock, S [][]int32, 
 			}
 		}
 		if !identity {
-			g.Relabel(o.tau)
+			g.k.Relabel(o.tau)
 		}
 	}
 	return term, id
@@ -555,9 +559,10 @@ func (o *ordinates) blockTerm(r *rand.Rand, g *Gibbs, b chibBlock, S [][]int32, 
 
 // rowTerms appends, for every row i of the last block, log p(θ*_i | Z, everything else) =
 // Σ_r log Gamma(θ*_i,r; 1 + S_i,r, β_r): with every other factor fixed at θ*, the rows are
-// independent and their ordinates multiply.
-func (o *ordinates) rowTerms(g *Gibbs, b chibBlock, S [][]int32, rows [][]float64) {
+// independent and their ordinates multiply. It runs in g's hook (models.Blocked.OnSplit).
+func (o *ordinates) rowTerms(g *gibbs, b chibBlock, rows [][]float64) {
 	p, R := o.p, o.R
+	_, S := g.Split()
 	lf := p.logFact
 	lam := p.Rates[b.m]
 	beta := make([]float64, R)
@@ -565,7 +570,7 @@ func (o *ordinates) rowTerms(g *Gibbs, b chibBlock, S [][]int32, rows [][]float6
 		v := 1.0
 		for m := range p.order {
 			if m != b.m {
-				v *= g.cs[m][k]
+				v *= g.k.ColSums(m)[k]
 			}
 		}
 		beta[k] = lam + v
@@ -574,7 +579,7 @@ func (o *ordinates) rowTerms(g *Gibbs, b chibBlock, S [][]int32, rows [][]float6
 		v := 0.0
 		for k := range R {
 			c := S[b.m][i*R+k]
-			v += (1+float64(c))*math.Log(beta[k]) - lf[c] + float64(c)*o.logF[b.m][i*R+k] - beta[k]*o.star.F[b.m][i*R+k]
+			v += (1+c)*math.Log(beta[k]) - lf[int(c)] + c*o.logF[b.m][i*R+k] - beta[k]*o.star.F[b.m][i*R+k]
 		}
 		rows[i-b.lo] = append(rows[i-b.lo], v)
 	}

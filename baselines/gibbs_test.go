@@ -119,18 +119,15 @@ func TestGibbsGeweke(t *testing.T) {
 		{"cp-reduced", []int{2, 3, 2}, []float64{1, 1.5, 0.7}, []int{2, 1, 0}},
 	} {
 		R := 2
-		var g *Gibbs
-		var o *ordinates
 		geweke(t, tc.name, tc.shape, R, tc.rates, tc.fixed, iters, func(r *rand.Rand, p *Problem, f Factors) {
-			if g == nil {
-				g = NewGibbs(p, f)
-				g.FixedRows = tc.fixed
-				star := f.Clone() // the fixed rows' values; the rest only needs to be positive
-				o = newOrdinates(p, star, R, true)
+			g, err := p.newGibbs(f)
+			if err != nil {
+				t.Fatal(err)
 			}
-			g.P = p
-			g.SetState(f)
-			// The relabeling move of Chib's reduced runs, on a block of the first free rows.
+			g.Hold(tc.fixed)
+			// The relabeling move of Chib's reduced runs, on a block of the first free rows; the
+			// fixed rows' values stand for θ*, the rest only needs to be positive.
+			o := newOrdinates(p, f.Clone(), R, true)
 			b := chibBlock{}
 			for m := range tc.shape {
 				if tc.fixed[m] < tc.shape[m] {
@@ -138,7 +135,7 @@ func TestGibbsGeweke(t *testing.T) {
 					break
 				}
 			}
-			g.AfterAllocate = func(r *rand.Rand, S [][]int32) { o.p = p; o.blockTerm(r, g, b, S, true) }
+			g.k.OnSplit(func(r *rand.Rand) { o.blockTerm(r, g, b, true) })
 			g.Sweep(r)
 			f.CopyFrom(g.State)
 		})

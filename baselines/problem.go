@@ -1,7 +1,7 @@
 // Package baselines holds the two estimators of log p(X | R) that stirank measures STI against,
 // on the Poisson NMF (order 2) and Poisson CP (order 3) models with exponential priors:
 //
-//   - Chib's method (Chib 1995) on the output of a Gibbs sampler of the augmented model (Gibbs):
+//   - Chib's method (Chib 1995) on the output of the engine's Gibbs sampler of the augmented model (models.Blocked):
 //     latent per-component counts allocated by a multinomial, conjugate Gamma full conditionals
 //     for the factors, plus scale moves along the factorisation's scale ridge. The posterior
 //     ordinate at a high-density θ* (the log-factor posterior mode near the best burn-in sweep) is

@@ -176,7 +176,7 @@ func (p *Problem) fitReference(ctx context.Context, r *rand.Rand, R, starts, sta
 			}
 		}
 	}
-	fit.Sweeps, fit.CellEvals = done+burnin+sweeps, g.CellEvals()+flat.cellEvals
+	fit.Sweeps, fit.CellEvals = done+burnin+sweeps, g.cellEvals+flat.cellEvals
 	for m := range p.order {
 		n := len(mean.F[m])
 		a, b := make([]float64, n), make([]float64, n)
@@ -775,7 +775,7 @@ func (s *sliceState) pathMoves(r *rand.Rand, t float64) {
 // crossFlats moves g's point at t = 1 along a matrix's shear lines and the transfer lines between
 // alike components (shearMoves and transferMoves without a reference), which g's sweeps cross a
 // count's worth at a time; the scale orbits g's own moves cross.
-func (s *sliceState) crossFlats(r *rand.Rand, g *Gibbs) {
+func (s *sliceState) crossFlats(r *rand.Rand, g *gibbs) {
 	s.f.CopyFrom(g.State)
 	s.refresh()
 	s.shearMoves(r, 1)

@@ -56,7 +56,7 @@ func BenchmarkGibbsMoves(b *testing.B) {
 				}
 			}},
 			{"rescale", w.R, func(a *poissonAugmented, theta []float64, r *rand.Rand) func() {
-				return func() { a.m.rescale(r, theta, a.f, a.colsum, a.scratch, a.lam) }
+				return func() { a.m.rescale(r, theta, a.f, a.colsum, a.scratch, a.lam, a.free) }
 			}},
 			{"store", w.R, func(a *poissonAugmented, theta []float64, _ *rand.Rand) func() {
 				return func() {

@@ -868,23 +868,24 @@ func (e *poissonEval) metricRows(k int, t float64, g, gamma []float64, lo, hi in
 }
 
 // rescale moves each component r along the orbits F_a[:, r]·c, F_b[:, r]/c of consecutive modes
-// a, b = a+1, on which λ does not change, with an exact draw of log c from its conditional
+// a, b of modes (every mode but those with rows held: Blocked.Hold), on which λ does not change, with an exact draw of log c from its conditional
 // (slice.LogScale, the baselines' Gibbs sampler's move), in θ and in the factor values f of θ
 // (Poisson.values) that the Gibbs kernel holds with their column sums colsum[k][c] = Σ_i F_k[i, c],
 // from which it reads the sums; scratch holds 2·K values. The draws of a pair of modes depend on
 // their column sums alone, so they are made first and the rows scaled in one pass. Components with
 // fixed entries have no such orbit and stay. It leaves every tempered posterior invariant. rates
 // are the factors' prior rates at θ.
-func (m *Poisson) rescale(r *rand.Rand, theta, f []float64, colsum [][]float64, scratch, rates []float64) {
+func (m *Poisson) rescale(r *rand.Rand, theta, f []float64, colsum [][]float64, scratch, rates []float64, modes []int) {
 	K := m.K
 	d, c := scratch[:K], scratch[K:2*K]
-	for a := 0; a+1 < len(m.factors); a++ {
-		fa, fb := m.factors[a], m.factors[a+1]
+	for j := 0; j+1 < len(modes); j++ {
+		a, b := modes[j], modes[j+1]
+		fa, fb := m.factors[a], m.factors[b]
 		moved := false
 		for comp := range K {
 			d[comp], c[comp] = 0, 1
 			if comp >= m.kFixed {
-				d[comp] = slice.LogScale(r, float64(fa.Rows), float64(fb.Rows), rates[a]*colsum[a][comp], rates[a+1]*colsum[a+1][comp])
+				d[comp] = slice.LogScale(r, float64(fa.Rows), float64(fb.Rows), rates[a]*colsum[a][comp], rates[b]*colsum[b][comp])
 				c[comp] = math.Exp(d[comp])
 				moved = moved || d[comp] != 0
 			}
@@ -893,10 +894,10 @@ func (m *Poisson) rescale(r *rand.Rand, theta, f []float64, colsum [][]float64, 
 			continue
 		}
 		m.scaleRows(theta, f, a, d, c, false)
-		m.scaleRows(theta, f, a+1, d, c, true)
+		m.scaleRows(theta, f, b, d, c, true)
 		for comp, v := range c {
 			colsum[a][comp] *= v
-			colsum[a+1][comp] /= v
+			colsum[b][comp] /= v
 		}
 	}
 }

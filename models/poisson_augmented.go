@@ -40,6 +40,7 @@ func (m *Poisson) newAugmented(rank1 bool) *poissonAugmented {
 		mass: make([]float64, K), scratch: make([]float64, 2*K), rank1: rank1 && m.rank1()}
 	n := 0
 	for k, fac := range m.factors {
+		a.free = append(a.free, k)
 		a.colsum = append(a.colsum, make([]float64, K))
 		a.gram = append(a.gram, make([]float64, K*K))
 		a.gramCurrent = append(a.gramCurrent, false)
@@ -226,6 +227,15 @@ type poissonAugmented struct {
 	current bool
 	rank1   bool // rows drawn by drawRank1Row
 	noShear bool // no shear moves (SetShear)
+	// noTransfer turns transferRow's moves off (Blocked.SetFlat).
+	noTransfer bool
+	// held and onSplit are Blocked's: rows held and the hook between the split and the moves
+	// (gibbs).
+	held    []int
+	onSplit func(r *rand.Rand)
+	free    []int // the modes with no row held, which rescale pairs
+	// heldSum[k] is the column sums of factor k's held rows' counts (heldCounts).
+	heldSum [][]float64
 	// fac[k] is factor k's values in f, rows × K, and moved[k][i] marks row i of factor k as
 	// moved since θ was last written (store).
 	fac     [][]float64
@@ -284,8 +294,10 @@ func (a *poissonAugmented) sweep(r *rand.Rand, t float64, theta, acc []float64, 
 	if a.rank1 {
 		ll = a.drawRank1(key, t, theta, acc)
 	} else {
-		a.transfer(key, t)
-		ll = a.gibbs(key, t, acc, loglik)
+		if !a.noTransfer {
+			a.transfer(key, t)
+		}
+		ll = a.gibbs(r, key, t, acc, loglik)
 	}
 	// log p(X | θ) = Σ_n x_n log λ_n − Σ_r Π_m colsum_m[r] − Σ_n log Γ(x_n + 1).
 	for c := range K {
@@ -295,22 +307,29 @@ func (a *poissonAugmented) sweep(r *rand.Rand, t float64, theta, acc []float64, 
 		}
 		ll -= p
 	}
-	if !a.rank1 && !a.noShear && m.shear(r, a.f, a.colsum, a.lam) {
+	if !a.rank1 && !a.noShear && a.heldRows(0)+a.heldRows(1) == 0 && m.shear(r, a.f, a.colsum, a.lam) {
 		for _, moved := range a.moved {
 			for i := range moved {
 				moved[i] = true
 			}
 		}
 	}
-	m.rescale(r, theta, a.f, a.colsum, a.scratch, a.lam)
+	partial := a.held != nil && t == 1 && a.partialRescale(r)
+	m.rescale(r, theta, a.f, a.colsum, a.scratch, a.lam, a.free)
 	if m.auto() {
 		m.drawRates(r, theta, a.f, a.colsum, a.scratch, a.lam)
 	}
 	a.store(theta)
 	a.theta = append(a.theta[:0], theta...)
 	a.current = true
-	if !loglik {
+	switch {
+	case !loglik:
 		return math.NaN()
+	case partial:
+		// The partial moves changed the held rows' cells' λ after the moves read them.
+		e := a.NewEval()
+		e.Prepare(theta)
+		return LogLik(e, m)
 	}
 	return ll - m.lgamma
 }
@@ -341,37 +360,63 @@ const maxCountCopies = 8
 
 // gibbs makes the sweep's Gibbs moves at t (poissonAugmented) on the factors' values, writes each
 // factor's acceptance into acc and, with loglik, returns Σ_n x_n log λ_n at the new values (else
-// 0).
-func (a *poissonAugmented) gibbs(key uint64, t float64, acc []float64, loglik bool) float64 {
+// 0). With rows held or a hook (Blocked) the first pass splits every count without moving the
+// first mode's rows, the workers' parts are added into the first worker's, the hook runs with r,
+// and then every factor's rows move from their counts, the first mode's first, from a stream of
+// their own (heldMoves).
+func (a *poissonAugmented) gibbs(r *rand.Rand, key uint64, t float64, acc []float64, loglik bool) float64 {
 	m := a.m
 	order := a.lay.order
 	f := order[0]
+	held := a.held != nil || a.onSplit != nil
 	// At an integer t no count is rounded and every exponent t·x − ν is zero.
 	correct := t != math.Trunc(t)
 	a.rounding = rng.Key(key, roundings)
 	workers := min(maxCountCopies, par.Workers(len(a.lay.chunks[f])-1))
 	for len(a.counts) < workers {
-		copies := make([][]float64, len(m.factors))
-		for _, k := range order[1:] {
-			copies[k] = make([]float64, m.factors[k].Rows*m.K)
+		a.counts = append(a.counts, make([][]float64, len(m.factors)))
+	}
+	for _, copies := range a.counts {
+		for k, fac := range m.factors {
+			if copies[k] == nil && (held || k != f) {
+				copies[k] = make([]float64, fac.Rows*m.K)
+			}
 		}
-		a.counts = append(a.counts, copies)
 	}
 	a.conditionalRates(f, t)
 	a.eachOn(f, workers, func(w int, ch *augmentedChunk, lo, hi int) {
 		ch.st.Reset(key, uint64(f), uint64(lo))
 		ch.accepted = 0
 		for i := lo; i < hi; i++ {
-			a.splitRow(ch, a.counts[w], i, t, correct)
+			a.splitRow(ch, a.counts[w], i, t, correct, !held)
 		}
 	})
-	acc[f], _ = a.results(f)
+	moves := order[1:]
+	if held {
+		for _, copies := range a.counts[1:] {
+			for k, part := range copies {
+				addTo(a.counts[0][k], part) // whole numbers: exact in any order
+				clear(part)
+			}
+		}
+		if a.onSplit != nil {
+			a.onSplit(r)
+		}
+		a.heldCounts()
+		moves = order
+	} else {
+		acc[f], _ = a.results(f)
+	}
 	ll := 0.0
-	for j, k := range order[1:] {
-		last := loglik && j == len(order)-2
+	for j, k := range moves {
+		last := loglik && j == len(moves)-1
 		a.conditionalRates(k, t)
 		a.each(k, func(_ int, ch *augmentedChunk, lo, hi int) {
-			ch.st.Reset(key, uint64(k), uint64(lo))
+			if k == f {
+				ch.st.Reset(key, uint64(k), uint64(lo), heldMoves)
+			} else {
+				ch.st.Reset(key, uint64(k), uint64(lo))
+			}
 			ch.accepted, ch.ll = 0, 0
 			for i := lo; i < hi; i++ {
 				a.moveRow(ch, k, i, t, correct, last)
@@ -714,7 +759,9 @@ func (a *poissonAugmented) transfer(key uint64, t float64) {
 		a.each(k, func(_ int, ch *augmentedChunk, lo, hi int) {
 			ch.st.Reset(key, uint64(k), uint64(lo), transfers)
 			for i := lo; i < hi; i++ {
-				a.transferRow(ch, k, i, t)
+				if i >= a.heldRows(k) {
+					a.transferRow(ch, k, i, t)
+				}
 				addTo(ch.colsum, a.row(k, i))
 			}
 		})
@@ -725,8 +772,9 @@ func (a *poissonAugmented) transfer(key uint64, t float64) {
 // splitRow rounds and splits the counts of the cells of row i of the first factor at t, adds the
 // parts to the row's counts and, in counts (a worker's), to those of the cells' rows of the other
 // factors, and then moves the row, whose counts are complete, as moveRow does; correct: t rounds
-// counts, and the move is corrected by its ratio.
-func (a *poissonAugmented) splitRow(ch *augmentedChunk, counts [][]float64, i int, t float64, correct bool) {
+// counts, and the move is corrected by its ratio. Without move the row stays and its counts go to
+// counts too (gibbs with Blocked's settings).
+func (a *poissonAugmented) splitRow(ch *augmentedChunk, counts [][]float64, i int, t float64, correct, move bool) {
 	m := a.m
 	K := m.K
 	f := a.lay.order[0]
@@ -796,6 +844,11 @@ func (a *poissonAugmented) splitRow(ch *augmentedChunk, counts [][]float64, i in
 			}
 		}
 	}
+	if !move {
+		addTo(counts[f][i*K:(i+1)*K], n)
+		addTo(ch.colsum, row)
+		return
+	}
 	if m.lead(f) == K {
 		ch.accepted++ // no parameters: the row stays
 		addTo(ch.colsum, row)
@@ -827,7 +880,10 @@ func (a *poissonAugmented) moveRow(ch *augmentedChunk, k, i int, t float64, corr
 		addTo(n, part)
 		clear(part)
 	}
-	p := a.propose(ch, k, row, n)
+	p := 0.0 // a held row stays
+	if i >= a.heldRows(k) {
+		p = a.propose(ch, k, row, n)
+	}
 	ratio := p > 0 && correct
 	if !ratio {
 		// The move is decided before the cells are read, which give the log-likelihood at the
@@ -856,8 +912,14 @@ func (a *poissonAugmented) moveRow(ch *augmentedChunk, k, i int, t float64, corr
 	vec.Dot2Rows(lams, props, row, ch.prop, c.fa, c.ia, c.fb, c.ib)
 	// The roundings of the first pass, named by the cells' positions in the first mode's order.
 	lo := a.lay.byRow[k].Start[i]
-	for q, p := range a.lay.at[k][lo : lo+len(c.values)] {
-		up[q] = rng.At(a.rounding, uint64(p)) < frac(t*c.values[q])
+	if at := a.lay.at[k]; at != nil {
+		for q, p := range at[lo : lo+len(c.values)] {
+			up[q] = rng.At(a.rounding, uint64(p)) < frac(t*c.values[q])
+		}
+	} else { // the first mode's own rows, moved after the split (gibbs with Blocked's settings)
+		for q, x := range c.values {
+			up[q] = rng.At(a.rounding, uint64(lo+q)) < frac(t*x)
+		}
 	}
 	ch.ratio.cells(t, c.values, lams, props, up, last)
 	logRatio, xOld, xNew := ch.ratio.done(t, last)

@@ -29,7 +29,7 @@ func TestRescaleKeepsThePrior(t *testing.T) {
 		for range n {
 			m.SamplePrior(r, theta)
 			kernel.load(theta)
-			m.rescale(r, theta, kernel.f, kernel.colsum, kernel.scratch, m.Rates)
+			m.rescale(r, theta, kernel.f, kernel.colsum, kernel.scratch, m.Rates, kernel.free)
 			for k, f := range m.Factors() {
 				cs := 0.0
 				for i := range f.Rows {

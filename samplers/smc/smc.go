@@ -238,7 +238,6 @@ type population struct {
 	n, d     int
 	x, spare []float64 // n×d, one particle after another
 	logw     []float64
-	idx      []int
 	logZ     float64 // log Z of the targets up to the last resampling
 	res      Result
 }
@@ -246,7 +245,7 @@ type population struct {
 // newPopulation draws n particles of dimension d by init.
 func newPopulation(d int, init func(*rand.Rand, []float64) float64, n int, r *rand.Rand) *population {
 	p := &population{n: n, d: d, x: make([]float64, n*d), spare: make([]float64, n*d),
-		logw: make([]float64, n), idx: make([]int, n), res: Result{MinESS: 1}}
+		logw: make([]float64, n), res: Result{MinESS: 1}}
 	for i := range n {
 		p.logZ = init(r, p.particle(i))
 	}
@@ -268,8 +267,10 @@ func (p *population) reweighted(stage func() string, threshold float64, r *rand.
 	p.res.MinESS = min(p.res.MinESS, ess)
 	if ess < threshold {
 		p.logZ += lse - math.Log(float64(p.n))
-		systematic(r, p.logw, lse, p.idx)
-		for i, j := range p.idx {
+		for i := range p.logw {
+			p.logw[i] -= lse
+		}
+		for i, j := range Systematic(r.Float64(), p.logw, p.n) {
 			copy(p.spare[i*p.d:(i+1)*p.d], p.x[j*p.d:(j+1)*p.d])
 		}
 		p.x, p.spare = p.spare, p.x
@@ -304,24 +305,6 @@ func essFraction(logw []float64) float64 {
 		s2 += w * w
 	}
 	return s * s / s2 / float64(len(logw))
-}
-
-// systematic fills idx with the ancestors systematic resampling draws in proportion to
-// exp(logw − lse): one uniform, N evenly spaced points, the lowest-variance of the standard schemes
-// (Douc, Cappé & Moulines 2005).
-func systematic(r *rand.Rand, logw []float64, lse float64, idx []int) {
-	n := len(logw)
-	u := r.Float64() / float64(n)
-	var cum float64
-	j := 0
-	for i := range n {
-		for j < n-1 && cum+math.Exp(logw[j]-lse) <= u {
-			cum += math.Exp(logw[j] - lse)
-			j++
-		}
-		idx[i] = j
-		u += 1 / float64(n)
-	}
 }
 
 // Combine merges independent runs' estimates log Ẑ_r of one constant into log of their mean —

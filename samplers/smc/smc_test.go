@@ -53,30 +53,6 @@ func TestRunRecoversGaussianEvidence(t *testing.T) {
 	}
 }
 
-// Systematic resampling keeps every particle whose weight is at least 1/N of the total and
-// draws each the right number of times, within one.
-func TestSystematic(t *testing.T) {
-	w := []float64{0.5, 0.25, 0.125, 0.125}
-	logw := make([]float64, len(w))
-	for i, x := range w {
-		logw[i] = math.Log(x)
-	}
-	idx := make([]int, 8)
-	r := rng.New(3)
-	for range 100 {
-		systematic(r, append(logw[:0:0], logw...)[:4], 0, idx[:4])
-		counts := make([]int, 4)
-		for _, j := range idx[:4] {
-			counts[j]++
-		}
-		for i, c := range counts {
-			if math.Abs(float64(c)-4*w[i]) >= 1 {
-				t.Fatalf("weights %v drew counts %v", w, counts)
-			}
-		}
-	}
-}
-
 // Combine is the log of the mean of the estimates, with no spread for equal estimates.
 func TestCombine(t *testing.T) {
 	got, se := Combine([]float64{math.Log(1), math.Log(3)})
