@@ -34,11 +34,6 @@ type Options struct {
 	// consecutive columns of X (the last run may be shorter): a free column can then follow only
 	// what changes slower than that, as stationary noise does and speech does not.
 	Hold int
-	// Sparsity, when positive, puts an exponential prior of rate Sparsity·Σ_f w_fk on the
-	// activations of fixed column k (the fit is then its MAP estimate): the penalty is on the
-	// column's share of X, h·Σ_f w_fk, so the fixed block explains only what the free columns
-	// cannot, rather than every fluctuation its columns happen to fit.
-	Sparsity float64
 	// Iters bounds the EM sweeps; Tol stops them earlier, once a sweep lowers the divergence by
 	// less than Tol times its value.
 	Iters int
@@ -57,8 +52,7 @@ type Result struct {
 	F, N, K int
 	// W is F × K and H is K × N, both row-major.
 	W, H []float64
-	// KL is the divergence D(X ‖ WH) = Σ x log(x / v) − x + v at the end, plus the penalty
-	// Sparsity·Σ_k Σ_f w_fk Σ_j h_kj over the fixed columns.
+	// KL is the divergence D(X ‖ WH) = Σ x log(x / v) − x + v at the end.
 	KL float64
 	// Sweeps is the number of EM sweeps run; Converged tells whether Tol stopped them.
 	Sweeps    int
@@ -92,8 +86,8 @@ func Fit(x *tensor.Sparse, o Options) (*Result, error) {
 	switch {
 	case o.Rank < 0 || o.FixedCols < 0 || K < 1:
 		return nil, fmt.Errorf("rank %d with %d fixed columns: need at least one column", o.Rank, o.FixedCols)
-	case o.Hold < 0 || o.Sparsity < 0 || math.IsNaN(o.Sparsity) || math.IsInf(o.Sparsity, 0):
-		return nil, fmt.Errorf("hold %d and sparsity %v must not be negative", o.Hold, o.Sparsity)
+	case o.Hold < 0:
+		return nil, fmt.Errorf("hold %d must not be negative", o.Hold)
 	case len(o.Fixed) != F*o.FixedCols:
 		return nil, fmt.Errorf("fixed block has %d entries, want %d × %d", len(o.Fixed), F, o.FixedCols)
 	case o.Iters < 0 || !(o.Tol >= 0):
@@ -148,12 +142,10 @@ type state struct {
 	x          *tensor.Sparse
 	K, fixed   int
 	hold       int
-	sparsity   float64
 	w, ht      []float64
 	q          []float64 // q[c] = x_c / v_c for stored cell c
 	num        []float64 // numerator of the current multiplicative update
 	sumW, sumH []float64 // column sums of W and of Hᵀ
-	den        []float64 // denominators of the update of H
 	constant   float64   // Σ x log x − x over the stored cells
 	// unexplained is a stored non-zero cell the model gives zero (−1: none). From a positive
 	// start that happens only where the fixed columns have a zero row and there are no free
@@ -166,7 +158,7 @@ func newState(x *tensor.Sparse, o Options) *state {
 	K := o.FixedCols + o.Rank
 	s := &state{x: x, K: K, fixed: o.FixedCols, w: make([]float64, F*K), ht: make([]float64, N*K),
 		q: make([]float64, x.NNZ()), num: make([]float64, max(F, N)*K), sumW: make([]float64, K), sumH: make([]float64, K),
-		den: make([]float64, K), unexplained: -1}
+		unexplained: -1}
 	for _, v := range x.Values {
 		if v > 0 {
 			s.constant += v*math.Log(v) - v
@@ -186,13 +178,11 @@ func newState(x *tensor.Sparse, o Options) *state {
 		s.ht[i] = c * (0.5 + g.Float64())
 	}
 	s.hold = max(o.Hold, 1)
-	s.sparsity = o.Sparsity
 	s.tie(s.ht)
 	return s
 }
 
-// ratios sets q from the current factors and returns the divergence D(X ‖ WH) plus the
-// sparsity penalty, the objective EM lowers.
+// ratios sets q from the current factors and returns the divergence D(X ‖ WH).
 func (s *state) ratios() float64 {
 	K := s.K
 	rows, cols := s.x.Coords[0], s.x.Coords[1]
@@ -222,9 +212,6 @@ func (s *state) ratios() float64 {
 	models.ColSums(s.ht, K, s.sumH)
 	for k := range K {
 		kl += s.sumW[k] * s.sumH[k]
-		if k < s.fixed {
-			kl += s.sparsity * s.sumW[k] * s.sumH[k]
-		}
 	}
 	return kl
 }
@@ -246,13 +233,7 @@ func (s *state) updateH() {
 		}
 	}
 	s.tie(num)
-	for k, w := range s.sumW {
-		s.den[k] = w
-		if k < s.fixed {
-			s.den[k] *= 1 + s.sparsity
-		}
-	}
-	multiply(s.ht, num, s.den, K, 0)
+	multiply(s.ht, num, s.sumW, K, 0)
 }
 
 // tie sets the free columns of a (N × K, like Hᵀ) to their mean over each run of hold rows. On

@@ -1,11 +1,11 @@
 // Command diagnose enhances the mixtures of bench/speech/unseen.sh's OUTDIR/test with the
-// dictionary in OUTDIR/dict at several noise ranks, holds and sparsities, and prints each
+// dictionary in OUTDIR/dict at several noise ranks and a noise hold, and prints each
 // mixture's SI-SDR gain per noise rank; with -oracle also the gain of the ideal ratio mask
 // |S| / (|S| + |N|) and the divergence of the clean speech fitted by the dictionary alone, as a
 // fraction of its total (how well the dictionary explains the voice).
 //
 //	go run ./bench/speech/diagnose -dir OUT -nr 0,1,2,5,10 -oracle
-//	go run ./bench/speech/diagnose -dir OUT -nr 5 -hold 43 -beta 1 -match pink
+//	go run ./bench/speech/diagnose -dir OUT -nr 5 -hold 43 -match pink
 package main
 
 import (
@@ -32,7 +32,6 @@ func main() {
 	iters := flag.Int("iters", 200, "EM sweeps")
 	oracle := flag.Bool("oracle", false, "also the ideal ratio mask and the dictionary's fit of the clean speech")
 	hold := flag.Int("hold", 0, "frames over which the noise activations are held (speech.Options.NoiseHold)")
-	beta := flag.Float64("beta", 0, "sparsity of the speech activations (speech.Options.Sparsity)")
 	flag.Parse()
 	d, err := tensorio.Read(context.Background(), *dir+"/dict", tensorio.ReadOptions{})
 	if err != nil {
@@ -65,7 +64,7 @@ func main() {
 		in, _ := speech.SISDR(ref.Samples, mix.Samples)
 		fmt.Printf("%-30s %6.2f", filepath.Base(fn), in)
 		for i, nr := range nrs {
-			r, err := enhance(mix.Samples, p, dict, K, nr, *hold, *iters, *beta)
+			r, err := enhance(mix.Samples, p, dict, K, nr, *hold, *iters)
 			if err != nil {
 				log.Fatal(err)
 			}
@@ -116,8 +115,8 @@ func idealMask(mix, s, n []float64, p spectrogram.Params) []float64 {
 	return out[:len(mix)]
 }
 
-func enhance(mix []float64, p spectrogram.Params, dict []float64, D, nr, hold, iters int, beta float64) ([]float64, error) {
-	r, err := speech.Enhance(mix, speech.Options{Params: p, Dict: dict, DictCols: D, NoiseRank: nr, NoiseHold: hold, Sparsity: beta, Iters: iters})
+func enhance(mix []float64, p spectrogram.Params, dict []float64, D, nr, hold, iters int) ([]float64, error) {
+	r, err := speech.Enhance(mix, speech.Options{Params: p, Dict: dict, DictCols: D, NoiseRank: nr, NoiseHold: hold, Iters: iters})
 	if err != nil {
 		return nil, err
 	}
