@@ -5,9 +5,9 @@
 // The magnitude spectrogram X of the mixture is modelled as X ≈ W^sp H^sp + W^no H^no, with the
 // speech dictionary W^sp fixed and the activations H^sp, the noise dictionary W^no (of a small
 // rank) and its activations H^no fitted by EM (package klnmf), H^no held constant over runs of
-// frames. The speech estimate is the
-// mixture's complex STFT times the Wiener-style mask M = W^sp H^sp / (W^sp H^sp + W^no H^no),
-// inverted by overlap-add (spectrogram.ISTFT). The mask keeps the mixture's phase.
+// frames. The speech estimate is the mixture's complex STFT times the Wiener-style mask
+// M = W^sp H^sp / (W^sp H^sp + W^no H^no), inverted by overlap-add (spectrogram.ISTFT). The mask
+// keeps the mixture's phase.
 package speech
 
 import (
