@@ -4,9 +4,10 @@
 //
 // The magnitude spectrogram X of the mixture is modelled as X ≈ W^sp H^sp + W^no H^no, with the
 // speech dictionary W^sp fixed and the activations H^sp, the noise dictionary W^no (of a small
-// rank) and its activations H^no fitted by EM (package klnmf). The speech estimate is the
-// mixture's complex STFT times the Wiener-style mask M = W^sp H^sp / (W^sp H^sp + W^no H^no),
-// inverted by overlap-add (spectrogram.ISTFT). The mask keeps the mixture's phase.
+// rank) and its activations H^no fitted by EM (package klnmf), H^no held constant over runs of
+// frames. The speech estimate is the mixture's complex STFT times the Wiener-style mask
+// M = W^sp H^sp / (W^sp H^sp + W^no H^no), inverted by overlap-add (spectrogram.ISTFT). The mask
+// keeps the mixture's phase.
 package speech
 
 import (
@@ -21,6 +22,11 @@ import (
 	"github.com/stirank/stirank/tensor"
 )
 
+// DefaultNoiseHold is stirank enhance's noise hold in seconds: longer than a syllable, shorter
+// than the changes of the stationary noises enhance is meant for. docs/speech.md measures it on
+// voices the dictionary has not heard.
+const DefaultNoiseHold = 0.5
+
 // Options configures Enhance.
 type Options struct {
 	// Params is the analysis the dictionary was trained with.
@@ -30,6 +36,10 @@ type Options struct {
 	DictCols int
 	// NoiseRank is the number of free noise columns.
 	NoiseRank int
+	// NoiseHold is the number of consecutive frames over which the noise activations are held
+	// constant (klnmf.Options.Hold): noise that changes slower than speech cannot then take
+	// over the speech that the dictionary explains poorly, as a voice it was not trained on.
+	NoiseHold int
 	// Iters, Tol, Seed and Progress are klnmf.Options'.
 	Iters    int
 	Tol      float64
@@ -65,7 +75,7 @@ func Enhance(mixture []float64, o Options) (*Result, error) {
 		return nil, errors.New("the mixture is silent")
 	}
 	fit, err := klnmf.Fit(x, klnmf.Options{Rank: o.NoiseRank, Fixed: o.Dict, FixedCols: o.DictCols,
-		Iters: o.Iters, Tol: o.Tol, Seed: o.Seed, Progress: o.Progress})
+		Hold: o.NoiseHold, Iters: o.Iters, Tol: o.Tol, Seed: o.Seed, Progress: o.Progress})
 	if err != nil {
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strconv"
 	"time"
@@ -31,6 +32,7 @@ func runEnhance(ctx context.Context, args []string, stdout io.Writer) error {
 	out := fs.String("out", "", "output WAV file for the speech estimate (16-bit PCM at the input's rate)")
 	ref := fs.String("reference", "", "the clean speech, a WAV file of the input's length: print SDR and SI-SDR")
 	noiseRank := fs.Int("noise-rank", 5, "columns of the noise dictionary fitted to the mixture")
+	noiseHold := fs.Float64("noise-hold", speech.DefaultNoiseHold, "seconds over which the noise activations are held constant (0: every frame free)")
 	em := addEMFlags(fs, 200)
 	windowLen := fs.Int("window", spectrogram.DefaultWindow, "samples per STFT frame (Hamming window); must be the dictionary's")
 	overlap := fs.Float64("overlap", spectrogram.DefaultOverlap, "fraction of a window that consecutive frames share, in [0, 1); must give the dictionary's hop")
@@ -44,6 +46,8 @@ func runEnhance(ctx context.Context, args []string, stdout io.Writer) error {
 		return usagef("--in, --dict and --out are required")
 	case *noiseRank < 0:
 		return usagef("--noise-rank %d must not be negative", *noiseRank)
+	case !(*noiseHold >= 0) || math.IsInf(*noiseHold, 0):
+		return usagef("--noise-hold %v must be a non-negative number of seconds", *noiseHold)
 	}
 	if err := em.check(); err != nil {
 		return err
@@ -81,7 +85,7 @@ func runEnhance(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	start := time.Now()
 	r, err := speech.Enhance(mix.Samples, speech.Options{Params: p, Dict: dict, DictCols: K, NoiseRank: *noiseRank,
-		Iters: *em.iters, Tol: *em.tol, Seed: *em.seed, Progress: fitProgress("enhance")})
+		NoiseHold: int(math.Round(*noiseHold * float64(mix.SampleRate) / float64(p.Hop))), Iters: *em.iters, Tol: *em.tol, Seed: *em.seed, Progress: fitProgress("enhance")})
 	if err != nil {
 		return fmt.Errorf("%s: %v", *in, err)
 	}

@@ -79,6 +79,7 @@ func TestEnhance(t *testing.T) {
 	}{
 		{[]string{"--in", in, "--dict", dict}, 2, "--in, --dict and --out are required"},
 		{[]string{"--in", in, "--dict", dict, "--out", out, "--noise-rank", "-1"}, 2, "--noise-rank -1 must not be negative"},
+		{[]string{"--in", in, "--dict", dict, "--out", out, "--noise-hold", "-1"}, 2, "--noise-hold -1 must be a non-negative number of seconds"},
 		{[]string{"--in", in, "--dict", dict, "--out", out, "--window", "256"}, 1, dict + ": the dictionary was trained with window 512, but the --window gives 256"},
 		{[]string{"--in", in, "--dict", dict, "--out", out, "--overlap", "0.75"}, 1, dict + ": the dictionary was trained with hop 256, but the hop"},
 		{[]string{"--in", in, "--dict", spec, "--out", out, "--window", "256"}, 1, spec + ": the dictionary has 257 rows but a window of 256 gives 129"},

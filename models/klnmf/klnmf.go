@@ -30,6 +30,10 @@ type Options struct {
 	// it makes up columns 0 … FixedCols−1 of W, and the free columns follow.
 	Fixed     []float64
 	FixedCols int
+	// Hold, when above 1, ties the activations of the free columns over runs of Hold
+	// consecutive columns of X (the last run may be shorter): a free column can then follow only
+	// what changes slower than that, as stationary noise does and speech does not.
+	Hold int
 	// Iters bounds the EM sweeps; Tol stops them earlier, once a sweep lowers the divergence by
 	// less than Tol times its value.
 	Iters int
@@ -82,6 +86,8 @@ func Fit(x *tensor.Sparse, o Options) (*Result, error) {
 	switch {
 	case o.Rank < 0 || o.FixedCols < 0 || K < 1:
 		return nil, fmt.Errorf("rank %d with %d fixed columns: need at least one column", o.Rank, o.FixedCols)
+	case o.Hold < 0:
+		return nil, fmt.Errorf("hold %d must not be negative", o.Hold)
 	case len(o.Fixed) != F*o.FixedCols:
 		return nil, fmt.Errorf("fixed block has %d entries, want %d × %d", len(o.Fixed), F, o.FixedCols)
 	case o.Iters < 0 || !(o.Tol >= 0):
@@ -135,6 +141,7 @@ func Fit(x *tensor.Sparse, o Options) (*Result, error) {
 type state struct {
 	x          *tensor.Sparse
 	K, fixed   int
+	hold       int
 	w, ht      []float64
 	q          []float64 // q[c] = x_c / v_c for stored cell c
 	num        []float64 // numerator of the current multiplicative update
@@ -170,6 +177,8 @@ func newState(x *tensor.Sparse, o Options) *state {
 	for i := range s.ht {
 		s.ht[i] = c * (0.5 + g.Float64())
 	}
+	s.hold = max(o.Hold, 1)
+	s.tie(s.ht)
 	return s
 }
 
@@ -223,7 +232,31 @@ func (s *state) updateH() {
 			n[k] += q * wk
 		}
 	}
+	s.tie(num)
 	multiply(s.ht, num, s.sumW, K, 0)
+}
+
+// tie sets the free columns of a (N × K, like Hᵀ) to their mean over each run of hold rows. On
+// the update's numerators that is the M-step of an activation shared by the run, since its
+// denominator, the column sum of W, is the same for every row of the run.
+func (s *state) tie(a []float64) {
+	if s.hold == 1 || s.fixed == s.K {
+		return
+	}
+	K := s.K
+	N := len(a) / K
+	for from := 0; from < N; from += s.hold {
+		to := min(from+s.hold, N)
+		for k := s.fixed; k < K; k++ {
+			sum := 0.0
+			for j := from; j < to; j++ {
+				sum += a[j*K+k]
+			}
+			for j := from; j < to; j++ {
+				a[j*K+k] = sum / float64(to-from)
+			}
+		}
+	}
 }
 
 // updateW is the M-step for the free columns of W: w_fk ← w_fk Σ_j q_fj h_kj / Σ_j h_kj.

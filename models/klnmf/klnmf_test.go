@@ -157,3 +157,38 @@ func TestBadInput(t *testing.T) {
 		}
 	}
 }
+
+// TestHold fits data whose free part is exactly a column with activations constant over runs of
+// 4 columns (the last run has 2): with Hold 4 the free activations come back tied, the
+// divergence never rises, and the tied EM reaches the exact fit.
+func TestHold(t *testing.T) {
+	const F, N, hold = 12, 30, 4
+	x, w := product(F, N, 2, 9, false)
+	free := make([]float64, F)
+	for f := range free {
+		free[f] = 1 + float64(f%3)
+	}
+	for c := range x.Values {
+		f, j := x.Coords[0][c], x.Coords[1][c]
+		x.Values[c] += 10 * free[f] * float64(1+int(j)/hold%3)
+	}
+	var trace []float64
+	r, err := Fit(x, Options{Fixed: w, FixedCols: 2, Rank: 1, Hold: hold, Iters: 3000, Tol: 1e-14, Seed: 2,
+		Progress: func(_ int, kl float64) { trace = append(trace, kl) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for j := range N {
+		if h, first := r.H[2*N+j], r.H[2*N+j/hold*hold]; h != first {
+			t.Fatalf("free activation of column %d is %v, of its run's first %v", j, h, first)
+		}
+	}
+	for i := 1; i < len(trace); i++ {
+		if trace[i] > trace[i-1]+1e-12*x.Sum() {
+			t.Fatalf("sweep %d raised the divergence from %v to %v", i, trace[i-1], trace[i])
+		}
+	}
+	if r.KL > 1e-6*x.Sum() {
+		t.Errorf("KL %v of data summing to %v: the tied model holds it exactly", r.KL, x.Sum())
+	}
+}

@@ -25,6 +25,7 @@ func main() {
 	out := flag.String("out", "", "output WAV file")
 	frames := flag.Int("frames", 1661, "spectrogram frames the audio must give exactly (0: all of the sentences, uncut)")
 	span := flag.String("sentences", fmt.Sprintf("0:%d", len(espeak.Sentences)), fmt.Sprintf("range FROM:TO of the %d sentences to read, in order; sentence n is read by voice n mod %d", len(espeak.Sentences), len(espeak.Voices)))
+	voiceFlag := flag.String("voice", "", fmt.Sprintf("one espeak-ng voice to read every sentence (default: sentence n is read by voice n mod %d of %v)", len(espeak.Voices), espeak.Voices))
 	windowLen := flag.Int("window", spectrogram.DefaultWindow, "spectrogram window in samples")
 	overlap := flag.Float64("overlap", spectrogram.DefaultOverlap, "fraction of a window that consecutive frames share")
 	flag.Parse()
@@ -49,6 +50,9 @@ func main() {
 	rate, spoken := 0, 0
 	for n := from; len(speech) < want && n < to; n++ {
 		voice := espeak.Voices[n%len(espeak.Voices)]
+		if *voiceFlag != "" {
+			voice = *voiceFlag
+		}
 		a, err := espeak.Say(voice, espeak.Sentences[n])
 		if err != nil {
 			log.Fatal(err)
@@ -59,6 +63,10 @@ func main() {
 		rate = a.SampleRate
 		speech = append(speech, a.Samples...)
 		spoken++
+	}
+	voices := min(spoken, len(espeak.Voices))
+	if *voiceFlag != "" {
+		voices = 1
 	}
 	if *frames == 0 {
 		want = len(speech)
@@ -79,5 +87,5 @@ func main() {
 		log.Fatal(err)
 	}
 	fmt.Printf("%s: %d sentences by %d voices, %d samples at %d Hz (%.2f s; %d padded with silence) for %d frames of %d with hop %d\n",
-		*out, spoken, min(spoken, len(espeak.Voices)), want, rate, float64(want)/float64(rate), max(padded, 0), p.Frames(want), p.Window, p.Hop)
+		*out, spoken, voices, want, rate, float64(want)/float64(rate), max(padded, 0), p.Frames(want), p.Window, p.Hop)
 }
