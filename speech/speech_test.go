@@ -71,9 +71,10 @@ func synthVoice(n int, patterns [][]float64, g *rand.Rand) []float64 {
 	return s
 }
 
-// TestEnhance trains a dictionary on 4 s of the synthetic speech, mixes another 2 s with white
-// noise at 0 dB SNR, and enhances it: SI-SDR must rise by at least 10 dB.
-func TestEnhance(t *testing.T) {
+// trainedDictionary is a rank-4 dictionary trained on 4 s of the synthetic speech, with the
+// spectrogram's parameters and the generator, to draw the test's own signals from.
+func trainedDictionary(t *testing.T) (*rand.Rand, spectrogram.Params, *klnmf.Result) {
+	t.Helper()
 	g := rand.New(rand.NewPCG(1, 2))
 	p, err := spectrogram.NewParams(window, 0.5, spectrogram.DefaultScale)
 	if err != nil {
@@ -87,15 +88,28 @@ func TestEnhance(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	clean := synthSpeech(2*rate, g)
+	return g, p, dict
+}
+
+// withWhiteNoise is clean with white Gaussian noise at snr dB.
+func withWhiteNoise(clean []float64, snr float64, g *rand.Rand) []float64 {
 	power := 0.0
 	for _, x := range clean {
 		power += x * x / float64(len(clean))
 	}
 	mix := make([]float64, len(clean))
 	for i, x := range clean {
-		mix[i] = x + math.Sqrt(power)*g.NormFloat64()
+		mix[i] = x + math.Sqrt(power/math.Pow(10, snr/10))*g.NormFloat64()
 	}
+	return mix
+}
+
+// TestEnhance trains a dictionary on 4 s of the synthetic speech, mixes another 2 s with white
+// noise at 0 dB SNR, and enhances it: SI-SDR must rise by at least 10 dB.
+func TestEnhance(t *testing.T) {
+	g, p, dict := trainedDictionary(t)
+	clean := synthSpeech(2*rate, g)
+	mix := withWhiteNoise(clean, 0, g)
 	r, err := Enhance(mix, Options{Params: p, Dict: dict.W, DictCols: dict.K, NoiseRank: 5, Iters: 200, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
@@ -123,28 +137,9 @@ func TestEnhance(t *testing.T) {
 // tones a bin higher) in white noise at 5 dB: noise columns free in every frame take the voice the
 // dictionary explains poorly, and held over half a second they cannot, which must gain 3 dB.
 func TestEnhanceHoldsNoiseOffAnUnseenVoice(t *testing.T) {
-	g := rand.New(rand.NewPCG(1, 2))
-	p, err := spectrogram.NewParams(window, 0.5, spectrogram.DefaultScale)
-	if err != nil {
-		t.Fatal(err)
-	}
-	train, err := spectrogram.STFT(synthSpeech(4*rate, g), p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dict, err := klnmf.Fit(Magnitudes(train, p.Scale), klnmf.Options{Rank: 4, Iters: 200, Seed: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	g, p, dict := trainedDictionary(t)
 	clean := synthVoice(2*rate, [][]float64{{41, 84}, {59, 128}}, g)
-	power := 0.0
-	for _, x := range clean {
-		power += x * x / float64(len(clean))
-	}
-	mix := make([]float64, len(clean))
-	for i, x := range clean {
-		mix[i] = x + math.Sqrt(power/math.Pow(10, 0.5))*g.NormFloat64()
-	}
+	mix := withWhiteNoise(clean, 5, g)
 	var sisdr [2]float64
 	for i, hold := range []int{0, int(math.Round(DefaultNoiseHold * rate / float64(p.Hop)))} {
 		r, err := Enhance(mix, Options{Params: p, Dict: dict.W, DictCols: dict.K, NoiseRank: 5, NoiseHold: hold, Iters: 200, Seed: 1})
