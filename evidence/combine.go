@@ -156,15 +156,20 @@ type RoundEstimate struct {
 	Steps       int
 }
 
-// Combine reduces the chain summaries of one rank into its log evidence. Every rung of the ladder
-// needs at least one chain; replicas are indexed by Chain.
+// Combine reduces the chain summaries of one rank into its log evidence by Ladder.Rule, each rung's
+// slope taken from the means (slopesFromMeans) where its records rest on fewer than MinESS
+// effective samples. Every rung of the ladder needs at least one chain; replicas are indexed by
+// Chain.
 func Combine(l Ladder, chains []ChainSummary) (RankEvidence, error) {
-	wf, wv := l.Rule()
-	return combine(l, wf, wv, chains)
+	return combine(l, func(rungs []Rung) ([]float64, []float64) {
+		wf, wv := l.Rule()
+		return l.slopesFromMeans(wf, wv, func(i int) bool { return rungs[i].ESS >= MinESS })
+	}, chains)
 }
 
-// combine is Combine by the rule of weights wf on the rungs' means and wv on their variances.
-func combine(l Ladder, wf, wv []float64, chains []ChainSummary) (RankEvidence, error) {
+// combine is Combine by the rule whose weights, wf on the rungs' means and wv on their variances,
+// weights gives from the rungs.
+func combine(l Ladder, weights func([]Rung) (wf, wv []float64), chains []ChainSummary) (RankEvidence, error) {
 	if len(chains) == 0 {
 		return RankEvidence{}, fmt.Errorf("no chain summaries")
 	}
@@ -209,6 +214,7 @@ func combine(l Ladder, wf, wv []float64, chains []ChainSummary) (RankEvidence, e
 		re.LogEvidence, re.StdErr, re.Trapezoid = math.NaN(), math.NaN(), math.NaN()
 		return re, nil
 	}
+	wf, wv := weights(re.Rungs)
 	re.Trapezoid = Trapezoid(l, f)
 	for i := range l {
 		re.LogEvidence += wf[i]*f[i] + wv[i]*v[i]

@@ -393,9 +393,9 @@ func TestRuleErrorAndFitPower(t *testing.T) {
 	}
 }
 
-// The rule takes the slope at t = 1 from the top rungs' means (Ladder.topSlope), not from the
-// recorded variance there: exact for a + b/t + c/t² + e·t, and a v(1) far off moves nothing,
-// while the v of any other rung still counts.
+// The rule takes the slope at t = 1 from the top rungs' means (Ladder.slopeAt), not from the
+// recorded variance there: exact for a + b/t + c/t² + e·t at every rung above the first, and a
+// v(1) far off moves nothing, while the v of any other rung still counts.
 func TestRuleTakesTheTopSlopeFromTheMeans(t *testing.T) {
 	l := Power(30, 7)
 	f, v := make([]float64, len(l)), make([]float64, len(l))
@@ -404,17 +404,19 @@ func TestRuleTakesTheTopSlopeFromTheMeans(t *testing.T) {
 			f[i], v[i] = -5-3/x+0.5/(x*x)+0.7*x, 3/(x*x)-1/(x*x*x)+0.7
 		}
 	}
-	w, ok := l.topSlope()
-	if !ok {
-		t.Fatal("no top slope on a 30-rung ladder")
-	}
 	N := len(l) - 1
-	slope := 0.0
-	for j, wj := range w {
-		slope += wj * f[N-j]
-	}
-	if want := v[N]; math.Abs(slope-want) > 1e-9*math.Abs(want) {
-		t.Errorf("slope at t = 1 from the means %v, want %v", slope, want)
+	for _, i := range []int{1, 2, 15, N - 1, N} {
+		idx, w, ok := l.slopeAt(i)
+		if !ok {
+			t.Fatalf("no slope at rung %d of a 30-rung ladder", i)
+		}
+		slope := 0.0
+		for j, k := range idx {
+			slope += w[j] * f[k]
+		}
+		if want := v[i]; math.Abs(slope-want) > 1e-7*math.Abs(want) {
+			t.Errorf("slope at rung %d from the means %v, want %v", i, slope, want)
+		}
 	}
 	base := Integrate(l, f, v)
 	v[N] *= 10
@@ -425,8 +427,8 @@ func TestRuleTakesTheTopSlopeFromTheMeans(t *testing.T) {
 	if got := Integrate(l, f, v); got == base {
 		t.Errorf("v at the rung below t = 1 ×10 left the integral at %v", got)
 	}
-	if _, ok := Power(3, 6).topSlope(); ok {
-		t.Error("a top slope from fewer than four rungs above 0")
+	if _, _, ok := Power(3, 6).slopeAt(3); ok {
+		t.Error("a slope from fewer than four rungs above 0")
 	}
 }
 
@@ -506,5 +508,42 @@ func TestPoolRates(t *testing.T) {
 	}
 	if mean, sd := PoolRates(chains[2:3]); mean != nil || sd != nil {
 		t.Errorf("chains without rates pool to %v ± %v", mean, sd)
+	}
+}
+
+// Where a rung's records rest on fewer than MinESS effective samples its variance is not read:
+// chains still leaving their start record the transient's spread, here a thousand times the
+// posterior's, and the rule takes those rungs' slopes from the means instead, landing where the
+// true variances do; steady rungs still read theirs.
+func TestUnsteadyRungsTakeTheirSlopesFromTheMeans(t *testing.T) {
+	l := Power(30, 4)
+	curve := func(t float64, c int) (float64, float64) {
+		return -1000 - 200/(t+0.01), 200 / ((t + 0.01) * (t + 0.01)) * 99
+	}
+	combineWith := func(ess, inflate float64) float64 {
+		cs := summaries(l, 2, 2, func(x float64, c int) (float64, float64) {
+			f, m2 := curve(x, c)
+			if x > 0 {
+				m2 *= inflate
+			}
+			return f, m2
+		})
+		for i := range cs {
+			if cs[i].T > 0 {
+				cs[i].ESS = ess
+			}
+		}
+		re, err := Combine(l, cs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return re.LogEvidence
+	}
+	truth := combineWith(50, 1)
+	steadyOff := combineWith(50, 1000) - truth
+	unsteadyOff := combineWith(2, 1000) - truth
+	t.Logf("variances ×1000: %.3f off where read, %.3f where the rungs are unsteady", steadyOff, unsteadyOff)
+	if math.Abs(steadyOff) < 100 || math.Abs(unsteadyOff) > 0.01*math.Abs(steadyOff) {
+		t.Errorf("variances ×1000: %.3f off where read, %.3f where unsteady: want the second under 1%% of the first", steadyOff, unsteadyOff)
 	}
 }

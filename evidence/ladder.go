@@ -7,6 +7,7 @@ package evidence
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -200,7 +201,7 @@ func Trapezoid(l Ladder, f []float64) float64 {
 // −h²/12 whole, and v(1) ≈ d/2 is a variance estimated from a few hundred records, noisy by
 // √(2/ESS) of itself: on a 42 390×39 986×1 506 tensor at rank 1 that one term carried ±26 nats of
 // the integral's noise (go run ./bench/rungs). So at the top the slope f′(1) is taken from the
-// means instead (topSlope), whose noise is that of the means.
+// means instead (slopeAt), whose noise is that of the means.
 func (l Ladder) Rule() (wf, wv []float64) {
 	wf = make([]float64, len(l))
 	wv = make([]float64, len(l))
@@ -220,13 +221,7 @@ func (l Ladder) Rule() (wf, wv []float64) {
 		wv[i] += h * h / 12 * a * a
 		wv[i+1] -= h * h / 12 * b * b
 	}
-	if w, ok := l.topSlope(); ok {
-		N := len(l) - 1
-		for j, wj := range w {
-			wf[N-j] += wv[N] * wj
-		}
-		wv[N] = 0
-	}
+	wf, wv = l.slopesFromMeans(wf, wv, func(i int) bool { return i < len(l)-1 })
 	// The rule is applied to f − f(1) and f(1) added back: a constant has g = c·e^u, which the
 	// rule in u misses by a relative 10⁻⁵, and the constant of a large data set (log p(X | θ̂),
 	// −10⁷ nats) would cost 100 nats; f − f(1) is small where e^u is large.
@@ -238,30 +233,58 @@ func (l Ladder) Rule() (wf, wv []float64) {
 	return wf, wv
 }
 
-// topSlope returns the weights w with f′(t_N) ≈ Σ_j w_j f(t_{N−j}) over the top four rungs: the
-// slope at the last rung of the curve a + b/t + c/t² + e·t through them. It is exact where the
-// likelihood dominates (f ≈ a + b/t + c/t², the near-Gaussian expansion in 1/t) and where it
-// barely moves the prior (f nearly linear in t). It needs four rungs above 0.
-func (l Ladder) topSlope() (w [4]float64, ok bool) {
-	N := len(l) - 1
-	if N < 4 || !(l[N-3] > 0) {
-		return w, false
+// slopeAt returns weights w on the four rungs idx, above t = 0 and around rung i, such that
+// Σ_j w_j f(t_idx[j]) is f′(t_i) for every f = a + b/t + c/t² + d·t, the shape of the power
+// posteriors' f(t) where the likelihood dominates the prior (and a linear term towards t = 1); ok
+// is false where the ladder has fewer than four such rungs.
+func (l Ladder) slopeAt(i int) (idx [4]int, w [4]float64, ok bool) {
+	first := 0
+	for first < len(l) && !(l[first] > 0) {
+		first++
 	}
-	basis := func(t float64) []float64 { return []float64{1, 1 / t, 1 / (t * t), t} }
-	t := l[N]
-	slope := mat.NewVecDense(4, []float64{0, -1 / (t * t), -2 / (t * t * t), 1})
-	a := mat.NewDense(4, 4, nil) // a[k][j] = basis k at rung N − j
+	N := len(l) - 1
+	if N-first < 3 || i < first {
+		return idx, w, false
+	}
+	start := min(max(i-1, first), N-3)
+	// The basis in r = t/t_i keeps the system's scale near 1 at the bottom of a ladder.
+	ti := l[i]
+	basis := func(t float64) []float64 { r := t / ti; return []float64{1, 1 / r, 1 / (r * r), r} }
+	slope := mat.NewVecDense(4, []float64{0, -1 / ti, -2 / ti, 1 / ti})
+	a := mat.NewDense(4, 4, nil) // a[k][j] = basis k at rung start + 3 − j
 	for j := range 4 {
-		a.SetCol(j, basis(l[N-j]))
+		idx[j] = start + 3 - j
+		a.SetCol(j, basis(l[idx[j]]))
 	}
 	var x mat.VecDense
 	if err := x.SolveVec(a, slope); err != nil {
-		return w, false
+		return idx, w, false
 	}
 	for j := range w {
 		w[j] = x.AtVec(j)
 	}
-	return w, true
+	return idx, w, true
+}
+
+// slopesFromMeans is the rule wf, wv with the variance terms of the rungs where steady is false
+// taken from the means instead (slopeAt): a rung's v is a sample variance, and the records of a
+// chain still leaving its start hold the transient's spread, not the posterior's, which at large
+// data the rule's weights turn into errors of many thousand nats where the means are off by far
+// less. It returns new slices.
+func (l Ladder) slopesFromMeans(wf, wv []float64, steady func(i int) bool) ([]float64, []float64) {
+	wf, wv = slices.Clone(wf), slices.Clone(wv)
+	for i := range l {
+		if wv[i] == 0 || steady(i) {
+			continue
+		}
+		if idx, w, ok := l.slopeAt(i); ok {
+			for j, k := range idx {
+				wf[k] += wv[i] * w[j]
+			}
+			wv[i] = 0
+		}
+	}
+	return wf, wv
 }
 
 // PathRule returns the weights of the corrected trapezoid in t (Friel, Hurn & Wyse 2014), the

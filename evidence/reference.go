@@ -18,8 +18,8 @@ import (
 // others' are listed in Apart. Basins of less mass add to p(X | R) what this leaves out: at most
 // log k nats for k basins of equal mass, less the more they differ.
 func CombineReferencePath(l Ladder, chains []ChainSummary) (RankEvidence, error) {
-	wf, wv := l.PathRule()
-	all, err := combine(l, wf, wv, chains)
+	rule := func([]Rung) ([]float64, []float64) { return l.PathRule() }
+	all, err := combine(l, rule, chains)
 	if err != nil || len(all.Diverged) > 0 {
 		return all, err
 	}
@@ -33,7 +33,7 @@ func CombineReferencePath(l Ladder, chains []ChainSummary) (RankEvidence, error)
 	}
 	var reps []replica
 	for c, cs := range byReplica {
-		est, err := combine(l, wf, wv, cs)
+		est, err := combine(l, rule, cs)
 		if err != nil {
 			return all, fmt.Errorf("replica %d: %w", c, err)
 		}
@@ -54,7 +54,7 @@ func CombineReferencePath(l Ladder, chains []ChainSummary) (RankEvidence, error)
 	}
 	re := all
 	if len(apart) > 0 {
-		if re, err = combine(l, wf, wv, kept); err != nil {
+		if re, err = combine(l, rule, kept); err != nil {
 			return re, err
 		}
 		re.Steps, re.CellEvals, re.WarmChains, re.Apart = all.Steps, all.CellEvals, all.WarmChains, apart

@@ -62,7 +62,7 @@ func TestCombineReferencePath(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pooled, _ := combine(l, wf, wv, cs)
+	pooled, _ := combine(l, func([]Rung) ([]float64, []float64) { return wf, wv }, cs)
 	if math.Abs(re.LogEvidence+49) > 1e-9 || re.LogEvidence != pooled.LogEvidence || len(re.Apart) != 0 || re.Steps != 120*3*len(l) {
 		t.Errorf("agreeing replicas: %v ± %v, apart %v, %d steps", re.LogEvidence, re.StdErr, re.Apart, re.Steps)
 	}
@@ -80,7 +80,7 @@ func TestCombineReferencePath(t *testing.T) {
 		t.Errorf("one replica 30 nats below: %v ± %v, apart %v, %d steps", re.LogEvidence, re.StdErr, re.Apart, re.Steps)
 	}
 	// Pooled with it, the estimate would have been 7.5 nats low.
-	if all, _ := combine(l, wf, wv, far); math.Abs(all.LogEvidence+56.5) > 1e-9 {
+	if all, _ := combine(l, func([]Rung) ([]float64, []float64) { return wf, wv }, far); math.Abs(all.LogEvidence+56.5) > 1e-9 {
 		t.Errorf("all four pooled: %v", all.LogEvidence)
 	}
 	far[7].Divergence = "rank 3, t=0.5: record 4 is NaN"

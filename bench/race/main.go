@@ -113,8 +113,12 @@ func race(w io.Writer, seeds int, only string, markdown bool) error {
 				right++
 			}
 			unresolved := standing.Unresolved(s.ranks)
-			if sep(evs, best) || len(unresolved) > 0 {
+			near := ""
+			if n := nearRanks(evs, best); len(n) == 0 || len(unresolved) > 0 {
 				separated++
+			} else {
+				// The race left these behind on earlier estimates; the verdict names them.
+				near = fmt.Sprintf(", near %v", n)
 			}
 			var cells []string
 			for _, re := range evs {
@@ -146,9 +150,9 @@ func race(w io.Writer, seeds int, only string, markdown bool) error {
 				truth = strconv.Itoa(s.truth)
 			}
 			if markdown {
-				fmt.Fprintf(w, "| %s | %d | %d (%s) | %v | %d | %s |\n", s.name, seed, best.Rank, truth, unresolved, steps, strings.Join(cells, "; "))
+				fmt.Fprintf(w, "| %s | %d | %d (%s) | %v%s | %d | %s |\n", s.name, seed, best.Rank, truth, unresolved, near, steps, strings.Join(cells, "; "))
 			} else {
-				fmt.Fprintf(w, "%-56s seed %d: chose %d (true %s), unresolved %v, %.1f s; %s\n", s.name, seed, best.Rank, truth, unresolved, el.Seconds(), strings.Join(cells, "; "))
+				fmt.Fprintf(w, "%-56s seed %d: chose %d (true %s), unresolved %v%s, %.1f s; %s\n", s.name, seed, best.Rank, truth, unresolved, near, el.Seconds(), strings.Join(cells, "; "))
 			}
 		}
 	}
@@ -171,7 +175,9 @@ at 3 combined standard errors, the leader refined toward 0.5 nat: docs/method.md
 a known answer, run in process by ` + "`estimators.RunRace`" + `, the code the pipeline runs. **chosen (true)** is
 the rank of highest evidence and the rank the data were drawn at (? for the Glass table, real
 data). **unresolved** lists the ranks the race could not leave behind within its budget: the
-verdict line of ` + "`select`" + ` names them. **passes over the data** is the race's cost in all (a Gibbs
+verdict line of ` + "`select`" + ` names them; "near" lists ranks the race left behind on earlier
+estimates whose final ones lie within 3 combined standard errors of the chosen rank's, which the
+verdict names too, asking for more replicas. **passes over the data** is the race's cost in all (a Gibbs
 sweep makes two per factor); the numbers do not depend on the machine, so the table holds no
 time. The last column sets each rank's estimate against its reference: the exact evidence at rank 1,
 elsewhere a long annealed-importance-sampling run stored in ` + "`bench/internal/refs`" + ` (rank r, offset
@@ -181,15 +187,16 @@ phase check widens its error bars to tens of nats, and the race says it cannot t
 (docs/method.md, the phase check).`
 }
 
-// sep reports whether best lies more than evidence.RaceZ combined standard errors above every other
-// rank's estimate.
-func sep(evs []evidence.RankEvidence, best evidence.RankEvidence) bool {
+// nearRanks lists the ranks whose estimates lie within evidence.RaceZ combined standard errors of
+// best's.
+func nearRanks(evs []evidence.RankEvidence, best evidence.RankEvidence) []int {
+	var near []int
 	for _, re := range evs {
 		if re.Rank != best.Rank && best.LogEvidence-re.LogEvidence <= evidence.RaceZ*math.Hypot(best.StdErr, re.StdErr) {
-			return false
+			near = append(near, re.Rank)
 		}
 	}
-	return true
+	return near
 }
 
 func ranges(lo, hi int) []int {
