@@ -73,7 +73,15 @@ type Rung struct {
 	// varSE2 is the squared standard error of VarLogLik where it is not a sample variance's
 	// (totalVariance); zero otherwise. Combine reads it before the rung leaves it.
 	varSE2 float64
+	// transient says a chain's first half of records averages more than RaceZ of its mean's
+	// standard errors from the whole: its records hold a transient, and its variance the
+	// transient's spread. Combine reads it before the rung leaves it.
+	transient bool
 }
+
+// steady reports whether the rung's variance can stand for f′(t): its records rest on MinESS
+// effective samples or more and hold no transient.
+func (r Rung) steady() bool { return r.ESS >= MinESS && !r.transient }
 
 // RankEvidence is the log evidence of one rank.
 type RankEvidence struct {
@@ -157,13 +165,13 @@ type RoundEstimate struct {
 }
 
 // Combine reduces the chain summaries of one rank into its log evidence by Ladder.Rule, each rung's
-// slope taken from the means (slopesFromMeans) where its records rest on fewer than MinESS
-// effective samples. Every rung of the ladder needs at least one chain; replicas are indexed by
+// slope taken from the means (slopesFromMeans) where it is not steady: its records rest on fewer
+// than MinESS effective samples or hold a transient. Every rung of the ladder needs at least one chain; replicas are indexed by
 // Chain.
 func Combine(l Ladder, chains []ChainSummary) (RankEvidence, error) {
 	return combine(l, func(rungs []Rung) ([]float64, []float64) {
 		wf, wv := l.Rule()
-		return l.slopesFromMeans(wf, wv, func(i int) bool { return rungs[i].ESS >= MinESS })
+		return l.slopesFromMeans(wf, wv, func(i int) bool { return rungs[i].steady() })
 	}, chains)
 }
 
@@ -395,6 +403,9 @@ func combineRung(t float64, cs []ChainSummary) Rung {
 		r.MeanLogLik += float64(c.Count) * mean
 		raw += float64(c.Count) * c.Mean
 		r.ESS += ess
+		if d := c.Mean - c.HalfMean; c.HalfCount > 0 && c.Count > 1 && c.ESS > 0 && d*d > RaceZ*RaceZ*c.M2/float64(c.Count-1)/c.ESS {
+			r.transient = true
+		}
 	}
 	if n == 0 {
 		r.MeanLogLik, r.StdErr, r.VarLogLik = math.NaN(), math.NaN(), math.NaN()

@@ -547,3 +547,43 @@ func TestUnsteadyRungsTakeTheirSlopesFromTheMeans(t *testing.T) {
 		t.Errorf("variances ×1000: %.3f off where read, %.3f where unsteady: want the second under 1%% of the first", steadyOff, unsteadyOff)
 	}
 }
+
+// A rung whose chains' first halves average apart from their whole records holds a transient
+// even with many effective samples: its variance is not read either.
+func TestTransientRungsTakeTheirSlopesFromTheMeans(t *testing.T) {
+	l := Power(30, 4)
+	cs := summaries(l, 2, 2, func(x float64, c int) (float64, float64) {
+		return -1000 - 200/(x+0.01), 1000 * 200 / ((x + 0.01) * (x + 0.01)) * 99
+	})
+	steady, err := Combine(l, cs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range cs {
+		cs[i].HalfCount, cs[i].HalfMean = cs[i].Count/2, cs[i].Mean
+		if cs[i].T > 0 {
+			cs[i].HalfMean -= 10 * math.Sqrt(cs[i].M2/float64(cs[i].Count-1)/cs[i].ESS)
+		}
+	}
+	drifting, err := Combine(l, cs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	truth := combineAt(t, l, func(x float64) (float64, float64) { return -1000 - 200/(x+0.01), 200 / ((x + 0.01) * (x + 0.01)) })
+	t.Logf("variances ×1000: %.3f off read as they are, %.3f where the chains drift", steady.LogEvidence-truth, drifting.LogEvidence-truth)
+	if math.Abs(drifting.LogEvidence-truth) > 0.01*math.Abs(steady.LogEvidence-truth) {
+		t.Errorf("variances ×1000: %.3f off read, %.3f where the chains drift: want the second under 1%% of the first", steady.LogEvidence-truth, drifting.LogEvidence-truth)
+	}
+}
+
+// combineAt is Combine of two steady chains a rung on the curve f, v.
+func combineAt(t *testing.T, l Ladder, curve func(float64) (float64, float64)) float64 {
+	re, err := Combine(l, summaries(l, 2, 2, func(x float64, c int) (float64, float64) {
+		f, v := curve(x)
+		return f, v * 99
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return re.LogEvidence
+}
