@@ -268,9 +268,8 @@ func (l Ladder) slopeAt(i int) (idx [4]int, w [4]float64, ok bool) {
 
 // slopesFromMeans is the rule wf, wv with the variance terms of the rungs where steady is false
 // taken from the means instead (slopeAt): a rung's v is a sample variance, and the records of a
-// chain still leaving its start hold the transient's spread, not the posterior's, which at large
-// data the rule's weights turn into errors of many thousand nats where the means are off by far
-// less. It returns new slices.
+// chain still leaving its start hold the transient's spread, not the posterior's, which the rule's
+// derivative weights amplify where the means are far less off. It returns new slices.
 func (l Ladder) slopesFromMeans(wf, wv []float64, steady func(i int) bool) ([]float64, []float64) {
 	wf, wv = slices.Clone(wf), slices.Clone(wv)
 	for i := range l {

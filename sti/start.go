@@ -142,10 +142,9 @@ func (p *Problem) descend(ctx context.Context, m models.Model, rank int, modes [
 
 // searchModes is a rank's mode search, one for each replica on streams of its own, so that
 // replicas are independent copies of the whole estimator and their spread sees what the search
-// makes of a seed (a search that is short on large data ends at different levels from different
-// draws; replicas sharing one mode shared its error, and two seeds' estimates then lay many of
-// their standard errors apart). The Starts are shared out among the replicas, so the search costs
-// what one search of them all did. Each replica's search takes its share of prior draws, carries each
+// makes of a seed: a search cut short on large data ends at different levels from different
+// draws, and replicas that shared one mode would share that error unseen. The Starts are shared
+// out among the replicas, so the search costs what one search of them all did. Each replica's search takes its share of prior draws, carries each
 // StartSteps steps of preconditioned ascent on the posterior and startEMScreen EM sweeps where
 // the model has a data-augmentation kernel, scores them by their log posterior and carries the
 // best through the rest of StartEM's sweeps. Every length is the configuration's times
