@@ -357,7 +357,7 @@ func (e STI) Combine(rank int, results []Result) (evidence.RankEvidence, error) 
 				return re, err
 			}
 		}
-		re.Rounds = append(re.Rounds, evidence.RoundEstimate{Round: k, LogEvidence: rk.LogEvidence, StdErr: rk.StdErr, Steps: rk.Steps})
+		re.Rounds = append(re.Rounds, evidence.RoundEstimate{Round: k, LogEvidence: rk.LogEvidence, StdErr: rk.StdErr, Drift: rk.Drift, Steps: rk.Steps})
 	}
 	re.Round = last
 	if d := evidence.RoundDrift(re.Rounds); d > 0 {

@@ -160,8 +160,9 @@ type RankEvidence struct {
 type RoundEstimate struct {
 	Round       int
 	LogEvidence float64
-	StdErr      float64
-	Steps       int
+	// StdErr includes Drift, the part of it that measures a transient rather than noise.
+	StdErr, Drift float64
+	Steps         int
 }
 
 // Combine reduces the chain summaries of one rank into its log evidence by Ladder.Rule, each rung's

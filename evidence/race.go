@@ -71,6 +71,9 @@ func Decide(prev Standing, ranks []RankEvidence, round int) Standing {
 	}
 	l := ranks[leader]
 	s.Leader = l.Rank
+	if !l.testable() {
+		return s
+	}
 	for _, r := range ranks {
 		if !s.Live(r.Rank) || r.Rank == l.Rank {
 			continue
@@ -128,6 +131,25 @@ func (re RankEvidence) Unsteady() bool {
 	return false
 }
 
+// testable reports whether a rank's estimate rests on records that can show a transient: half
+// or more of its rungs hold MinESS effective samples. A chain that starts from a mode records
+// log-likelihoods above its rung's until it has spread out, so a leader's estimate from a few
+// records each lies above its own later ones, by thousands of nats on a large matrix, and would
+// leave behind ranks that a settled estimate of it would not.
+func (re RankEvidence) testable() bool {
+	var ess []float64
+	for _, r := range re.Rungs {
+		if r.Chains > 0 {
+			ess = append(ess, r.ESS)
+		}
+	}
+	if len(ess) == 0 {
+		return true
+	}
+	slices.Sort(ess)
+	return ess[len(ess)/2] >= MinESS
+}
+
 // Unresolved lists the live ranks other than the leader: those the race could not tell from it
 // within its budget.
 func (s Standing) Unresolved(ranks []int) []int {
@@ -151,21 +173,30 @@ func (s Standing) Settled(ranks []int) bool {
 	return live <= 1
 }
 
-// RoundDrift is how far a racing rank's last estimate moved from the round before's beyond what
-// the earlier one's noise explains: √(d² − σ²) where d stands out by more than RaceZ·σ, σ being
-// the earlier standard error, and 0 otherwise or before round 1. Each round doubles the records,
-// so a transient the chains have not left weighs half as much as the round before and the move
-// measures what remains of it; the records' own drift (RankEvidence.Drift) misses a transient
-// slower than a round's records. With nested estimates the move's variance is the earlier one's
-// less the later one's, so σ² bounds it.
+// RoundDrift is how far a racing rank's last estimate moved from the latest earlier round's that
+// rests on fewer steps beyond what that one's noise explains: √(d² − σ²) where d stands out by
+// more than RaceZ·σ, σ being the earlier standard error less its own drift (a bias measure, not
+// noise: counting it would let an earlier transient hide a later one), and 0 otherwise or before
+// round 1. Each round doubles the records, so a transient the chains have not left weighs half as
+// much as the round before and the move measures what remains of it; the records' own drift
+// (RankEvidence.Drift) misses a transient slower than a round's records. With nested estimates
+// the move's variance is the earlier one's less the later one's, so σ² bounds it. A round that
+// added no records (round 0 and 1 at the least records on large data) moved nothing and says
+// nothing.
 func RoundDrift(rounds []RoundEstimate) float64 {
 	n := len(rounds)
 	if n < 2 {
 		return 0
 	}
-	d, noise := rounds[n-1].LogEvidence-rounds[n-2].LogEvidence, rounds[n-2].StdErr*rounds[n-2].StdErr
+	last := rounds[n-1]
+	k := n - 2
+	for k > 0 && rounds[k].Steps >= last.Steps {
+		k--
+	}
+	prev := rounds[k]
+	d, noise := last.LogEvidence-prev.LogEvidence, prev.StdErr*prev.StdErr-prev.Drift*prev.Drift
 	if d*d <= RaceZ*RaceZ*noise {
 		return 0
 	}
-	return math.Sqrt(d*d - noise)
+	return math.Sqrt(d*d - max(noise, 0))
 }

@@ -114,10 +114,14 @@ func TestRoundDrift(t *testing.T) {
 		want   float64
 	}{
 		{nil, 0},
-		{[]RoundEstimate{{LogEvidence: -100, StdErr: 3}}, 0},
-		{[]RoundEstimate{{LogEvidence: -100, StdErr: 3}, {LogEvidence: -92, StdErr: 2}}, 0},
-		{[]RoundEstimate{{LogEvidence: -120, StdErr: 4}, {LogEvidence: -100, StdErr: 1}, {LogEvidence: -95, StdErr: 0.5}}, math.Sqrt(25 - 1)},
-		{[]RoundEstimate{{LogEvidence: -738162, StdErr: 4130}, {LogEvidence: -722633, StdErr: 2913}, {LogEvidence: -711040, StdErr: 1461}}, math.Sqrt(11593*11593 - 2913*2913)},
+		{[]RoundEstimate{{LogEvidence: -100, StdErr: 3, Steps: 10}}, 0},
+		{[]RoundEstimate{{LogEvidence: -100, StdErr: 3, Steps: 10}, {LogEvidence: -92, StdErr: 2, Steps: 20}}, 0},
+		{[]RoundEstimate{{LogEvidence: -120, StdErr: 4, Steps: 10}, {LogEvidence: -100, StdErr: 1, Steps: 20}, {LogEvidence: -95, StdErr: 0.5, Steps: 40}}, math.Sqrt(25 - 1)},
+		{[]RoundEstimate{{LogEvidence: -738162, StdErr: 4130, Steps: 10}, {LogEvidence: -722633, StdErr: 2913, Steps: 20}, {LogEvidence: -711040, StdErr: 1461, Steps: 40}}, math.Sqrt(11593*11593 - 2913*2913)},
+		// The earlier round's own drift is a bias, not noise: the move is measured against the rest.
+		{[]RoundEstimate{{LogEvidence: -100, StdErr: 5, Drift: 4, Steps: 10}, {LogEvidence: -90, StdErr: 1, Steps: 20}}, math.Sqrt(100 - 9)},
+		// A round that added no records moved nothing: the move is measured from the round before it.
+		{[]RoundEstimate{{LogEvidence: -120, StdErr: 1, Steps: 10}, {LogEvidence: -100, StdErr: 1, Steps: 20}, {LogEvidence: -100, StdErr: 1, Steps: 20}}, math.Sqrt(400 - 1)},
 	} {
 		if got := RoundDrift(c.rounds); math.Abs(got-c.want) > 1e-6*max(1, c.want) {
 			t.Errorf("%+v: drift %v, want %v", c.rounds, got, c.want)
