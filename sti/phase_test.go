@@ -33,7 +33,7 @@ func TestPhaseCheckWidensTheErrorOfAPhaseChange(t *testing.T) {
 		ref            float64
 		phase          bool
 	}{
-		{"40x30 heavy-tailed rows", "nmf", 7, 1, []int{40, 30}, 4, 2, 1, 0.3, -1536.30, true},
+		{"40x30 heavy-tailed rows", "nmf", 7, 4, []int{40, 30}, 4, 2, 1, 0.3, -1536.30, true},
 		{"30x20", "nmf", 3, 1, []int{30, 20}, 3, 3, 0.3, 0, -2112.50, false},
 		{"15x12x10 heavy-tailed rows", "cp", 31, 1, []int{15, 12, 10}, 3, 3, 0.5, 0.3, -1659.94, true},
 		{"6x5x4", "cp", 3, 1, []int{6, 5, 4}, 3, 3, 0.3, 0, -576.37, false},
