@@ -76,6 +76,35 @@ func TestDecideLeavesRanksBeyondTheirErrorsBehind(t *testing.T) {
 	}
 }
 
+// A leader whose estimate rests on too few records to show a transient leaves no one behind,
+// however far below it they lie: on large data its round-0 estimate lies thousands of nats above
+// its later ones. Diverged ranks leave all the same.
+func TestDecideWaitsForATestableLeader(t *testing.T) {
+	rungs := func(ess ...float64) []Rung {
+		out := []Rung{{T: 0}}
+		for _, e := range ess {
+			out = append(out, Rung{ESS: e, Chains: 2})
+		}
+		return out
+	}
+	far := RankEvidence{Rank: 2, LogEvidence: -5000, StdErr: 10, Rungs: rungs(4, 4, 4)}
+	diverged := RankEvidence{Rank: 3, LogEvidence: math.NaN(), Diverged: []string{"rank 3, t=1, chain 0: NaN"}}
+	for _, c := range []struct {
+		ess   []float64
+		leave bool
+	}{
+		{[]float64{4, 4, 4}, false},
+		{[]float64{4, 9, 30}, false},
+		{[]float64{4, 10, 30}, true},
+	} {
+		leader := RankEvidence{Rank: 1, LogEvidence: -100, StdErr: 10, Rungs: rungs(c.ess...)}
+		s := Decide(Standing{Round: -1}, []RankEvidence{leader, far, diverged}, 0)
+		if s.Leader != 1 || s.Live(2) == c.leave || s.Live(3) {
+			t.Errorf("leader's ESS %v: leader %d, rank 2 live %v (want %v), diverged rank 3 live %v", c.ess, s.Leader, s.Live(2), !c.leave, s.Live(3))
+		}
+	}
+}
+
 func TestDriftShowsATransientAndNotItsNoise(t *testing.T) {
 	l := Ladder{0, 0.5, 1}
 	chain := func(ti, ch int, mean, half float64) ChainSummary {
