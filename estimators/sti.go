@@ -160,6 +160,8 @@ type startSummary struct {
 	CellEvals int64
 	// Warm says every replica resumed from the saved states (sti.Problem.StartRankFrom).
 	Warm bool
+	// Params is the number of the model's parameters at the rank.
+	Params int
 }
 
 // phaseSummary is what a rank's phase check reports: the walk's means at rungs From, ….
@@ -211,7 +213,7 @@ func (p *stiProblem) Expand(ctx context.Context, t Task) (Result, []Task, error)
 	if err != nil {
 		return Result{}, nil, fmt.Errorf("rank %d: start: %w", t.Rank, err)
 	}
-	res := Result{Task: t, Steps: st.Steps, CellEvals: st.CellEvals, Summary: Pack(startSummary{st.Steps, st.CellEvals, warm})}
+	res := Result{Task: t, Steps: st.Steps, CellEvals: st.CellEvals, Summary: Pack(startSummary{st.Steps, st.CellEvals, warm, st.Params()})}
 	var next []Task
 	for q, states := range st.States {
 		for i, s := range states {
@@ -375,6 +377,7 @@ func (e STI) combineRound(rank int, results []Result, round int) (evidence.RankE
 		cells  int64
 		check  *phaseSummary
 		warm   bool
+		params int
 	)
 	for _, r := range Latest(results, round) {
 		switch {
@@ -383,7 +386,7 @@ func (e STI) combineRound(rank int, results []Result, round int) (evidence.RankE
 			if err != nil {
 				return evidence.RankEvidence{}, fmt.Errorf("rank %d: start: %w", rank, err)
 			}
-			steps, cells, warm = steps+s.Steps, cells+s.CellEvals, s.Warm
+			steps, cells, warm, params = steps+s.Steps, cells+s.CellEvals, s.Warm, s.Params
 		case r.Task.Chain == checkChain:
 			s, err := Unpack[phaseSummary](r.Summary)
 			if err != nil {
@@ -414,6 +417,7 @@ func (e STI) combineRound(rank int, results []Result, round int) (evidence.RankE
 	}
 	re.Steps += steps
 	re.CellEvals += cells
+	re.Params = params
 	if warm && re.WarmChains == 0 {
 		re.WarmChains = len(chains)
 	}

@@ -79,6 +79,18 @@ func (p *Problem) StartRank(ctx context.Context, rank int) (*RankStart, error) {
 	return out, nil
 }
 
+// Params is the number of the model's parameters, read off the states; 0 where it has none.
+func (s *RankStart) Params() int {
+	for _, states := range s.States {
+		for _, st := range states {
+			if st.Theta != nil {
+				return len(st.Theta)
+			}
+		}
+	}
+	return 0
+}
+
 // budget sets the records every chain of the stage holds at the configured budget.
 func (s *RankStart) budget(records []int) {
 	for _, states := range s.States {
