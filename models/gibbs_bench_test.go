@@ -119,3 +119,12 @@ func BenchmarkGibbsSweep(b *testing.B) {
 		return func() { k.Sweep(r, t, theta, acc) }
 	})
 }
+
+// BenchmarkGibbsAscend times the kernel's EM sweeps (Ascend) on BenchmarkGibbsSweep's workloads,
+// each from where the last left θ, as the mode search makes them.
+func BenchmarkGibbsAscend(b *testing.B) {
+	runGibbs(b, func(b *testing.B, w *gibbsWorkload, t float64) func() {
+		_, k, theta, _ := w.warm(b, t)
+		return func() { k.Ascend(t, theta) }
+	})
+}

@@ -658,10 +658,14 @@ func truncatedExp(c, v float64) float64 {
 // its conditional in log space, F[i, r] = (1 + Σ_n E[Z_nr]) / (λ_k + t·Π_{m≠k} Σ_i F_m[i, r]).
 // Every sweep raises t·log p(X | θ) + log p(θ) (log space) or leaves it, so that the sweeps
 // climb to a mode in a few hundred passes where a Gibbs chain drifts towards it for thousands.
+// Like a Gibbs sweep it keeps the values it wrote, so that the next sweep from the θ it left need
+// not load them.
 func (a *poissonAugmented) Ascend(t float64, theta []float64) {
 	m := a.m
+	if !a.current || !slices.Equal(theta, a.theta) {
+		a.load(theta)
+	}
 	a.current = false
-	a.load(theta)
 	for k, fac := range m.factors {
 		if fac.Cols == 0 {
 			continue
@@ -671,26 +675,19 @@ func (a *poissonAugmented) Ascend(t float64, theta []float64) {
 		a.each(k, func(_ int, ch *augmentedChunk, lo, hi int) {
 			ez := ch.prop
 			for i := lo; i < hi; i++ {
-				row := m.valueRow(a.f, k, i)
+				row := a.row(k, i)
 				clear(ez)
 				if a.rank1 {
 					ez[0] = t * m.margins[k][i] // every count falls on the one component
 				} else {
 					a.expectedCounts(ch, k, i, t, ez)
 				}
-				params := m.paramRow(theta, k, i)
 				for c := lead; c < len(row); c++ {
-					v := (1 + ez[c]) / a.rate[c]
-					row[c] = v
-					if m.Param == LogScale {
-						v = math.Log(v)
-					}
-					params[c-lead] = v
+					row[c] = (1 + ez[c]) * a.scale[c]
 				}
-				for c, v := range row {
-					ch.colsum[c] += v
-				}
+				addTo(ch.colsum, row)
 			}
+			m.storeRows(theta, a.f, k, lo, hi)
 		})
 	}
 	if m.auto() {
@@ -700,25 +697,28 @@ func (a *poissonAugmented) Ascend(t float64, theta []float64) {
 			a.lam[k], theta[m.dim+k] = l, math.Log(l)
 		}
 	}
+	a.theta = append(a.theta[:0], theta...)
+	a.current = true
 }
 
 // expectedCounts adds to ez the expected counts E[Z_ir] of component r in row i of factor k at t:
-// each cell's t·x split in proportion to its components.
+// each cell's t·x split in proportion to its components, one division a cell.
 func (a *poissonAugmented) expectedCounts(ch *augmentedChunk, k, i int, t float64, ez []float64) {
-	g := a.lay.byRow[k]
-	row := a.m.valueRow(a.f, k, i)
-	for p := g.Start[i]; p < g.Start[i+1]; p++ {
-		o := a.others(g, p, ch.other)
-		lam := 0.0
-		for c := range o {
-			ch.comp[c] = row[c] * o[c]
-			lam += ch.comp[c]
+	K := a.m.K
+	row := a.row(k, i)
+	c := a.cells(k, i)
+	w := ch.weights
+	for q, x := range c.values {
+		if x == 0 {
+			continue // a stored zero has no count to split
 		}
-		if x := g.Values[p]; x > 0 {
-			for c, v := range ch.comp {
-				ez[c] += t * x * v / lam
-			}
+		j := int(c.ia[q]) * K
+		var b []float64
+		if c.fb != nil {
+			l := int(c.ib[q]) * K
+			b = c.fb[l : l+K]
 		}
+		w.AddScaled(ez, t*x/w.Set(row, c.fa[j:j+K], b))
 	}
 }
 
