@@ -257,6 +257,39 @@ func (ch *augmentedChunk) grow(n int) ([]bool, []float64, []float64) {
 	return ch.up[:n], ch.lam[:n], ch.lam[cap(ch.lam)/2 : cap(ch.lam)/2+n]
 }
 
+// unsplit are the cells of a row whose counts were rounded to zero, whose λ the split does not
+// give: their positions in the row and the rows of the other factors they read.
+type unsplit struct {
+	q, ia, ib []int32
+	lam       []float64
+}
+
+func (z *unsplit) reset() { z.q, z.ia, z.ib = z.q[:0], z.ia[:0], z.ib[:0] }
+
+// add adds cell q of c.
+func (z *unsplit) add(c rowCells, q int) {
+	z.q, z.ia = append(z.q, int32(q)), append(z.ia, c.ia[q])
+	if c.ib != nil {
+		z.ib = append(z.ib, c.ib[q])
+	}
+}
+
+// lams sets the cells' λ at row in lams, by position in the row (fa and fb as rowCells').
+func (z *unsplit) lams(row, fa, fb []float64, lams []float64) {
+	if len(z.q) == 0 {
+		return
+	}
+	z.lam = slices.Grow(z.lam[:0], len(z.q))[:len(z.q)]
+	var ib []int32
+	if fb != nil {
+		ib = z.ib
+	}
+	vec.DotRows(z.lam, row, fa, z.ia, fb, ib)
+	for j, q := range z.q {
+		lams[q] = z.lam[j]
+	}
+}
+
 // augmentedChunk is one chunk's stream, scratch and results.
 type augmentedChunk struct {
 	st                        rng.Stream
@@ -267,6 +300,7 @@ type augmentedChunk struct {
 	up                        []bool    // whether ν was rounded up, per cell of the row being moved
 	lam                       []float64 // λ of each cell of the row being moved, and at its proposal (grow)
 	ratio                     rowRatio
+	unsplit                   unsplit
 	accepted, ll              float64
 	_                         [64]byte // chunks write their results at every row: keep them off each other's cache lines
 }
@@ -634,7 +668,7 @@ func (a *poissonAugmented) transferRow(ch *augmentedChunk, k, i int, t float64) 
 		}
 		logRatio += t * ratios.Counted(direct)
 	}
-	if !(logRatio >= 0) && !(accept < math.Exp(logRatio)) {
+	if !(logRatio >= 0) && !(accept < logtab.Exp(logRatio)) {
 		return
 	}
 	row[r], row[s] = xr, xs
@@ -798,6 +832,8 @@ func (a *poissonAugmented) splitRow(ch *augmentedChunk, counts [][]float64, i in
 		vec.Prefetch(c2, c.ib, K)
 	}
 	w := ch.weights
+	z := &ch.unsplit
+	z.reset()
 	for q, x := range c.values {
 		tx := t * x
 		nu := math.Floor(tx)
@@ -807,6 +843,9 @@ func (a *poissonAugmented) splitRow(ch *augmentedChunk, counts [][]float64, i in
 			up[q] = true
 		}
 		if nu == 0 {
+			if correct {
+				z.add(c, q)
+			}
 			continue
 		}
 		j := int(c.ia[q]) * K
@@ -816,8 +855,9 @@ func (a *poissonAugmented) splitRow(ch *augmentedChunk, counts [][]float64, i in
 			l := int(c.ib[q]) * K
 			b, s2 = c.fb[l:l+K], c2[l:l+K]
 		}
-		// The first event with the weights, any more from them.
+		// The first event with the weights, any more from them; their total is the cell's λ.
 		r := w.SetPick(row, c.fa[j:j+K], b, ch.st.Float64())
+		lams[q] = w.Total()
 		n[r]++
 		s1[r]++
 		if s2 != nil {
@@ -856,7 +896,9 @@ func (a *poissonAugmented) splitRow(ch *augmentedChunk, counts [][]float64, i in
 	}
 	p := a.propose(ch, f, row, n)
 	if p > 0 && correct {
-		vec.Dot2Rows(lams, props, row, ch.prop, c.fa, c.ia, c.fb, c.ib)
+		// λ at the row is the split's total where a cell was split: one dot product a cell, not two.
+		vec.DotRows(props, ch.prop, c.fa, c.ia, c.fb, c.ib)
+		z.lams(row, c.fa, c.fb, lams)
 		ch.ratio.cells(t, c.values, lams, props, up, false)
 		logRatio, _, _ := ch.ratio.done(t, false)
 		p = acceptance(logRatio)
@@ -954,7 +996,7 @@ func acceptance(logRatio float64) float64 {
 	if logRatio >= 0 {
 		return 1
 	}
-	return math.Exp(logRatio)
+	return logtab.Exp(logRatio)
 }
 
 // accept adds the move of row i of factor k to ch.prop with probability p to the chunk's
@@ -1013,14 +1055,34 @@ type rowRatio struct {
 }
 
 // cells adds a row's cells: their counts values, their λ at the row lams and at the proposal
-// props, whether their counts were rounded up; ll: the log-likelihood's terms too.
+// props, whether their counts were rounded up; ll: the log-likelihood's terms too. Without the
+// log-likelihood the products of the rounded-up cells and of the cells of count 1, most of a
+// sparse row's, are kept in registers (one multiplication a cell, where a group's product in
+// memory waits on its last store) and given to their groups where they would leave range.
 func (q *rowRatio) cells(t float64, values, lams, props []float64, up []bool, ll bool) {
 	props, up = props[:len(values)], up[:len(values)]
+	upped, ones := 1.0, 1.0
 	for c, x := range values[:len(lams)] {
 		lam, lamProp := lams[c], props[c]
 		ratio := lamProp / lam
-		if up[c] && !q.up.TryMul(0, ratio) {
-			q.up.Mul(0, ratio)
+		if up[c] {
+			if p := upped * ratio; logtab.InRange(p) {
+				upped = p
+			} else {
+				q.up.Mul(0, upped)
+				q.up.Mul(0, ratio)
+				upped = 1
+			}
+		}
+		if x == 1 && !ll {
+			if p := ones * ratio; logtab.InRange(p) {
+				ones = p
+			} else {
+				q.next.Mul(0, ones)
+				q.next.Mul(0, ratio)
+				ones = 1
+			}
+			continue
 		}
 		g, grouped := logtab.Group(x)
 		switch {
@@ -1042,6 +1104,12 @@ func (q *rowRatio) cells(t float64, values, lams, props []float64, up []bool, ll
 				q.logRatio += fr * logtab.Log(ratio)
 			}
 		}
+	}
+	if upped != 1 {
+		q.up.Mul(0, upped)
+	}
+	if ones != 1 {
+		q.next.Mul(0, ones)
 	}
 }
 

@@ -245,6 +245,9 @@ func (s *Weights) AddScaled(dst []float64, v float64) {
 	}
 }
 
+// Total is the weights' total, the cell's λ.
+func (s *Weights) Total() float64 { return s.total }
+
 // Pick returns the component of one event, given u uniform on [0, 1); one component is picked
 // without reading u.
 func (s *Weights) Pick(u float64) int {
