@@ -940,13 +940,22 @@ func (a *poissonAugmented) moveRow(ch *augmentedChunk, k, i int, t float64, corr
 	if !ratio {
 		vec.DotRows(lams, row, c.fa, c.ia, c.fb, c.ib)
 		var lls logtab.Products
-		direct := 0.0
+		direct, ones := 0.0, 1.0
 		for q, x := range c.values {
-			if g, ok := logtab.Group(x); !ok {
+			if x == 1 {
+				if p := ones * lams[q]; logtab.InRange(p) {
+					ones = p
+				} else {
+					ones = lls.Spill(0, ones, lams[q])
+				}
+			} else if g, ok := logtab.Group(x); !ok {
 				direct += x * logtab.Log(lams[q])
 			} else if !lls.TryMul(g, lams[q]) {
 				lls.Mul(g, lams[q])
 			}
+		}
+		if ones != 1 {
+			lls.Mul(0, ones)
 		}
 		ch.ll += lls.Counted(direct)
 		return
@@ -1055,10 +1064,9 @@ type rowRatio struct {
 }
 
 // cells adds a row's cells: their counts values, their λ at the row lams and at the proposal
-// props, whether their counts were rounded up; ll: the log-likelihood's terms too. Without the
-// log-likelihood the products of the rounded-up cells and of the cells of count 1, most of a
-// sparse row's, are kept in registers (one multiplication a cell, where a group's product in
-// memory waits on its last store) and given to their groups where they would leave range.
+// props, whether their counts were rounded up; ll: the log-likelihood's terms too. The products
+// of the rounded-up cells and, without the log-likelihood, of the cells of count 1, most of a
+// sparse row's, are runs (logtab.Products.Spill).
 func (q *rowRatio) cells(t float64, values, lams, props []float64, up []bool, ll bool) {
 	props, up = props[:len(values)], up[:len(values)]
 	upped, ones := 1.0, 1.0
@@ -1069,18 +1077,14 @@ func (q *rowRatio) cells(t float64, values, lams, props []float64, up []bool, ll
 			if p := upped * ratio; logtab.InRange(p) {
 				upped = p
 			} else {
-				q.up.Mul(0, upped)
-				q.up.Mul(0, ratio)
-				upped = 1
+				upped = q.up.Spill(0, upped, ratio)
 			}
 		}
 		if x == 1 && !ll {
 			if p := ones * ratio; logtab.InRange(p) {
 				ones = p
 			} else {
-				q.next.Mul(0, ones)
-				q.next.Mul(0, ratio)
-				ones = 1
+				ones = q.next.Spill(0, ones, ratio)
 			}
 			continue
 		}

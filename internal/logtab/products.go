@@ -45,7 +45,18 @@ func (p *Products) TryMul(i int, v float64) bool {
 	return false
 }
 
-// inRange reports whether q is a positive number in [2⁻⁴⁹⁸, 2⁴⁹⁸) (about 1e±150), with one
+// Spill multiplies run and v into group i and returns 1, for a loop that keeps a run of products
+// for group i in a register (one multiplication a term, where a group's product in memory waits
+// on its last store): it multiplies on while the product stays in range (InRange) and spills the
+// run and the term that would take it out; it ends with Mul(i, run). The group's logarithm is the
+// one Mul gives term by term.
+func (p *Products) Spill(i int, run, v float64) float64 {
+	p.Mul(i, run)
+	p.Mul(i, v)
+	return 1
+}
+
+// InRange reports whether q is a positive number in [2⁻⁴⁹⁸, 2⁴⁹⁸) (about 1e±150), with one
 // comparison of its sign and exponent bits: not 0, a subnormal, ±Inf, NaN or negative.
 func InRange(q float64) bool {
 	return math.Float64bits(q)>>52-(1023-498) < 2*498
