@@ -257,39 +257,6 @@ func (ch *augmentedChunk) grow(n int) ([]bool, []float64, []float64) {
 	return ch.up[:n], ch.lam[:n], ch.lam[cap(ch.lam)/2 : cap(ch.lam)/2+n]
 }
 
-// unsplit are the cells of a row whose counts were rounded to zero, whose λ the split does not
-// give: their positions in the row and the rows of the other factors they read.
-type unsplit struct {
-	q, ia, ib []int32
-	lam       []float64
-}
-
-func (z *unsplit) reset() { z.q, z.ia, z.ib = z.q[:0], z.ia[:0], z.ib[:0] }
-
-// add adds cell q of c.
-func (z *unsplit) add(c rowCells, q int) {
-	z.q, z.ia = append(z.q, int32(q)), append(z.ia, c.ia[q])
-	if c.ib != nil {
-		z.ib = append(z.ib, c.ib[q])
-	}
-}
-
-// lams sets the cells' λ at row in lams, by position in the row (fa and fb as rowCells').
-func (z *unsplit) lams(row, fa, fb []float64, lams []float64) {
-	if len(z.q) == 0 {
-		return
-	}
-	z.lam = slices.Grow(z.lam[:0], len(z.q))[:len(z.q)]
-	var ib []int32
-	if fb != nil {
-		ib = z.ib
-	}
-	vec.DotRows(z.lam, row, fa, z.ia, fb, ib)
-	for j, q := range z.q {
-		lams[q] = z.lam[j]
-	}
-}
-
 // augmentedChunk is one chunk's stream, scratch and results.
 type augmentedChunk struct {
 	st                        rng.Stream
@@ -300,7 +267,6 @@ type augmentedChunk struct {
 	up                        []bool    // whether ν was rounded up, per cell of the row being moved
 	lam                       []float64 // λ of each cell of the row being moved, and at its proposal (grow)
 	ratio                     rowRatio
-	unsplit                   unsplit
 	accepted, ll              float64
 	_                         [64]byte // chunks write their results at every row: keep them off each other's cache lines
 }
@@ -832,8 +798,7 @@ func (a *poissonAugmented) splitRow(ch *augmentedChunk, counts [][]float64, i in
 		vec.Prefetch(c2, c.ib, K)
 	}
 	w := ch.weights
-	z := &ch.unsplit
-	z.reset()
+	unsplit := 0 // cells rounded to zero, whose λ the split does not give
 	for q, x := range c.values {
 		tx := t * x
 		nu := math.Floor(tx)
@@ -843,9 +808,7 @@ func (a *poissonAugmented) splitRow(ch *augmentedChunk, counts [][]float64, i in
 			up[q] = true
 		}
 		if nu == 0 {
-			if correct {
-				z.add(c, q)
-			}
+			unsplit++
 			continue
 		}
 		j := int(c.ia[q]) * K
@@ -896,9 +859,12 @@ func (a *poissonAugmented) splitRow(ch *augmentedChunk, counts [][]float64, i in
 	}
 	p := a.propose(ch, f, row, n)
 	if p > 0 && correct {
-		// λ at the row is the split's total where a cell was split: one dot product a cell, not two.
-		vec.DotRows(props, ch.prop, c.fa, c.ia, c.fb, c.ib)
-		z.lams(row, c.fa, c.fb, lams)
+		if unsplit == 0 {
+			// Every cell's λ at the row is its split's total: one dot product a cell, not two.
+			vec.DotRows(props, ch.prop, c.fa, c.ia, c.fb, c.ib)
+		} else {
+			vec.Dot2Rows(lams, props, row, ch.prop, c.fa, c.ia, c.fb, c.ib)
+		}
 		ch.ratio.cells(t, c.values, lams, props, up, false)
 		logRatio, _, _ := ch.ratio.done(t, false)
 		p = acceptance(logRatio)
