@@ -54,8 +54,8 @@ func (m *Poisson) newAugmented(rank1 bool) *poissonAugmented {
 		ch := &a.chunks[c]
 		ch.st.Init(0)
 		// One block per chunk, padded by a cache line: chunks write their scratch at every cell.
-		buf := make([]float64, 5*K+8)
-		ch.other, ch.comp, ch.prop, ch.colsum, ch.counts = buf[:K], buf[K:2*K], buf[2*K:3*K], buf[3*K:4*K], buf[4*K:5*K]
+		buf := make([]float64, 3*K+8)
+		ch.prop, ch.colsum, ch.counts = buf[:K], buf[K:2*K], buf[2*K:3*K]
 		ch.weights = draw.NewWeights(K)
 		ch.cnt = make([]int, K+8)[:K]
 	}
@@ -259,16 +259,16 @@ func (ch *augmentedChunk) grow(n int) ([]bool, []float64, []float64) {
 
 // augmentedChunk is one chunk's stream, scratch and results.
 type augmentedChunk struct {
-	st                        rng.Stream
-	other, comp, prop, colsum []float64
-	counts                    []float64     // the counts of the row being moved
-	weights                   *draw.Weights // a cell's split
-	cnt                       []int
-	up                        []bool    // whether ν was rounded up, per cell of the row being moved
-	lam                       []float64 // λ of each cell of the row being moved, and at its proposal (grow)
-	ratio                     rowRatio
-	accepted, ll              float64
-	_                         [64]byte // chunks write their results at every row: keep them off each other's cache lines
+	st           rng.Stream
+	prop, colsum []float64
+	counts       []float64     // the counts of the row being moved
+	weights      *draw.Weights // a cell's split
+	cnt          []int
+	up           []bool    // whether ν was rounded up, per cell of the row being moved
+	lam          []float64 // λ of each cell of the row being moved, and at its proposal (grow)
+	ratio        rowRatio
+	accepted, ll float64
+	_            [64]byte // chunks write their results at every row: keep them off each other's cache lines
 }
 
 // Sweep moves every factor's rows, then a matrix's components along the lines that mix them
@@ -1151,21 +1151,6 @@ func (a *poissonAugmented) drawRank1Row(ch *augmentedChunk, k, i int, t float64,
 		ch.ll += x * logF
 	}
 	ch.colsum[0] += row[0]
-}
-
-// others returns Π_{m≠k} F_m[i_m, ·] for the cell at position p of g (grouped by mode k): a
-// matrix's other factor's row itself, a 3-way tensor's product of its two other rows written
-// into o.
-func (a *poissonAugmented) others(g *tensor.ByRow, p int, o []float64) []float64 {
-	K := a.m.K
-	j := int(g.Other[0][p]) * K
-	if len(a.fac) == 2 {
-		return a.fac[1-g.Mode][j : j+K]
-	}
-	first, second := otherModes(g.Mode, 3)
-	l := int(g.Other[1][p]) * K
-	vec.Mul(o, a.fac[first][j:j+K], a.fac[second][l:l+K])
-	return o
 }
 
 // rowCells are the cells of a row of a mode: their counts, and for the vec row loops the indices
