@@ -335,7 +335,7 @@ func (m *Poisson) loadRows(theta, f []float64, k, lo, hi int, colsum []float64) 
 		row := m.valueRow(f, k, i)
 		for c, v := range m.paramRow(theta, k, i) {
 			if logScale {
-				v = math.Exp(v)
+				v = logtab.Exp(v)
 			}
 			row[lead+c] = v
 		}
@@ -886,7 +886,7 @@ func (m *Poisson) rescale(r *rand.Rand, theta, f []float64, colsum [][]float64, 
 			d[comp], c[comp] = 0, 1
 			if comp >= m.kFixed {
 				d[comp] = slice.LogScale(r, float64(fa.Rows), float64(fb.Rows), rates[a]*colsum[a][comp], rates[b]*colsum[b][comp])
-				c[comp] = math.Exp(d[comp])
+				c[comp] = logtab.Exp(d[comp])
 				moved = moved || d[comp] != 0
 			}
 		}
@@ -922,7 +922,7 @@ func (m *Poisson) drawRates(r *rand.Rand, theta, f []float64, colsum [][]float64
 		for k := 0; k+1 < len(m.factors); k++ {
 			u := slice.LogScale(r, a, a, b[k+1]*rates[k+1], b[k]*rates[k])
 			for comp := range K {
-				d[comp], c[comp] = u, math.Exp(u)
+				d[comp], c[comp] = u, logtab.Exp(u)
 			}
 			m.scaleRows(theta, f, k, d, c, false)
 			m.scaleRows(theta, f, k+1, d, c, true)

@@ -54,8 +54,8 @@ func (m *Poisson) newAugmented(rank1 bool) *poissonAugmented {
 		ch := &a.chunks[c]
 		ch.st.Init(0)
 		// One block per chunk, padded by a cache line: chunks write their scratch at every cell.
-		buf := make([]float64, 5*K+8)
-		ch.other, ch.comp, ch.prop, ch.colsum, ch.counts = buf[:K], buf[K:2*K], buf[2*K:3*K], buf[3*K:4*K], buf[4*K:5*K]
+		buf := make([]float64, 3*K+8)
+		ch.prop, ch.colsum, ch.counts = buf[:K], buf[K:2*K], buf[2*K:3*K]
 		ch.weights = draw.NewWeights(K)
 		ch.cnt = make([]int, K+8)[:K]
 	}
@@ -259,16 +259,16 @@ func (ch *augmentedChunk) grow(n int) ([]bool, []float64, []float64) {
 
 // augmentedChunk is one chunk's stream, scratch and results.
 type augmentedChunk struct {
-	st                        rng.Stream
-	other, comp, prop, colsum []float64
-	counts                    []float64     // the counts of the row being moved
-	weights                   *draw.Weights // a cell's split
-	cnt                       []int
-	up                        []bool    // whether ν was rounded up, per cell of the row being moved
-	lam                       []float64 // λ of each cell of the row being moved, and at its proposal (grow)
-	ratio                     rowRatio
-	accepted, ll              float64
-	_                         [64]byte // chunks write their results at every row: keep them off each other's cache lines
+	st           rng.Stream
+	prop, colsum []float64
+	counts       []float64     // the counts of the row being moved
+	weights      *draw.Weights // a cell's split
+	cnt          []int
+	up           []bool    // whether ν was rounded up, per cell of the row being moved
+	lam          []float64 // λ of each cell of the row being moved, and at its proposal (grow)
+	ratio        rowRatio
+	accepted, ll float64
+	_            [64]byte // chunks write their results at every row: keep them off each other's cache lines
 }
 
 // Sweep moves every factor's rows, then a matrix's components along the lines that mix them
@@ -634,7 +634,7 @@ func (a *poissonAugmented) transferRow(ch *augmentedChunk, k, i int, t float64) 
 		}
 		logRatio += t * ratios.Counted(direct)
 	}
-	if !(logRatio >= 0) && !(accept < math.Exp(logRatio)) {
+	if !(logRatio >= 0) && !(accept < logtab.Exp(logRatio)) {
 		return
 	}
 	row[r], row[s] = xr, xs
@@ -658,10 +658,14 @@ func truncatedExp(c, v float64) float64 {
 // its conditional in log space, F[i, r] = (1 + Σ_n E[Z_nr]) / (λ_k + t·Π_{m≠k} Σ_i F_m[i, r]).
 // Every sweep raises t·log p(X | θ) + log p(θ) (log space) or leaves it, so that the sweeps
 // climb to a mode in a few hundred passes where a Gibbs chain drifts towards it for thousands.
+// Like a Gibbs sweep it keeps the values it wrote, so that the next sweep from the θ it left need
+// not load them.
 func (a *poissonAugmented) Ascend(t float64, theta []float64) {
 	m := a.m
+	if !a.current || !slices.Equal(theta, a.theta) {
+		a.load(theta)
+	}
 	a.current = false
-	a.load(theta)
 	for k, fac := range m.factors {
 		if fac.Cols == 0 {
 			continue
@@ -671,26 +675,19 @@ func (a *poissonAugmented) Ascend(t float64, theta []float64) {
 		a.each(k, func(_ int, ch *augmentedChunk, lo, hi int) {
 			ez := ch.prop
 			for i := lo; i < hi; i++ {
-				row := m.valueRow(a.f, k, i)
+				row := a.row(k, i)
 				clear(ez)
 				if a.rank1 {
 					ez[0] = t * m.margins[k][i] // every count falls on the one component
 				} else {
 					a.expectedCounts(ch, k, i, t, ez)
 				}
-				params := m.paramRow(theta, k, i)
 				for c := lead; c < len(row); c++ {
-					v := (1 + ez[c]) / a.rate[c]
-					row[c] = v
-					if m.Param == LogScale {
-						v = math.Log(v)
-					}
-					params[c-lead] = v
+					row[c] = (1 + ez[c]) * a.scale[c]
 				}
-				for c, v := range row {
-					ch.colsum[c] += v
-				}
+				addTo(ch.colsum, row)
 			}
+			m.storeRows(theta, a.f, k, lo, hi)
 		})
 	}
 	if m.auto() {
@@ -700,25 +697,28 @@ func (a *poissonAugmented) Ascend(t float64, theta []float64) {
 			a.lam[k], theta[m.dim+k] = l, math.Log(l)
 		}
 	}
+	a.theta = append(a.theta[:0], theta...)
+	a.current = true
 }
 
 // expectedCounts adds to ez the expected counts E[Z_ir] of component r in row i of factor k at t:
-// each cell's t·x split in proportion to its components.
+// each cell's t·x split in proportion to its components, one division a cell.
 func (a *poissonAugmented) expectedCounts(ch *augmentedChunk, k, i int, t float64, ez []float64) {
-	g := a.lay.byRow[k]
-	row := a.m.valueRow(a.f, k, i)
-	for p := g.Start[i]; p < g.Start[i+1]; p++ {
-		o := a.others(g, p, ch.other)
-		lam := 0.0
-		for c := range o {
-			ch.comp[c] = row[c] * o[c]
-			lam += ch.comp[c]
+	K := a.m.K
+	row := a.row(k, i)
+	c := a.cells(k, i)
+	w := ch.weights
+	for q, x := range c.values {
+		if x == 0 {
+			continue // a stored zero has no count to split
 		}
-		if x := g.Values[p]; x > 0 {
-			for c, v := range ch.comp {
-				ez[c] += t * x * v / lam
-			}
+		j := int(c.ia[q]) * K
+		var b []float64
+		if c.fb != nil {
+			l := int(c.ib[q]) * K
+			b = c.fb[l : l+K]
 		}
+		w.AddScaled(ez, t*x/w.Set(row, c.fa[j:j+K], b))
 	}
 }
 
@@ -798,6 +798,7 @@ func (a *poissonAugmented) splitRow(ch *augmentedChunk, counts [][]float64, i in
 		vec.Prefetch(c2, c.ib, K)
 	}
 	w := ch.weights
+	unsplit := 0 // cells rounded to zero, whose λ the split does not give
 	for q, x := range c.values {
 		tx := t * x
 		nu := math.Floor(tx)
@@ -807,6 +808,7 @@ func (a *poissonAugmented) splitRow(ch *augmentedChunk, counts [][]float64, i in
 			up[q] = true
 		}
 		if nu == 0 {
+			unsplit++
 			continue
 		}
 		j := int(c.ia[q]) * K
@@ -816,8 +818,9 @@ func (a *poissonAugmented) splitRow(ch *augmentedChunk, counts [][]float64, i in
 			l := int(c.ib[q]) * K
 			b, s2 = c.fb[l:l+K], c2[l:l+K]
 		}
-		// The first event with the weights, any more from them.
+		// The first event with the weights, any more from them; their total is the cell's λ.
 		r := w.SetPick(row, c.fa[j:j+K], b, ch.st.Float64())
+		lams[q] = w.Total()
 		n[r]++
 		s1[r]++
 		if s2 != nil {
@@ -856,7 +859,12 @@ func (a *poissonAugmented) splitRow(ch *augmentedChunk, counts [][]float64, i in
 	}
 	p := a.propose(ch, f, row, n)
 	if p > 0 && correct {
-		vec.Dot2Rows(lams, props, row, ch.prop, c.fa, c.ia, c.fb, c.ib)
+		if unsplit == 0 {
+			// Every cell's λ at the row is its split's total: one dot product a cell, not two.
+			vec.DotRows(props, ch.prop, c.fa, c.ia, c.fb, c.ib)
+		} else {
+			vec.Dot2Rows(lams, props, row, ch.prop, c.fa, c.ia, c.fb, c.ib)
+		}
 		ch.ratio.cells(t, c.values, lams, props, up, false)
 		logRatio, _, _ := ch.ratio.done(t, false)
 		p = acceptance(logRatio)
@@ -898,13 +906,22 @@ func (a *poissonAugmented) moveRow(ch *augmentedChunk, k, i int, t float64, corr
 	if !ratio {
 		vec.DotRows(lams, row, c.fa, c.ia, c.fb, c.ib)
 		var lls logtab.Products
-		direct := 0.0
+		direct, ones := 0.0, 1.0
 		for q, x := range c.values {
-			if g, ok := logtab.Group(x); !ok {
+			if x == 1 {
+				if p := ones * lams[q]; logtab.InRange(p) {
+					ones = p
+				} else {
+					ones = lls.Spill(0, ones, lams[q])
+				}
+			} else if g, ok := logtab.Group(x); !ok {
 				direct += x * logtab.Log(lams[q])
 			} else if !lls.TryMul(g, lams[q]) {
 				lls.Mul(g, lams[q])
 			}
+		}
+		if ones != 1 {
+			lls.Mul(0, ones)
 		}
 		ch.ll += lls.Counted(direct)
 		return
@@ -954,7 +971,7 @@ func acceptance(logRatio float64) float64 {
 	if logRatio >= 0 {
 		return 1
 	}
-	return math.Exp(logRatio)
+	return logtab.Exp(logRatio)
 }
 
 // accept adds the move of row i of factor k to ch.prop with probability p to the chunk's
@@ -1013,14 +1030,29 @@ type rowRatio struct {
 }
 
 // cells adds a row's cells: their counts values, their λ at the row lams and at the proposal
-// props, whether their counts were rounded up; ll: the log-likelihood's terms too.
+// props, whether their counts were rounded up; ll: the log-likelihood's terms too. The products
+// of the rounded-up cells and, without the log-likelihood, of the cells of count 1, most of a
+// sparse row's, are runs (logtab.Products.Spill).
 func (q *rowRatio) cells(t float64, values, lams, props []float64, up []bool, ll bool) {
 	props, up = props[:len(values)], up[:len(values)]
+	upped, ones := 1.0, 1.0
 	for c, x := range values[:len(lams)] {
 		lam, lamProp := lams[c], props[c]
 		ratio := lamProp / lam
-		if up[c] && !q.up.TryMul(0, ratio) {
-			q.up.Mul(0, ratio)
+		if up[c] {
+			if p := upped * ratio; logtab.InRange(p) {
+				upped = p
+			} else {
+				upped = q.up.Spill(0, upped, ratio)
+			}
+		}
+		if x == 1 && !ll {
+			if p := ones * ratio; logtab.InRange(p) {
+				ones = p
+			} else {
+				ones = q.next.Spill(0, ones, ratio)
+			}
+			continue
 		}
 		g, grouped := logtab.Group(x)
 		switch {
@@ -1042,6 +1074,12 @@ func (q *rowRatio) cells(t float64, values, lams, props []float64, up []bool, ll
 				q.logRatio += fr * logtab.Log(ratio)
 			}
 		}
+	}
+	if upped != 1 {
+		q.up.Mul(0, upped)
+	}
+	if ones != 1 {
+		q.next.Mul(0, ones)
 	}
 }
 
@@ -1113,21 +1151,6 @@ func (a *poissonAugmented) drawRank1Row(ch *augmentedChunk, k, i int, t float64,
 		ch.ll += x * logF
 	}
 	ch.colsum[0] += row[0]
-}
-
-// others returns Π_{m≠k} F_m[i_m, ·] for the cell at position p of g (grouped by mode k): a
-// matrix's other factor's row itself, a 3-way tensor's product of its two other rows written
-// into o.
-func (a *poissonAugmented) others(g *tensor.ByRow, p int, o []float64) []float64 {
-	K := a.m.K
-	j := int(g.Other[0][p]) * K
-	if len(a.fac) == 2 {
-		return a.fac[1-g.Mode][j : j+K]
-	}
-	first, second := otherModes(g.Mode, 3)
-	l := int(g.Other[1][p]) * K
-	vec.Mul(o, a.fac[first][j:j+K], a.fac[second][l:l+K])
-	return o
 }
 
 // rowCells are the cells of a row of a mode: their counts, and for the vec row loops the indices

@@ -236,6 +236,18 @@ func (s *Weights) SetPick(w, a, b []float64, u float64) int {
 	return c
 }
 
+// AddScaled adds v times each weight to dst: a cell's expected split where v is its count over
+// the weights' total.
+func (s *Weights) AddScaled(dst []float64, v float64) {
+	dst = dst[:len(s.p)]
+	for c, p := range s.p {
+		dst[c] += p * v
+	}
+}
+
+// Total is the weights' total, the cell's λ.
+func (s *Weights) Total() float64 { return s.total }
+
 // Pick returns the component of one event, given u uniform on [0, 1); one component is picked
 // without reading u.
 func (s *Weights) Pick(u float64) int {

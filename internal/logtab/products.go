@@ -38,16 +38,27 @@ func (p *Products) Mul(i int, v float64) {
 // TryMul is Mul where the product stays in range, small enough to be inlined into the loops over
 // cells that call it, and reports whether it did; where it did not, the caller calls Mul.
 func (p *Products) TryMul(i int, v float64) bool {
-	if q := p.prod[i] * v; inRange(q) {
+	if q := p.prod[i] * v; InRange(q) {
 		p.prod[i] = q
 		return true
 	}
 	return false
 }
 
-// inRange reports whether q is a positive number in [2⁻⁴⁹⁸, 2⁴⁹⁸) (about 1e±150), with one
+// Spill multiplies run and v into group i and returns 1, for a loop that keeps a run of products
+// for group i in a register (one multiplication a term, where a group's product in memory waits
+// on its last store): it multiplies on while the product stays in range (InRange) and spills the
+// run and the term that would take it out; it ends with Mul(i, run). The group's logarithm is the
+// one Mul gives term by term.
+func (p *Products) Spill(i int, run, v float64) float64 {
+	p.Mul(i, run)
+	p.Mul(i, v)
+	return 1
+}
+
+// InRange reports whether q is a positive number in [2⁻⁴⁹⁸, 2⁴⁹⁸) (about 1e±150), with one
 // comparison of its sign and exponent bits: not 0, a subnormal, ±Inf, NaN or negative.
-func inRange(q float64) bool {
+func InRange(q float64) bool {
 	return math.Float64bits(q)>>52-(1023-498) < 2*498
 }
 
@@ -59,7 +70,7 @@ func (p *Products) fold(i int, v float64) {
 		p.used |= 1 << i
 		p.prod[i], p.log[i] = 1, 0
 	}
-	if q := p.prod[i] * v; inRange(q) {
+	if q := p.prod[i] * v; InRange(q) {
 		p.prod[i] = q
 		return
 	}

@@ -6,6 +6,8 @@ package slice
 import (
 	"math"
 	"math/rand/v2"
+
+	"github.com/stirank/stirank/internal/logtab"
 )
 
 // Step is one univariate slice-sampling update (Neal 2003: stepping out by w, at most 32 steps,
@@ -55,7 +57,7 @@ func StepAt(r *rand.Rand, h func(float64) float64, x0, h0, w float64) float64 {
 // in the factors and in their logarithms alike.
 func LogScale(r *rand.Rand, n1, n2, a, b float64) float64 {
 	h := func(u float64) float64 {
-		e := math.Exp(u)
+		e := logtab.Exp(u)
 		return (n1-n2)*u - a*e - b/e
 	}
 	w := 2 / math.Sqrt(n1+n2)

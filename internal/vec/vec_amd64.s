@@ -311,6 +311,8 @@ nob:                                      \
 // The row loop: for every cell q, the dot products of x and y with the row of f that ia[q] names,
 // or with its entrywise product with the row of fb that ib[q] names (VMULPD, then the fused
 // multiply-adds): dot2Go's loop (two accumulators per product over blocks of 8, then blocks of 4).
+// Where x and y are one vector (DotRows) y's products are not computed and outY gets x's, the
+// same bits at half the multiply-adds.
 
 // func dot2RowsAVX(out, outY, x, y, f []float64, ia []int32, fb []float64, ib []int32)
 TEXT ·dot2RowsAVX(SB), NOSPLIT, $0-192
@@ -342,8 +344,12 @@ d2_8:
 d2_8w:
 	VFMADD231PD (SI)(AX*8), Y4, Y0
 	VFMADD231PD 32(SI)(AX*8), Y5, Y1
+	CMPQ        SI, DI
+	JEQ         d2_8next
 	VFMADD231PD (DI)(AX*8), Y4, Y2
 	VFMADD231PD 32(DI)(AX*8), Y5, Y3
+
+d2_8next:
 	MOVQ        R14, AX
 	JMP         d2_8
 
@@ -358,7 +364,11 @@ d2_4:
 
 d2_4w:
 	VFMADD231PD (SI)(AX*8), Y4, Y0
+	CMPQ        SI, DI
+	JEQ         d2_4next
 	VFMADD231PD (DI)(AX*8), Y4, Y2
+
+d2_4next:
 	MOVQ        R14, AX
 	JMP         d2_4
 
@@ -379,11 +389,20 @@ d2tail:
 
 d2tailw:
 	VFMADD231SD (SI)(AX*8), X4, X0
+	CMPQ        SI, DI
+	JEQ         d2tailnext
 	VFMADD231SD (DI)(AX*8), X4, X2
+
+d2tailnext:
 	INCQ        AX
 	JMP         d2tail
 
 d2store:
+	CMPQ   SI, DI
+	JNE    d2storeboth
+	VMOVAPD X0, X2
+
+d2storeboth:
 	MOVQ   out_base+0(FP), R14
 	VMOVSD X0, (R14)(R12*8)
 	MOVQ   outY_base+24(FP), R14
