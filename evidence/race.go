@@ -138,8 +138,7 @@ func (re RankEvidence) Unsteady() bool {
 // log-likelihoods above its rung's until it has spread out, by up to about half the number of
 // parameters at t = 1 (the gap between the mode's log-likelihood and the posterior mean's, by
 // Laplace's approximation), so Decide leaves behind only ranks that lie further below a leader
-// that is not testable than that: on a 257×291 ssnmf mixture round-0 estimates of two records a
-// chain lay 6 000–8 000 nats above the settled ones, with 19 000 to 21 000 parameters.
+// that is not testable than that (docs/method.md, the race).
 func (re RankEvidence) testable() bool {
 	var ess []float64
 	for _, r := range re.Rungs {
