@@ -160,8 +160,8 @@ type startSummary struct {
 	CellEvals int64
 	// Warm says every replica resumed from the saved states (sti.Problem.StartRankFrom).
 	Warm bool
-	// Params is the number of the model's parameters at the rank.
-	Params int
+	// ModeParams is sti.RankStart.ModeParams.
+	ModeParams int
 }
 
 // phaseSummary is what a rank's phase check reports: the walk's means at rungs From, ….
@@ -213,7 +213,7 @@ func (p *stiProblem) Expand(ctx context.Context, t Task) (Result, []Task, error)
 	if err != nil {
 		return Result{}, nil, fmt.Errorf("rank %d: start: %w", t.Rank, err)
 	}
-	res := Result{Task: t, Steps: st.Steps, CellEvals: st.CellEvals, Summary: Pack(startSummary{st.Steps, st.CellEvals, warm, st.Params()})}
+	res := Result{Task: t, Steps: st.Steps, CellEvals: st.CellEvals, Summary: Pack(startSummary{st.Steps, st.CellEvals, warm, st.ModeParams})}
 	var next []Task
 	for q, states := range st.States {
 		for i, s := range states {
@@ -386,7 +386,7 @@ func (e STI) combineRound(rank int, results []Result, round int) (evidence.RankE
 			if err != nil {
 				return evidence.RankEvidence{}, fmt.Errorf("rank %d: start: %w", rank, err)
 			}
-			steps, cells, warm, params = steps+s.Steps, cells+s.CellEvals, s.Warm, s.Params
+			steps, cells, warm, params = steps+s.Steps, cells+s.CellEvals, s.Warm, s.ModeParams
 		case r.Task.Chain == checkChain:
 			s, err := Unpack[phaseSummary](r.Summary)
 			if err != nil {
@@ -417,7 +417,7 @@ func (e STI) combineRound(rank int, results []Result, round int) (evidence.RankE
 	}
 	re.Steps += steps
 	re.CellEvals += cells
-	re.Params = params
+	re.ModeParams = params
 	if warm && re.WarmChains == 0 {
 		re.WarmChains = len(chains)
 	}

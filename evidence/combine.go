@@ -113,8 +113,9 @@ type RankEvidence struct {
 	Rungs     []Rung
 	Steps     int
 	CellEvals int64
-	// Params is the number of the model's parameters at the rank, 0 where not known.
-	Params int
+	// ModeParams is the number of the model's parameters where a chain started at a mode
+	// (StartBias), 0 where none did or it is not known.
+	ModeParams int
 	// WarmChains counts the chains that resumed from a saved state.
 	WarmChains int
 	// Diverged lists the chains that produced non-finite values; when it is not empty the

@@ -50,8 +50,7 @@ func (s Standing) Why(rank int) string {
 // Decide is the race's standing after round, from every rank's latest evidence (those it left
 // behind included): a live rank leaves when its chains diverged, or when its evidence lies more
 // than RaceZ combined standard errors below the leader's, the live rank with the highest
-// evidence, and half the leader's number of parameters more where its estimate is not yet
-// testable. A rank once left stays left.
+// evidence, and the leader's StartBias more. A rank once left stays left.
 func Decide(prev Standing, ranks []RankEvidence, round int) Standing {
 	s := Standing{Round: round, Left: slices.Clone(prev.Left)}
 	leader := -1
@@ -72,10 +71,7 @@ func Decide(prev Standing, ranks []RankEvidence, round int) Standing {
 	}
 	l := ranks[leader]
 	s.Leader = l.Rank
-	margin := 0.0
-	if !l.testable() {
-		margin = float64(l.Params) / 2
-	}
+	margin := l.StartBias()
 	for _, r := range ranks {
 		if !s.Live(r.Rank) || r.Rank == l.Rank {
 			continue
@@ -133,12 +129,23 @@ func (re RankEvidence) Unsteady() bool {
 	return false
 }
 
+// StartBias is how far above its value the rank's estimate may lie because its records cannot yet
+// show a transient (testable): a chain that starts from a mode records log-likelihoods above its
+// rung's until it has spread out, by up to about half the number of parameters at t = 1 (the gap
+// between the mode's log-likelihood and the posterior mean's, by Laplace's approximation). The
+// allowance is one-sided, so it only widens a gap below the rank: Decide leaves behind only ranks
+// that lie further than it below a leader that has one, and StdErr does not hold it
+// (docs/method.md, the race). It is 0 for a testable estimate and where no chain started at a
+// mode.
+func (re RankEvidence) StartBias() float64 {
+	if re.testable() {
+		return 0
+	}
+	return float64(re.ModeParams) / 2
+}
+
 // testable reports whether a rank's estimate rests on records that can show a transient: half
-// or more of its rungs hold MinESS effective samples. A chain that starts from a mode records
-// log-likelihoods above its rung's until it has spread out, by up to about half the number of
-// parameters at t = 1 (the gap between the mode's log-likelihood and the posterior mean's, by
-// Laplace's approximation), so Decide leaves behind only ranks that lie further below a leader
-// that is not testable than that (docs/method.md, the race).
+// or more of its rungs hold MinESS effective samples.
 func (re RankEvidence) testable() bool {
 	var ess []float64
 	for _, r := range re.Rungs {

@@ -100,7 +100,7 @@ func TestDecideWaitsForATestableLeader(t *testing.T) {
 		{[]float64{4, 10, 30}, true},
 	} {
 		// 19 000 parameters: an untestable leader's margin is 9 500 nats.
-		leader := RankEvidence{Rank: 1, LogEvidence: -100, StdErr: 10, Params: 19000, Rungs: rungs(c.ess...)}
+		leader := RankEvidence{Rank: 1, LogEvidence: -100, StdErr: 10, ModeParams: 19000, Rungs: rungs(c.ess...)}
 		s := Decide(Standing{Round: -1}, []RankEvidence{leader, near, far, diverged}, 0)
 		if s.Leader != 1 || s.Live(2) == c.leaveNear || s.Live(3) || s.Live(4) {
 			t.Errorf("leader's ESS %v: leader %d, live: rank 2 %v (want %v), rank 3 %v, diverged rank 4 %v", c.ess, s.Leader, s.Live(2), !c.leaveNear, s.Live(3), s.Live(4))

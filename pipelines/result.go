@@ -110,9 +110,13 @@ type Result struct {
 
 // RankResult is the evidence of one rank.
 type RankResult struct {
-	Rank          int   `json:"rank"`
-	LogEvidence   Float `json:"log_evidence"`
-	StdErr        Float `json:"stderr"`
+	Rank        int   `json:"rank"`
+	LogEvidence Float `json:"log_evidence"`
+	StdErr      Float `json:"stderr"`
+	// StartBias is how far above its value log_evidence may lie beside stderr, one-sided: its
+	// chains started at a mode and hold too few records to show how far they still lie above
+	// their posterior (evidence.RankEvidence.StartBias); 0 where they can show it.
+	StartBias     Float `json:"start_bias,omitempty"`
 	StdErrWithin  Float `json:"stderr_within"`
 	Trapezoid     Float `json:"trapezoid"`
 	PosteriorProb Float `json:"posterior_prob"`
@@ -277,6 +281,9 @@ func (r *Result) addRanks(want []int, ests []evidence.RankEvidence) error {
 				VarLogLik: Float(g.VarLogLik), ESS: Float(g.ESS), Chains: g.Chains})
 		}
 		rr.Rank, rr.LogEvidence, rr.StdErr, rr.StdErrWithin = rank, Float(re.LogEvidence), Float(re.StdErr), Float(re.StdErrWithin)
+		if !math.IsNaN(re.LogEvidence) {
+			rr.StartBias = Float(re.StartBias())
+		}
 		rr.Steps, rr.CellEvals, rr.Diverged, rr.WarmChains = int64(re.Steps), re.CellEvals, re.Diverged, re.WarmChains
 		rr.Hysteresis, rr.Phase, rr.PhaseUnchecked = Float(re.Hysteresis), re.Phase, re.PhaseUnchecked
 		for k, m := range re.Ascent {
@@ -437,25 +444,38 @@ func ParseResult(b []byte) (Result, error) {
 }
 
 // Table is the short summary printed on a terminal, ending with the verdict (Verdict). An annealed run
-// adds its second estimate, and a '!' marks a rank whose diagnostics (Diagnose) raise an issue,
+// adds its second estimate, a run with start allowances (RankResult.StartBias) a column of them
+// and a note on what they mean, and a '!' marks a rank whose diagnostics (Diagnose) raise an issue,
 // explained in one footnote line per such rank.
 func (r Result) Table() string {
 	var b strings.Builder
 	annealed := len(r.Ranks) > 0 && r.Ranks[0].Replicas > 0
-	fmt.Fprintf(&b, "%5s %14s %9s %9s", "rank", "log p(X|R)", "± stderr", "p(R|X)")
+	biased := slices.ContainsFunc(r.Ranks, func(rr RankResult) bool { return rr.StartBias > 0 })
+	fmt.Fprintf(&b, "%5s %14s %9s", "rank", "log p(X|R)", "± stderr")
+	if biased {
+		fmt.Fprintf(&b, " %10s", "≤ high by")
+	}
+	fmt.Fprintf(&b, " %9s", "p(R|X)")
 	if annealed {
 		fmt.Fprintf(&b, " %14s %9s", "SMC", "± stderr")
 	}
 	b.WriteString("\n")
 	var notes []string
 	for _, rr := range r.Ranks {
-		ev, se, p := "diverged", "", ""
+		ev, se, p, high := "diverged", "", "", ""
 		if !math.IsNaN(float64(rr.LogEvidence)) {
 			ev = strconv.FormatFloat(float64(rr.LogEvidence), 'f', 2, 64)
 			se = strconv.FormatFloat(float64(rr.StdErr), 'f', 2, 64)
 			p = strconv.FormatFloat(float64(rr.PosteriorProb), 'f', 3, 64)
 		}
-		fmt.Fprintf(&b, "%5d %14s %9s %9s", rr.Rank, ev, se, p)
+		if rr.StartBias > 0 {
+			high = strconv.FormatFloat(float64(rr.StartBias), 'f', 0, 64)
+		}
+		fmt.Fprintf(&b, "%5d %14s %9s", rr.Rank, ev, se)
+		if biased {
+			fmt.Fprintf(&b, " %10s", high)
+		}
+		fmt.Fprintf(&b, " %9s", p)
 		if annealed && !math.IsNaN(float64(rr.SMC)) {
 			fmt.Fprintf(&b, " %14.2f %9.2f", float64(rr.SMC), float64(rr.SMCStdErr))
 		}
@@ -471,6 +491,9 @@ func (r Result) Table() string {
 	}
 	for _, n := range notes {
 		b.WriteString(n + "\n")
+	}
+	if biased {
+		b.WriteString("≤ high by: these estimates' chains started at a mode and hold too few records to show how far they still lie above their posterior; half the number of parameters bounds it (Laplace), and it can only lower them.\n")
 	}
 	if best, ok := r.Best(); ok && len(best.Rates) > 0 {
 		b.WriteString(best.RatesLine() + "\n")
@@ -498,8 +521,8 @@ func (p RatePosterior) String() string {
 }
 
 // Verdict is one sentence for a person: the rank chosen, how sure the estimates make it (its
-// p(R | X); the ranks within evidence.RaceZ combined standard errors of it, or that the race could
-// not leave behind; flags on those ranks) and what to do next when it is not sure. It begins
+// p(R | X); the ranks within evidence.RaceZ combined standard errors of it and its start
+// allowance, or that the race could not leave behind; flags on those ranks) and what to do next when it is not sure. It begins
 // "best rank: R".
 func (r Result) Verdict() string {
 	best, ok := r.Best()
@@ -513,7 +536,7 @@ func (r Result) Verdict() string {
 		}
 		tried = append(tried, rr.Rank)
 		gap, sigma := float64(best.LogEvidence-rr.LogEvidence), math.Hypot(float64(best.StdErr), float64(rr.StdErr))
-		isNear := rr.Rank != best.Rank && (gap <= evidence.RaceZ*sigma || slices.Contains(r.Unresolved, rr.Rank))
+		isNear := rr.Rank != best.Rank && (gap <= evidence.RaceZ*sigma+float64(best.StartBias) || slices.Contains(r.Unresolved, rr.Rank))
 		if isNear {
 			near = append(near, rr.Rank)
 		}
@@ -532,8 +555,12 @@ func (r Result) Verdict() string {
 	case len(near) == 0:
 		s = fmt.Sprintf("best rank: %d, %s: every other rank lies more than %d standard errors below it", best.Rank, p, evidence.RaceZ)
 	default:
-		s = fmt.Sprintf("best rank: %d, but not settled: %s %s within %d standard errors of it (%s takes the estimates as exact); to tell them apart, %s",
-			best.Rank, ranksText(near), plural(len(near), "lies", "lie"), evidence.RaceZ, p, r.moreWork(near))
+		within := fmt.Sprintf("%d standard errors", evidence.RaceZ)
+		if best.StartBias > 0 {
+			within += fmt.Sprintf(" and its start allowance (%.0f)", float64(best.StartBias))
+		}
+		s = fmt.Sprintf("best rank: %d, but not settled: %s %s within %s of it (%s takes the estimates as exact); to tell them apart, %s",
+			best.Rank, ranksText(near), plural(len(near), "lies", "lie"), within, p, r.moreWork(near))
 	}
 	if len(flagged) > 0 {
 		s += fmt.Sprintf("; %s %s flagged (!, above): read the note before trusting the choice", ranksText(flagged), plural(len(flagged), "is", "are"))

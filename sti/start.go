@@ -25,6 +25,11 @@ type RankStart struct {
 	// Steps counts the passes over the data the stage made and CellEvals its cell reads.
 	Steps     int
 	CellEvals int64
+	// ModeParams is the model's number of parameters where a chain starts at a mode (the mode
+	// search's, or a walk from it), whose records lie above its rung's until it spreads out
+	// (evidence.RankEvidence.StartBias); 0 where every chain starts from a prior draw, which lies
+	// below, or from a saved state.
+	ModeParams int
 }
 
 // StartRank is the start stage of a rank: each replica's mode search (searchModes), and for Gibbs
@@ -62,7 +67,7 @@ func (p *Problem) StartRank(ctx context.Context, rank int) (*RankStart, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := &RankStart{States: make([][]ChainState, cfg.Chains), Steps: passes, CellEvals: cells}
+	out := &RankStart{States: make([][]ChainState, cfg.Chains), Steps: passes, CellEvals: cells, ModeParams: m.Dim()}
 	if !cfg.Gibbs || cfg.Descent == 0 {
 		for q := range out.States {
 			out.States[q] = make([]ChainState, len(cfg.Ladder))
@@ -77,18 +82,6 @@ func (p *Problem) StartRank(ctx context.Context, rank int) (*RankStart, error) {
 	}
 	out.budget(budget)
 	return out, nil
-}
-
-// Params is the number of the model's parameters, read off the states; 0 where it has none.
-func (s *RankStart) Params() int {
-	for _, states := range s.States {
-		for _, st := range states {
-			if st.Theta != nil {
-				return len(st.Theta)
-			}
-		}
-	}
-	return 0
 }
 
 // budget sets the records every chain of the stage holds at the configured budget.
@@ -333,7 +326,7 @@ func (p *Problem) StartRankFrom(ctx context.Context, rank int, load func(context
 			out.States[q] = cold.States[q]
 		}
 	}
-	out.Check, out.CheckFrom = cold.Check, cold.CheckFrom
+	out.Check, out.CheckFrom, out.ModeParams = cold.Check, cold.CheckFrom, m.Dim()
 	out.Steps += cold.Steps
 	out.CellEvals += cold.CellEvals
 	return out, false, nil
