@@ -198,15 +198,52 @@ func RoundDrift(rounds []RoundEstimate) float64 {
 	if n < 2 {
 		return 0
 	}
-	last := rounds[n-1]
 	k := n - 2
-	for k > 0 && rounds[k].Steps >= last.Steps {
+	for k > 0 && rounds[k].Steps >= rounds[n-1].Steps {
 		k--
 	}
-	prev := rounds[k]
+	return moved(rounds[k], rounds[n-1])
+}
+
+// moved is how far last moved from prev beyond prev's noise (RoundDrift).
+func moved(prev, last RoundEstimate) float64 {
+	if prev.Steps >= last.Steps {
+		return 0
+	}
 	d, noise := last.LogEvidence-prev.LogEvidence, prev.StdErr*prev.StdErr-prev.Drift*prev.Drift
 	if d*d <= RaceZ*RaceZ*noise {
 		return 0
 	}
 	return math.Sqrt(d*d - max(noise, 0))
+}
+
+// Final is ranks' evidence as the race reports it at its end: those it left behind as Left says.
+func (s Standing) Final(ranks []RankEvidence) []RankEvidence {
+	out := slices.Clone(ranks)
+	for i, re := range out {
+		if !s.Live(re.Rank) {
+			out[i] = re.Left()
+		}
+	}
+	return out
+}
+
+// Left is a rank's evidence as the race leaves it behind: its error bar holds the largest move
+// of its last estimate from any earlier round's beyond that round's noise, not only from the
+// latest (RoundDrift). Its chains stop where they stand, and no later round shows how much of a
+// transient or an excursion they were in remains (docs/method.md, the race).
+func (re RankEvidence) Left() RankEvidence {
+	n := len(re.Rounds)
+	if n < 2 || math.IsNaN(re.LogEvidence) {
+		return re
+	}
+	most, latest := 0.0, RoundDrift(re.Rounds)
+	for _, prev := range re.Rounds[:n-1] {
+		most = max(most, moved(prev, re.Rounds[n-1]))
+	}
+	if extra := most*most - latest*latest; extra > 0 {
+		re.Drift = math.Sqrt(re.Drift*re.Drift + extra)
+		re.StdErr = math.Sqrt(re.StdErr*re.StdErr + extra)
+	}
+	return re
 }

@@ -160,3 +160,26 @@ func TestRoundDrift(t *testing.T) {
 		}
 	}
 }
+
+// A rank left behind keeps in its error bar the largest move from any earlier round, not only
+// the latest: rounds 2 and 3 agree, but both lie far below rounds 0 and 1.
+func TestLeftKeepsTheLargestMove(t *testing.T) {
+	rounds := []RoundEstimate{
+		{Round: 0, LogEvidence: -100, StdErr: 1, Steps: 10},
+		{Round: 1, LogEvidence: -100, StdErr: 1, Steps: 20},
+		{Round: 2, LogEvidence: -3000, StdErr: 50, Steps: 40},
+		{Round: 3, LogEvidence: -2900, StdErr: 40, Steps: 80},
+	}
+	re := RankEvidence{Rank: 2, LogEvidence: -2900, StdErr: 40, Rounds: rounds}
+	if d := RoundDrift(rounds); d != 0 {
+		t.Fatalf("RoundDrift %v, want 0: the last round moved within the one before's noise", d)
+	}
+	left := re.Left()
+	if want := math.Sqrt(2800*2800 - 1); math.Abs(left.Drift-want) > 1e-9 || math.Abs(left.StdErr-math.Hypot(40, want)) > 1e-9 {
+		t.Errorf("left: drift %v, stderr %v; want %v and %v", left.Drift, left.StdErr, want, math.Hypot(40, want))
+	}
+	steady := RankEvidence{Rank: 2, LogEvidence: -100.5, StdErr: 1, Rounds: append(rounds[:2:2], RoundEstimate{Round: 2, LogEvidence: -100.5, StdErr: 0.8, Steps: 40})}
+	if got := steady.Left(); got.StdErr != steady.StdErr || got.Drift != 0 {
+		t.Errorf("steady rank widened: %+v", got)
+	}
+}

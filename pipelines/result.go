@@ -244,6 +244,9 @@ func NewRaceResult(meta Meta, ranks []evidence.RankEvidence, standing *evidence.
 	}
 	r.Seed = seed.Seed
 	r.Prior = maps.Clone(meta.Model.Params)
+	if standing != nil {
+		ranks = standing.Final(ranks)
+	}
 	if err := r.addRanks(meta.Ranks, ranks); err != nil {
 		return r, err
 	}

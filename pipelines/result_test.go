@@ -321,3 +321,25 @@ func TestStartBias(t *testing.T) {
 		t.Errorf("the best's allowance:\n got %s\nwant %s…", got, want)
 	}
 }
+
+// A race widens the error bar of the ranks it left behind by their largest move from any earlier
+// round (evidence.RankEvidence.Left), and not the live leader's.
+func TestRaceResultWidensLeftRanks(t *testing.T) {
+	rounds := func(last float64) []evidence.RoundEstimate {
+		return []evidence.RoundEstimate{{Round: 0, LogEvidence: last + 500, StdErr: 1, Steps: 10}, {Round: 1, LogEvidence: last, StdErr: 1, Steps: 20}, {Round: 2, LogEvidence: last, StdErr: 1, Steps: 40}}
+	}
+	race := []evidence.RankEvidence{
+		{Rank: 1, LogEvidence: -1000, StdErr: 1, Rounds: rounds(-1000)},
+		{Rank: 2, LogEvidence: -5000, StdErr: 1, Rounds: rounds(-5000)},
+	}
+	meta := testMeta()
+	meta.Ranks = []int{1, 2}
+	standing := evidence.Decide(evidence.Standing{}, race, 2)
+	r, err := NewRaceResult(meta, race, &standing)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Ranks[0].StdErr != 1 || r.Ranks[1].StdErr < 499 || race[1].StdErr != 1 {
+		t.Errorf("stderr: leader %v (want 1), left rank %v (want ≥ 499), its evidence's %v (want 1, unchanged)", r.Ranks[0].StdErr, r.Ranks[1].StdErr, race[1].StdErr)
+	}
+}

@@ -98,6 +98,7 @@ func race(w io.Writer, seeds int, only string, markdown bool) error {
 				return fmt.Errorf("%s seed %d: %w", s.name, seed, err)
 			}
 			el := time.Since(t0)
+			evs = standing.Final(evs)
 			steps := 0
 			for _, re := range evs {
 				steps += re.Steps
