@@ -35,7 +35,6 @@ import (
 	"github.com/stirank/stirank/models"
 	"github.com/stirank/stirank/sti"
 	"github.com/stirank/stirank/tensor"
-	"github.com/stirank/stirank/testdata"
 )
 
 type dataset struct {
@@ -51,6 +50,7 @@ func main() {
 	only := flag.String("only", "", "run only the data sets whose name contains this")
 	skip := flag.String("skip", "", "skip the data sets whose name contains any of these (comma-separated)")
 	ranks := flag.String("ranks", "", "run only these ranks (comma-separated)")
+	data := flag.String("testdata", "testdata", "the repository's testdata directory, which holds gauss5000r5")
 	flag.IntVar(&tune.particles, "particles", 0, "annealing particles (0: the default)")
 	flag.IntVar(&tune.chains, "waste-free", -1, "waste-free chains per stage, 0 for standard SMC (-1: the default)")
 	flag.IntVar(&tune.sweeps, "sweeps", 0, "kernel sweeps per particle and stage (0: the default)")
@@ -109,7 +109,7 @@ func main() {
 		log.Fatal(err)
 	}
 	sets = append(sets, dataset{"glass 8x8 (real counts, social mobility)", glass(), models.PoissonSpec(nmf.Name, []float64{0.3, 0.3}, models.LogScale), []int{1, 2, 3, 4, 5}})
-	g, err := tensorio.ReadFS(testdata.FS, "gauss5000r5", tensorio.ReadOptions{})
+	g, err := tensorio.ReadFS(os.DirFS(*data), "gauss5000r5", tensorio.ReadOptions{})
 	if err != nil {
 		log.Fatal(err)
 	}
