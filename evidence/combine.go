@@ -114,7 +114,7 @@ type RankEvidence struct {
 	Steps     int
 	CellEvals int64
 	// ModeParams is the number of the model's parameters where a chain started at a mode
-	// (StartBias), 0 where none did or it is not known.
+	// (StartAllowance), 0 where none did or it is not known.
 	ModeParams int
 	// WarmChains counts the chains that resumed from a saved state.
 	WarmChains int

@@ -50,7 +50,7 @@ func (s Standing) Why(rank int) string {
 // Decide is the race's standing after round, from every rank's latest evidence (those it left
 // behind included): a live rank leaves when its chains diverged, or when its evidence lies more
 // than RaceZ combined standard errors below the leader's, the live rank with the highest
-// evidence, and the leader's StartBias more. A rank once left stays left.
+// evidence, and the leader's StartAllowance more. A rank once left stays left.
 func Decide(prev Standing, ranks []RankEvidence, round int) Standing {
 	s := Standing{Round: round, Left: slices.Clone(prev.Left)}
 	leader := -1
@@ -71,7 +71,7 @@ func Decide(prev Standing, ranks []RankEvidence, round int) Standing {
 	}
 	l := ranks[leader]
 	s.Leader = l.Rank
-	margin := l.StartBias()
+	margin := l.StartAllowance()
 	for _, r := range ranks {
 		if !s.Live(r.Rank) || r.Rank == l.Rank {
 			continue
@@ -129,15 +129,17 @@ func (re RankEvidence) Unsteady() bool {
 	return false
 }
 
-// StartBias is how far above its value the rank's estimate may lie because its records cannot yet
-// show a transient (testable): a chain that starts from a mode records log-likelihoods above its
-// rung's until it has spread out, by up to about half the number of parameters at t = 1 (the gap
-// between the mode's log-likelihood and the posterior mean's, by Laplace's approximation). The
-// allowance is one-sided, so it only widens a gap below the rank: Decide leaves behind only ranks
-// that lie further than it below a leader that has one, and StdErr does not hold it
+// StartAllowance is how far from its value, either way and beyond its standard error, the rank's
+// estimate may lie because its records cannot yet show a transient (testable). A chain that
+// starts from a mode records log-likelihoods above its rung's until it has spread out, by about
+// half the number of parameters at t = 1 (the gap between the mode's log-likelihood and the
+// posterior mean's, by Laplace's approximation); on large data, where the start stage is cut
+// short, it may start below its rung's instead. Half the number of parameters is the scale
+// allowed, not a bound: Decide leaves behind only ranks that lie further than it below a leader
+// that has one, and the verdict counts a rank as near the best within both of theirs
 // (docs/method.md, the race). It is 0 for a testable estimate and where no chain started at a
 // mode.
-func (re RankEvidence) StartBias() float64 {
+func (re RankEvidence) StartAllowance() float64 {
 	if re.testable() {
 		return 0
 	}

@@ -113,15 +113,15 @@ type RankResult struct {
 	Rank        int   `json:"rank"`
 	LogEvidence Float `json:"log_evidence"`
 	StdErr      Float `json:"stderr"`
-	// StartBias is how far above its value log_evidence may lie beside stderr, one-sided: its
-	// chains started at a mode and hold too few records to show how far they still lie above
-	// their posterior (evidence.RankEvidence.StartBias); 0 where they can show it.
-	StartBias     Float `json:"start_bias,omitempty"`
-	StdErrWithin  Float `json:"stderr_within"`
-	Trapezoid     Float `json:"trapezoid"`
-	PosteriorProb Float `json:"posterior_prob"`
-	Steps         int64 `json:"steps"`
-	CellEvals     int64 `json:"cell_evals"`
+	// StartAllowance is how far from its value, either way, log_evidence may lie beyond stderr:
+	// its chains hold too few records to show how far they still are from their posterior
+	// (evidence.RankEvidence.StartAllowance); 0 where they can show it.
+	StartAllowance Float `json:"start_allowance,omitempty"`
+	StdErrWithin   Float `json:"stderr_within"`
+	Trapezoid      Float `json:"trapezoid"`
+	PosteriorProb  Float `json:"posterior_prob"`
+	Steps          int64 `json:"steps"`
+	CellEvals      int64 `json:"cell_evals"`
 	// WarmChains counts the chains that resumed from a saved state (stirank reanalyze).
 	WarmChains int `json:"warm_chains,omitempty"`
 	// Diverged lists the chains of this rank that diverged.
@@ -285,7 +285,7 @@ func (r *Result) addRanks(want []int, ests []evidence.RankEvidence) error {
 		}
 		rr.Rank, rr.LogEvidence, rr.StdErr, rr.StdErrWithin = rank, Float(re.LogEvidence), Float(re.StdErr), Float(re.StdErrWithin)
 		if !math.IsNaN(re.LogEvidence) {
-			rr.StartBias = Float(re.StartBias())
+			rr.StartAllowance = Float(re.StartAllowance())
 		}
 		rr.Steps, rr.CellEvals, rr.Diverged, rr.WarmChains = int64(re.Steps), re.CellEvals, re.Diverged, re.WarmChains
 		rr.Hysteresis, rr.Phase, rr.PhaseUnchecked = Float(re.Hysteresis), re.Phase, re.PhaseUnchecked
@@ -447,16 +447,16 @@ func ParseResult(b []byte) (Result, error) {
 }
 
 // Table is the short summary printed on a terminal, ending with the verdict (Verdict). An annealed run
-// adds its second estimate, a run with start allowances (RankResult.StartBias) a column of them
+// adds its second estimate, a run with start allowances (RankResult.StartAllowance) a column of them
 // and a note on what they mean, and a '!' marks a rank whose diagnostics (Diagnose) raise an issue,
 // explained in one footnote line per such rank.
 func (r Result) Table() string {
 	var b strings.Builder
 	annealed := len(r.Ranks) > 0 && r.Ranks[0].Replicas > 0
-	biased := slices.ContainsFunc(r.Ranks, func(rr RankResult) bool { return rr.StartBias > 0 })
+	allowed := slices.ContainsFunc(r.Ranks, func(rr RankResult) bool { return rr.StartAllowance > 0 })
 	fmt.Fprintf(&b, "%5s %14s %9s", "rank", "log p(X|R)", "± stderr")
-	if biased {
-		fmt.Fprintf(&b, " %10s", "≤ high by")
+	if allowed {
+		fmt.Fprintf(&b, " %9s", "± start")
 	}
 	fmt.Fprintf(&b, " %9s", "p(R|X)")
 	if annealed {
@@ -465,18 +465,18 @@ func (r Result) Table() string {
 	b.WriteString("\n")
 	var notes []string
 	for _, rr := range r.Ranks {
-		ev, se, p, high := "diverged", "", "", ""
+		ev, se, p, start := "diverged", "", "", ""
 		if !math.IsNaN(float64(rr.LogEvidence)) {
 			ev = strconv.FormatFloat(float64(rr.LogEvidence), 'f', 2, 64)
 			se = strconv.FormatFloat(float64(rr.StdErr), 'f', 2, 64)
 			p = strconv.FormatFloat(float64(rr.PosteriorProb), 'f', 3, 64)
 		}
-		if rr.StartBias > 0 {
-			high = strconv.FormatFloat(float64(rr.StartBias), 'f', 0, 64)
+		if rr.StartAllowance > 0 {
+			start = strconv.FormatFloat(float64(rr.StartAllowance), 'f', 0, 64)
 		}
 		fmt.Fprintf(&b, "%5d %14s %9s", rr.Rank, ev, se)
-		if biased {
-			fmt.Fprintf(&b, " %10s", high)
+		if allowed {
+			fmt.Fprintf(&b, " %9s", start)
 		}
 		fmt.Fprintf(&b, " %9s", p)
 		if annealed && !math.IsNaN(float64(rr.SMC)) {
@@ -495,8 +495,8 @@ func (r Result) Table() string {
 	for _, n := range notes {
 		b.WriteString(n + "\n")
 	}
-	if biased {
-		b.WriteString("≤ high by: these estimates' chains started at a mode and hold too few records to show how far they still lie above their posterior; half the number of parameters bounds it (Laplace), and it can only lower them.\n")
+	if allowed {
+		b.WriteString("± start: these estimates' chains hold too few records to show how far they still are from their posterior, either way; half the number of parameters is the scale allowed (Laplace), beyond the standard error.\n")
 	}
 	if best, ok := r.Best(); ok && len(best.Rates) > 0 {
 		b.WriteString(best.RatesLine() + "\n")
@@ -524,8 +524,8 @@ func (p RatePosterior) String() string {
 }
 
 // Verdict is one sentence for a person: the rank chosen, how sure the estimates make it (its
-// p(R | X); the ranks within evidence.RaceZ combined standard errors of it and its start
-// allowance, or that the race could not leave behind; flags on those ranks) and what to do next when it is not sure. It begins
+// p(R | X); the ranks within evidence.RaceZ combined standard errors of it and both their start
+// allowances, or that the race could not leave behind; flags on those ranks) and what to do next when it is not sure. It begins
 // "best rank: R".
 func (r Result) Verdict() string {
 	best, ok := r.Best()
@@ -533,15 +533,17 @@ func (r Result) Verdict() string {
 		return "best rank: none (every rank diverged)"
 	}
 	var near, flagged, tried []int
+	allowed := best.StartAllowance > 0
 	for _, rr := range r.Ranks {
 		if math.IsNaN(float64(rr.LogEvidence)) {
 			continue
 		}
 		tried = append(tried, rr.Rank)
 		gap, sigma := float64(best.LogEvidence-rr.LogEvidence), math.Hypot(float64(best.StdErr), float64(rr.StdErr))
-		isNear := rr.Rank != best.Rank && (gap <= evidence.RaceZ*sigma+float64(best.StartBias) || slices.Contains(r.Unresolved, rr.Rank))
+		isNear := rr.Rank != best.Rank && (gap <= evidence.RaceZ*sigma+float64(best.StartAllowance+rr.StartAllowance) || slices.Contains(r.Unresolved, rr.Rank))
 		if isNear {
 			near = append(near, rr.Rank)
+			allowed = allowed || rr.StartAllowance > 0
 		}
 		if (isNear || rr.Rank == best.Rank) && len(rr.Diagnose().Issues) > 0 {
 			flagged = append(flagged, rr.Rank)
@@ -559,8 +561,8 @@ func (r Result) Verdict() string {
 		s = fmt.Sprintf("best rank: %d, %s: every other rank lies more than %d standard errors below it", best.Rank, p, evidence.RaceZ)
 	default:
 		within := fmt.Sprintf("%d standard errors", evidence.RaceZ)
-		if best.StartBias > 0 {
-			within += fmt.Sprintf(" and its start allowance (%.0f)", float64(best.StartBias))
+		if allowed {
+			within += " and their start allowances (± start)"
 		}
 		s = fmt.Sprintf("best rank: %d, but not settled: %s %s within %s of it (%s takes the estimates as exact); to tell them apart, %s",
 			best.Rank, ranksText(near), plural(len(near), "lies", "lie"), within, p, r.moreWork(near))
@@ -577,14 +579,29 @@ func (r Result) Verdict() string {
 // moreWork says how to run again with more work to tell the ranks near the best apart: for a race
 // (a result with rounds) whose near ranks it still ran at its end, a larger --budget than the
 // command line's; for one that left a near rank behind on earlier estimates, which no budget
-// runs again, twice the replicas, which narrow the best's error bar where their spread sets it;
-// otherwise longer chains or more replicas.
+// runs again, those ranks on their own where their chains could not yet show their transient
+// (a lone rank runs on while its chains are unsteady), or else twice the replicas, which narrow
+// the best's error bar where their spread sets it; otherwise longer chains or more replicas.
 func (r Result) moreWork(near []int) string {
 	if !slices.ContainsFunc(r.Ranks, func(rr RankResult) bool { return len(rr.Rounds) > 0 }) {
 		if r.Method == core.MethodChib || r.Method == core.MethodAIS {
 			return "run again with more --replicas"
 		}
 		return "run again with longer chains (--steps) or more of them (--chains)"
+	}
+	var unsettled []int
+	for _, rr := range r.Ranks {
+		if slices.Contains(near, rr.Rank) && rr.StartAllowance > 0 && !slices.Contains(r.Unresolved, rr.Rank) {
+			unsettled = append(unsettled, rr.Rank)
+		}
+	}
+	if len(unsettled) > 0 {
+		list := make([]string, len(unsettled))
+		for i, n := range unsettled {
+			list[i] = strconv.Itoa(n)
+		}
+		return fmt.Sprintf("run again with --ranks %s (the race left %s behind before %s chains could show their transient)",
+			strings.Join(list, ","), ranksText(unsettled), plural(len(unsettled), "its", "their"))
 	}
 	if slices.ContainsFunc(near, func(n int) bool { return !slices.Contains(r.Unresolved, n) }) {
 		var c struct{ Chains int }

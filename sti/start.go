@@ -26,9 +26,9 @@ type RankStart struct {
 	Steps     int
 	CellEvals int64
 	// ModeParams is the model's number of parameters where a chain starts at a mode (the mode
-	// search's, or a walk from it), whose records lie above its rung's until it spreads out
-	// (evidence.RankEvidence.StartBias); 0 where every chain starts from a prior draw, which lies
-	// below, or from a saved state.
+	// search's, or a walk from it), the scale of its start's transient
+	// (evidence.RankEvidence.StartAllowance); 0 where every chain starts from a prior draw or from a
+	// saved state.
 	ModeParams int
 }
 

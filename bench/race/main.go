@@ -189,11 +189,11 @@ phase check widens its error bars to tens of nats, and the race says it cannot t
 }
 
 // nearRanks lists the ranks whose estimates lie within evidence.RaceZ combined standard errors of
-// best's, and best's start allowance, as the verdict reads them.
+// best's and both their start allowances, as the verdict reads them.
 func nearRanks(evs []evidence.RankEvidence, best evidence.RankEvidence) []int {
 	var near []int
 	for _, re := range evs {
-		if re.Rank != best.Rank && best.LogEvidence-re.LogEvidence <= evidence.RaceZ*math.Hypot(best.StdErr, re.StdErr)+best.StartBias() {
+		if re.Rank != best.Rank && best.LogEvidence-re.LogEvidence <= evidence.RaceZ*math.Hypot(best.StdErr, re.StdErr)+best.StartAllowance()+re.StartAllowance() {
 			near = append(near, re.Rank)
 		}
 	}
