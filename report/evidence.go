@@ -101,6 +101,11 @@ func diagnosticsTable(r pipelines.Result, timing pipelines.Timing) *Table {
 	if ann {
 		t.Head = append(t.Head, "SMC", "TI–SMC gap (s.e.)")
 	}
+	// An allowance for a start's transient the chains cannot yet show (RankResult.StartAllowance).
+	allowed := slices.ContainsFunc(r.Ranks, func(rr pipelines.RankResult) bool { return rr.StartAllowance > 0 })
+	if allowed {
+		t.Head = append(t.Head, "± start")
+	}
 	timed := len(timing.Ranks) > 0
 	if timed {
 		t.Head = append(t.Head, "tasks", "wall s", "CPU s")
@@ -112,6 +117,13 @@ func diagnosticsTable(r pipelines.Result, timing pipelines.Timing) *Table {
 			num(d.ESSMin, 1), num(d.ESSMedian, 1), strconv.Itoa(d.Divergences)}
 		if ann {
 			cells = append(cells, num(float64(rr.SMC), 2), num(d.Gap, 1))
+		}
+		if allowed {
+			start := ""
+			if rr.StartAllowance > 0 {
+				start = num(float64(rr.StartAllowance), 0)
+			}
+			cells = append(cells, start)
 		}
 		if timed {
 			if rt, ok := timing.Rank(rr.Rank); ok {

@@ -98,8 +98,14 @@ func TestTimingColumns(t *testing.T) {
 	if got := tab.Rows[len(tab.Rows)-1].Cells[n-3:]; !slices.Equal(got, []string{"–", "–", "–"}) {
 		t.Errorf("rank without a timing: %v", got)
 	}
-	if h := diagnostics(Evidence(r, nil, pipelines.Timing{})).Head; slices.Contains(h, "CPU s") {
-		t.Errorf("time columns without timing.json: %v", h)
+	if h := diagnostics(Evidence(r, nil, pipelines.Timing{})).Head; slices.Contains(h, "CPU s") || slices.Contains(h, "± start") {
+		t.Errorf("time or start columns without timing.json or start allowances: %v", h)
+	}
+	// A run whose chains could not show their transient has its allowances beside the estimates.
+	r = stored(t)["select-sghmc"]
+	tab = diagnostics(Evidence(r, nil, pipelines.Timing{}))
+	if i := slices.Index(tab.Head, "± start"); i < 0 || tab.Rows[0].Cells[i] != "75" {
+		t.Errorf("start allowance: head %v, first row %v", tab.Head, tab.Rows[0].Cells)
 	}
 }
 
