@@ -194,17 +194,27 @@ func (s Standing) Settled(ranks []int) bool {
 // (RankEvidence.Drift) misses a transient slower than a round's records. With nested estimates
 // the move's variance is the earlier one's less the later one's, so σ² bounds it. A round that
 // added no records (round 0 and 1 at the least records on large data) moved nothing and says
-// nothing.
+// nothing. A transient can also climb by steps that each stay within the round before's noise
+// while two of them stand out: over two doublings it loses three quarters of itself, so a move
+// from the round two back that stands out leaves a third of itself, and RoundDrift is the larger.
 func RoundDrift(rounds []RoundEstimate) float64 {
 	n := len(rounds)
 	if n < 2 {
 		return 0
 	}
-	k := n - 2
-	for k > 0 && rounds[k].Steps >= rounds[n-1].Steps {
-		k--
+	last, drift, back, steps := rounds[n-1], 0.0, 0, rounds[n-1].Steps
+	for k := n - 2; k >= 0 && back < 2; k-- {
+		if rounds[k].Steps >= steps {
+			continue
+		}
+		if back == 0 {
+			drift = moved(rounds[k], last)
+		} else {
+			drift = max(drift, moved(rounds[k], last)/3)
+		}
+		back, steps = back+1, rounds[k].Steps
 	}
-	return moved(rounds[k], rounds[n-1])
+	return drift
 }
 
 // moved is how far last moved from prev beyond prev's noise (RoundDrift).

@@ -148,7 +148,10 @@ func TestRoundDrift(t *testing.T) {
 		{nil, 0},
 		{[]RoundEstimate{{LogEvidence: -100, StdErr: 3, Steps: 10}}, 0},
 		{[]RoundEstimate{{LogEvidence: -100, StdErr: 3, Steps: 10}, {LogEvidence: -92, StdErr: 2, Steps: 20}}, 0},
-		{[]RoundEstimate{{LogEvidence: -120, StdErr: 4, Steps: 10}, {LogEvidence: -100, StdErr: 1, Steps: 20}, {LogEvidence: -95, StdErr: 0.5, Steps: 40}}, math.Sqrt(25 - 1)},
+		// The move from two rounds back leaves a third of itself, more than the last move here.
+		{[]RoundEstimate{{LogEvidence: -120, StdErr: 4, Steps: 10}, {LogEvidence: -100, StdErr: 1, Steps: 20}, {LogEvidence: -95, StdErr: 0.5, Steps: 40}}, math.Sqrt(625-16) / 3},
+		// A climb by steps that each stay within the round before's noise, which together stand out.
+		{[]RoundEstimate{{LogEvidence: -100, StdErr: 10, Steps: 10}, {LogEvidence: -80, StdErr: 8, Steps: 20}, {LogEvidence: -65, StdErr: 1, Steps: 40}}, math.Sqrt(1225-100) / 3},
 		{[]RoundEstimate{{LogEvidence: -738162, StdErr: 4130, Steps: 10}, {LogEvidence: -722633, StdErr: 2913, Steps: 20}, {LogEvidence: -711040, StdErr: 1461, Steps: 40}}, math.Sqrt(11593*11593 - 2913*2913)},
 		// The earlier round's own drift is a bias, not noise: the move is measured against the rest.
 		{[]RoundEstimate{{LogEvidence: -100, StdErr: 5, Drift: 4, Steps: 10}, {LogEvidence: -90, StdErr: 1, Steps: 20}}, math.Sqrt(100 - 9)},
@@ -162,17 +165,17 @@ func TestRoundDrift(t *testing.T) {
 }
 
 // A rank left behind keeps in its error bar the largest move from any earlier round, not only
-// the latest: rounds 2 and 3 agree, but both lie far below rounds 0 and 1.
+// the latest two: rounds 1–3 agree, but all lie far below round 0.
 func TestLeftKeepsTheLargestMove(t *testing.T) {
 	rounds := []RoundEstimate{
 		{Round: 0, LogEvidence: -100, StdErr: 1, Steps: 10},
-		{Round: 1, LogEvidence: -100, StdErr: 1, Steps: 20},
-		{Round: 2, LogEvidence: -3000, StdErr: 50, Steps: 40},
+		{Round: 1, LogEvidence: -3000, StdErr: 60, Steps: 20},
+		{Round: 2, LogEvidence: -2950, StdErr: 50, Steps: 40},
 		{Round: 3, LogEvidence: -2900, StdErr: 40, Steps: 80},
 	}
 	re := RankEvidence{Rank: 2, LogEvidence: -2900, StdErr: 40, Rounds: rounds}
 	if d := RoundDrift(rounds); d != 0 {
-		t.Fatalf("RoundDrift %v, want 0: the last round moved within the one before's noise", d)
+		t.Fatalf("RoundDrift %v, want 0: the last round moved within the noise of the two before", d)
 	}
 	left := re.Left()
 	if want := math.Sqrt(2800*2800 - 1); math.Abs(left.Drift-want) > 1e-9 || math.Abs(left.StdErr-math.Hypot(40, want)) > 1e-9 {
