@@ -991,17 +991,10 @@ func (m *Poisson) shear(r *rand.Rand, f []float64, colsum [][]float64, rates []f
 	for cr := m.kFixed; cr < K; cr++ {
 		cs := m.kFixed + (cr-m.kFixed+1+r.IntN(free-1))%free
 		// ε keeps F_0[i, r] + ε·F_0[i, s] and F_1[j, s] − ε·F_1[j, r] positive.
-		lo, hi := math.Inf(-1), math.Inf(1)
-		for i := 0; i < len(f0); i += K {
-			if v := f0[i+cs]; v > 0 {
-				lo = max(lo, -f0[i+cr]/v)
-			}
-		}
-		for j := 0; j < len(f1); j += K {
-			if v := f1[j+cr]; v > 0 {
-				hi = min(hi, f1[j+cs]/v)
-			}
-		}
+		n, d := leastRatio(f0, K, cr, cs)
+		lo := -n / d
+		n, d = leastRatio(f1, K, cs, cr)
+		hi := n / d
 		u := r.Float64()
 		if !(hi > lo) || math.IsInf(lo, 0) || math.IsInf(hi, 0) {
 			continue
@@ -1030,6 +1023,20 @@ func (m *Poisson) shear(r *rand.Rand, f []float64, colsum [][]float64, rates []f
 		moved = true
 	}
 	return moved
+}
+
+// leastRatio returns the least ratio f[i+x]/f[i+y] over the rows i (every K-th entry) with
+// f[i+y] > 0 as a numerator and a denominator, +Inf/1 where there is none: the ratios are
+// compared by cross-multiplied products, so that the shear's bounds take one division, not one a
+// row.
+func leastRatio(f []float64, K, x, y int) (num, den float64) {
+	num, den = math.Inf(1), 1
+	for i := 0; i < len(f); i += K {
+		if v := f[i+y]; v > 0 && f[i+x]*den < num*v {
+			num, den = f[i+x], v
+		}
+	}
+	return num, den
 }
 
 // storeRows sets the parameters of rows [lo, hi) of factor k in θ from their values in f: one

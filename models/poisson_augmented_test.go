@@ -581,6 +581,35 @@ func TestMoveMakesTheSweepsMoves(t *testing.T) {
 	}
 }
 
+// leastRatio finds the least ratio f[i+x]/f[i+y] over the rows with f[i+y] > 0 that dividing row
+// by row finds, to the bit (rows of 4, zeros in both columns, and a column of zeros, whose bound
+// is infinite).
+func TestLeastRatioIsTheLeastQuotient(t *testing.T) {
+	const K = 4
+	r := rng.New(62, 4)
+	for trial := range 2000 {
+		f := make([]float64, K*(1+trial%9))
+		for i := range f {
+			if r.IntN(5) > 0 {
+				f[i] = r.ExpFloat64() * math.Exp(8*r.NormFloat64())
+			}
+		}
+		x, y := r.IntN(K), r.IntN(K-1)
+		if y >= x {
+			y++
+		}
+		want := math.Inf(1)
+		for i := 0; i < len(f); i += K {
+			if v := f[i+y]; v > 0 {
+				want = min(want, f[i+x]/v)
+			}
+		}
+		if n, d := leastRatio(f, K, x, y); n/d != want {
+			t.Fatalf("trial %d: least ratio %v/%v = %v, dividing row by row %v", trial, n, d, n/d, want)
+		}
+	}
+}
+
 // The shear moves leave the posterior invariant: with θ drawn from the prior and X from
 // p(X | θ), θ after the moves is still a prior draw, the first two moments of each factor's
 // entries those of Exp(λ) (1 and 2 in units of 1/λ). Without the prior's term in ε's

@@ -48,13 +48,20 @@ func MulBlocks(p, sums, w, a, b []float64) float64 {
 
 // MulPick is MulBlocks followed by Pick(u·total) in one call: the weights of a count's split and
 // the index of its first event, given u uniform on [0, 1).
+// It forwards to the architecture's loop, which checks the lengths (blocksOf), so that a count's
+// split pays one call before the loop, not two.
 func MulPick(p, sums, w, a, b []float64, u float64) (total float64, index int) {
+	return mulPick(p, sums, w, a, b, u)
+}
+
+// blocksOf reslices MulBlocks' arguments to the lengths its loops read, which checks them.
+func blocksOf(p, sums, w, a, b []float64) ([]float64, []float64, []float64, []float64) {
 	n := len(p)
 	w, a, sums = w[:n], a[:n], sums[:(n+Block-1)/Block]
 	if b != nil {
 		b = b[:n]
 	}
-	return mulPick(p, sums, w, a, b, u)
+	return sums, w, a, b
 }
 
 // Pick returns the first index whose running sum of p exceeds v, for p and sums as MulBlocks
@@ -80,12 +87,18 @@ func DotRows(out, x, f []float64, ia []int32, fb []float64, ib []int32) {
 
 // Dot2Rows sets out[q] and outY[q] to Dot2(x, y, o_q) for the rows o_q of DotRows, in one pass
 // over each; out and outY may be one slice where x and y are one vector.
+// It forwards to the architecture's loop, which checks the lengths (rowsOf), as MulPick does.
 func Dot2Rows(out, outY, x, y, f []float64, ia []int32, fb []float64, ib []int32) {
+	dot2Rows(out, outY, x, y, f, ia, fb, ib)
+}
+
+// rowsOf reslices Dot2Rows' arguments to the lengths its loops read, which checks them.
+func rowsOf(out, outY, x, y []float64, ia, ib []int32, fb []float64) ([]float64, []float64, []int32, []int32) {
 	ia, outY, y = ia[:len(out)], outY[:len(out)], y[:len(x)]
 	if fb != nil {
 		ib = ib[:len(out)]
 	}
-	dot2Rows(out, outY, x, y, f, ia, fb, ib)
+	return outY, y, ia, ib
 }
 
 // Prefetch asks the processor to bring the rows of f (of k entries) that idx names into its cache,

@@ -21,6 +21,7 @@ func mulBlocks(p, sums, w, a, b []float64) float64 {
 }
 
 func mulPick(p, sums, w, a, b []float64, u float64) (float64, int) {
+	sums, w, a, b = blocksOf(p, sums, w, a, b)
 	if fast {
 		return mulPickAVX(p, sums, w, a, b, u)
 	}
@@ -43,6 +44,7 @@ func gram(g, f []float64, k int) {
 }
 
 func dot2Rows(out, outY, x, y, f []float64, ia []int32, fb []float64, ib []int32) {
+	outY, y, ia, ib = rowsOf(out, outY, x, y, ia, ib, fb)
 	if fast {
 		dot2RowsAVX(out, outY, x, y, f, ia, fb, ib)
 		return
