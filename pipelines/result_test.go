@@ -329,7 +329,9 @@ func TestStartAllowance(t *testing.T) {
 // round (evidence.RankEvidence.Left), and not the live leader's.
 func TestRaceResultWidensLeftRanks(t *testing.T) {
 	rounds := func(last float64) []evidence.RoundEstimate {
-		return []evidence.RoundEstimate{{Round: 0, LogEvidence: last + 500, StdErr: 1, Steps: 10}, {Round: 1, LogEvidence: last, StdErr: 1, Steps: 20}, {Round: 2, LogEvidence: last, StdErr: 1, Steps: 40}}
+		// Round 0's move lies beyond the two rounds RoundDrift reads, so the race's own standard
+		// error (1) holds none of it.
+		return []evidence.RoundEstimate{{Round: 0, LogEvidence: last + 500, StdErr: 1, Steps: 10}, {Round: 1, LogEvidence: last, StdErr: 1, Steps: 20}, {Round: 2, LogEvidence: last, StdErr: 1, Steps: 40}, {Round: 3, LogEvidence: last, StdErr: 1, Steps: 80}}
 	}
 	race := []evidence.RankEvidence{
 		{Rank: 1, LogEvidence: -1000, StdErr: 1, Rounds: rounds(-1000)},
