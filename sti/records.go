@@ -26,11 +26,15 @@ const splitCost = 0.15
 
 // Records is the number of records of rank R's chains at rung ti of the ladder: Steps − Burnin,
 // or with Config.Allocate that rung's share (allocateRecords); a rank whose allocation fails
-// (which its start stage reports) counts what a uniform ladder records.
+// (which its start stage reports) and an annealed one count what a uniform ladder records.
 func (p *Problem) Records(R, ti int) int {
+	cfg := p.RankConfig(R)
+	if cfg.Annealing != nil {
+		// An annealed replica runs its chains on a ladder of its own, not the configuration's.
+		return cfg.Steps - cfg.Burnin
+	}
 	rs, err := p.rankRecords(R)
 	if err != nil {
-		cfg := p.RankConfig(R)
 		return cfg.Steps - cfg.Burnin
 	}
 	return rs[ti]

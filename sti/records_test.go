@@ -120,3 +120,16 @@ func TestGaussAllocationLowersTheStandardError(t *testing.T) {
 		}
 	}
 }
+
+// An annealed replica's chains run on its own ladder: every rung of it records what a uniform
+// ladder does, wherever the model has a curve to allocate by (the Gaussian model's, here).
+func TestAnnealedRecords(t *testing.T) {
+	cfg := DefaultAnnealed("gauss")
+	p, err := NewProblem(gaussDataN(t, 200, 3, 1), models.GaussSpec(models.ICASSPGauss), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := cfg.Steps - cfg.Burnin; p.Records(3, 1) != n || p.Records(3, cfg.Annealing.Rungs) != n {
+		t.Errorf("an annealed replica's rungs 1 and %d record %d and %d, want %d", cfg.Annealing.Rungs, p.Records(3, 1), p.Records(3, cfg.Annealing.Rungs), n)
+	}
+}
