@@ -198,23 +198,30 @@ func (s Standing) Settled(ranks []int) bool {
 // while two of them stand out: over two doublings it loses three quarters of itself, so a move
 // from the round two back that stands out leaves a third of itself, and RoundDrift is the larger.
 func RoundDrift(rounds []RoundEstimate) float64 {
+	moves := recentMoves(rounds)
+	drift := 0.0
+	for i, m := range moves {
+		drift = max(drift, m/float64(1+2*i))
+	}
+	return drift
+}
+
+// recentMoves is how far a rank's last estimate moved from each of the (up to) two latest
+// earlier rounds that rest on fewer steps, beyond their noise (moved), the latest first.
+func recentMoves(rounds []RoundEstimate) []float64 {
 	n := len(rounds)
 	if n < 2 {
-		return 0
+		return nil
 	}
-	last, drift, back, steps := rounds[n-1], 0.0, 0, rounds[n-1].Steps
-	for k := n - 2; k >= 0 && back < 2; k-- {
+	var moves []float64
+	last, steps := rounds[n-1], rounds[n-1].Steps
+	for k := n - 2; k >= 0 && len(moves) < 2; k-- {
 		if rounds[k].Steps >= steps {
 			continue
 		}
-		if back == 0 {
-			drift = moved(rounds[k], last)
-		} else {
-			drift = max(drift, moved(rounds[k], last)/3)
-		}
-		back, steps = back+1, rounds[k].Steps
+		moves, steps = append(moves, moved(rounds[k], last)), rounds[k].Steps
 	}
-	return drift
+	return moves
 }
 
 // moved is how far last moved from prev beyond prev's noise (RoundDrift).
@@ -240,13 +247,17 @@ func (s Standing) Final(ranks []RankEvidence) []RankEvidence {
 	return out
 }
 
-// Left is a rank's evidence as the race leaves it behind: its error bar holds the largest move
-// of its last estimate from any earlier round's beyond that round's noise, not only from the
-// latest (RoundDrift). Its chains stop where they stand, and no later round shows how much of a
-// transient or an excursion they were in remains (docs/method.md, the race).
+// Left is a rank's evidence as the race leaves it behind: unless its last two doublings moved it
+// within their noise, its error bar holds the largest move of its last estimate from any earlier
+// round's beyond that round's noise, not only from the latest (RoundDrift). Its chains stop
+// where they stand, and no later round shows how much of a transient or an excursion they were
+// in remains; one that two doublings left in place has shown it (docs/method.md, the race).
 func (re RankEvidence) Left() RankEvidence {
 	n := len(re.Rounds)
 	if n < 2 || math.IsNaN(re.LogEvidence) {
+		return re
+	}
+	if moves := recentMoves(re.Rounds); len(moves) == 2 && moves[0] == 0 && moves[1] == 0 {
 		return re
 	}
 	most, latest := 0.0, RoundDrift(re.Rounds)

@@ -165,24 +165,34 @@ func TestRoundDrift(t *testing.T) {
 }
 
 // A rank left behind keeps in its error bar the largest move from any earlier round, not only
-// the latest two: rounds 1–3 agree, but all lie far below round 0.
+// the latest two, while its last rounds still move: round 3 climbed beyond round 2's noise, and
+// all lie far below round 0. A rank whose last two doublings left it in place keeps its own.
 func TestLeftKeepsTheLargestMove(t *testing.T) {
 	rounds := []RoundEstimate{
 		{Round: 0, LogEvidence: -100, StdErr: 1, Steps: 10},
 		{Round: 1, LogEvidence: -3000, StdErr: 60, Steps: 20},
 		{Round: 2, LogEvidence: -2950, StdErr: 50, Steps: 40},
-		{Round: 3, LogEvidence: -2900, StdErr: 40, Steps: 80},
+		{Round: 3, LogEvidence: -2700, StdErr: 40, Steps: 80},
 	}
-	re := RankEvidence{Rank: 2, LogEvidence: -2900, StdErr: 40, Rounds: rounds}
+	latest := RoundDrift(rounds)
+	if want := math.Sqrt(250*250 - 50*50); math.Abs(latest-want) > 1e-9 {
+		t.Fatalf("RoundDrift %v, want %v", latest, want)
+	}
+	re := RankEvidence{Rank: 2, LogEvidence: -2700, StdErr: math.Hypot(40, latest), Drift: latest, Rounds: rounds}
+	left := re.Left()
+	if want := math.Sqrt(2600*2600 - 1); math.Abs(left.Drift-want) > 1e-9 || math.Abs(left.StdErr-math.Hypot(40, want)) > 1e-9 {
+		t.Errorf("left: drift %v, stderr %v; want %v and %v", left.Drift, left.StdErr, want, math.Hypot(40, want))
+	}
+	rounds[3].LogEvidence = -2900
+	steady := RankEvidence{Rank: 2, LogEvidence: -2900, StdErr: 40, Rounds: rounds}
 	if d := RoundDrift(rounds); d != 0 {
 		t.Fatalf("RoundDrift %v, want 0: the last round moved within the noise of the two before", d)
 	}
-	left := re.Left()
-	if want := math.Sqrt(2800*2800 - 1); math.Abs(left.Drift-want) > 1e-9 || math.Abs(left.StdErr-math.Hypot(40, want)) > 1e-9 {
-		t.Errorf("left: drift %v, stderr %v; want %v and %v", left.Drift, left.StdErr, want, math.Hypot(40, want))
-	}
-	steady := RankEvidence{Rank: 2, LogEvidence: -100.5, StdErr: 1, Rounds: append(rounds[:2:2], RoundEstimate{Round: 2, LogEvidence: -100.5, StdErr: 0.8, Steps: 40})}
 	if got := steady.Left(); got.StdErr != steady.StdErr || got.Drift != 0 {
-		t.Errorf("steady rank widened: %+v", got)
+		t.Errorf("a rank two doublings left in place widened: %+v", got)
+	}
+	short := RankEvidence{Rank: 2, LogEvidence: -2950, StdErr: 50, Rounds: rounds[:3]}
+	if got := short.Left(); !(got.StdErr > 2500) {
+		t.Errorf("a rank with one doubling since its move kept %v, want its move from round 0", got.StdErr)
 	}
 }

@@ -329,13 +329,14 @@ func TestStartAllowance(t *testing.T) {
 // round (evidence.RankEvidence.Left), and not the live leader's.
 func TestRaceResultWidensLeftRanks(t *testing.T) {
 	rounds := func(last float64) []evidence.RoundEstimate {
-		// Round 0's move lies beyond the two rounds RoundDrift reads, so the race's own standard
-		// error (1) holds none of it.
-		return []evidence.RoundEstimate{{Round: 0, LogEvidence: last + 500, StdErr: 1, Steps: 10}, {Round: 1, LogEvidence: last, StdErr: 1, Steps: 20}, {Round: 2, LogEvidence: last, StdErr: 1, Steps: 40}, {Round: 3, LogEvidence: last, StdErr: 1, Steps: 80}}
+		// The last round still moved (40 beyond a noise of 1), and round 0 lay 500 above it.
+		return []evidence.RoundEstimate{{Round: 0, LogEvidence: last + 500, StdErr: 1, Steps: 10}, {Round: 1, LogEvidence: last + 40, StdErr: 1, Steps: 20}, {Round: 2, LogEvidence: last, StdErr: 1, Steps: 40}}
 	}
+	// A racing rank's standard error holds its RoundDrift (estimators.STI).
+	se := math.Hypot(1, evidence.RoundDrift(rounds(0)))
 	race := []evidence.RankEvidence{
-		{Rank: 1, LogEvidence: -1000, StdErr: 1, Rounds: rounds(-1000)},
-		{Rank: 2, LogEvidence: -5000, StdErr: 1, Rounds: rounds(-5000)},
+		{Rank: 1, LogEvidence: -1000, StdErr: se, Rounds: rounds(-1000)},
+		{Rank: 2, LogEvidence: -5000, StdErr: se, Rounds: rounds(-5000)},
 	}
 	meta := testMeta()
 	meta.Ranks = []int{1, 2}
@@ -344,7 +345,7 @@ func TestRaceResultWidensLeftRanks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Ranks[0].StdErr != 1 || r.Ranks[1].StdErr < 499 || race[1].StdErr != 1 {
-		t.Errorf("stderr: leader %v (want 1), left rank %v (want ≥ 499), its evidence's %v (want 1, unchanged)", r.Ranks[0].StdErr, r.Ranks[1].StdErr, race[1].StdErr)
+	if float64(r.Ranks[0].StdErr) != se || r.Ranks[1].StdErr < 499 || race[1].StdErr != se {
+		t.Errorf("stderr: leader %v (want %v), left rank %v (want ≥ 499), its evidence's %v (want %[2]v, unchanged)", r.Ranks[0].StdErr, se, r.Ranks[1].StdErr, race[1].StdErr)
 	}
 }
