@@ -247,17 +247,16 @@ func (s Standing) Final(ranks []RankEvidence) []RankEvidence {
 	return out
 }
 
-// Left is a rank's evidence as the race leaves it behind: unless its last two doublings moved it
-// within their noise, its error bar holds the largest move of its last estimate from any earlier
-// round's beyond that round's noise, not only from the latest (RoundDrift). Its chains stop
-// where they stand, and no later round shows how much of a transient or an excursion they were
-// in remains; one that two doublings left in place has shown it (docs/method.md, the race).
+// Left is a rank's evidence as the race leaves it behind. Its chains stop where they stand, and
+// no later round shows how much of what they were in remains. A transient shrinks with each
+// doubling of the records, so one whose last two moves shared their sign and shrank, or stayed
+// within their noise, is measured by its latest moves (RoundDrift, already in its error bar). A
+// path that turned back or grew has shown an excursion instead, and its error bar holds the
+// largest move of its last estimate from any earlier round's beyond that round's noise
+// (docs/method.md, the race).
 func (re RankEvidence) Left() RankEvidence {
 	n := len(re.Rounds)
-	if n < 2 || math.IsNaN(re.LogEvidence) {
-		return re
-	}
-	if moves := recentMoves(re.Rounds); len(moves) == 2 && moves[0] == 0 && moves[1] == 0 {
+	if n < 2 || math.IsNaN(re.LogEvidence) || settling(re.Rounds) {
 		return re
 	}
 	most, latest := 0.0, RoundDrift(re.Rounds)
@@ -269,4 +268,23 @@ func (re RankEvidence) Left() RankEvidence {
 		re.StdErr = math.Sqrt(re.StdErr*re.StdErr + extra)
 	}
 	return re
+}
+
+// settling reports whether a rank's estimate, over its last three rounds that rest on more steps
+// each, moved twice within the noise (moved) or twice the same way by a shrinking step (Left).
+func settling(rounds []RoundEstimate) bool {
+	var at []RoundEstimate
+	for k := len(rounds) - 1; k >= 0 && len(at) < 3; k-- {
+		if len(at) == 0 || rounds[k].Steps < at[len(at)-1].Steps {
+			at = append(at, rounds[k])
+		}
+	}
+	if len(at) < 3 {
+		return false
+	}
+	if moves := recentMoves(rounds); moves[0] == 0 && moves[1] == 0 {
+		return true
+	}
+	last, before := at[0].LogEvidence-at[1].LogEvidence, at[1].LogEvidence-at[2].LogEvidence
+	return last*before > 0 && math.Abs(last) <= math.Abs(before)
 }

@@ -165,8 +165,9 @@ func TestRoundDrift(t *testing.T) {
 }
 
 // A rank left behind keeps in its error bar the largest move from any earlier round, not only
-// the latest two, while its last rounds still move: round 3 climbed beyond round 2's noise, and
-// all lie far below round 0. A rank whose last two doublings left it in place keeps its own.
+// the latest two, where its path turned back or grew: rounds 1–3 climb by a growing step, and
+// all lie far below round 0. A rank whose last two doublings left it in place, or moved it the
+// same way by a shrinking step, keeps its own.
 func TestLeftKeepsTheLargestMove(t *testing.T) {
 	rounds := []RoundEstimate{
 		{Round: 0, LogEvidence: -100, StdErr: 1, Steps: 10},
@@ -190,6 +191,12 @@ func TestLeftKeepsTheLargestMove(t *testing.T) {
 	}
 	if got := steady.Left(); got.StdErr != steady.StdErr || got.Drift != 0 {
 		t.Errorf("a rank two doublings left in place widened: %+v", got)
+	}
+	// A transient that falls by shrinking steps keeps the error bar its latest moves give it.
+	settling := []RoundEstimate{rounds[0], rounds[1], {Round: 2, LogEvidence: -3600, StdErr: 50, Steps: 40}, {Round: 3, LogEvidence: -3800, StdErr: 40, Steps: 80}}
+	re = RankEvidence{Rank: 2, LogEvidence: -3800, StdErr: math.Hypot(40, RoundDrift(settling)), Rounds: settling}
+	if got := re.Left(); got.StdErr != re.StdErr {
+		t.Errorf("a settling transient widened from %v to %v", re.StdErr, got.StdErr)
 	}
 	short := RankEvidence{Rank: 2, LogEvidence: -2950, StdErr: 50, Rounds: rounds[:3]}
 	if got := short.Left(); !(got.StdErr > 2500) {

@@ -329,8 +329,8 @@ func TestStartAllowance(t *testing.T) {
 // round (evidence.RankEvidence.Left), and not the live leader's.
 func TestRaceResultWidensLeftRanks(t *testing.T) {
 	rounds := func(last float64) []evidence.RoundEstimate {
-		// The last round still moved (40 beyond a noise of 1), and round 0 lay 500 above it.
-		return []evidence.RoundEstimate{{Round: 0, LogEvidence: last + 500, StdErr: 1, Steps: 10}, {Round: 1, LogEvidence: last + 40, StdErr: 1, Steps: 20}, {Round: 2, LogEvidence: last, StdErr: 1, Steps: 40}}
+		// The estimate fell by 540 and turned back by 40 (beyond a noise of 1): an excursion.
+		return []evidence.RoundEstimate{{Round: 0, LogEvidence: last + 500, StdErr: 1, Steps: 10}, {Round: 1, LogEvidence: last - 40, StdErr: 1, Steps: 20}, {Round: 2, LogEvidence: last, StdErr: 1, Steps: 40}}
 	}
 	// A racing rank's standard error holds its RoundDrift (estimators.STI).
 	se := math.Hypot(1, evidence.RoundDrift(rounds(0)))
