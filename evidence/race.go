@@ -209,19 +209,24 @@ func RoundDrift(rounds []RoundEstimate) float64 {
 // recentMoves is how far a rank's last estimate moved from each of the (up to) two latest
 // earlier rounds that rest on fewer steps, beyond their noise (moved), the latest first.
 func recentMoves(rounds []RoundEstimate) []float64 {
-	n := len(rounds)
-	if n < 2 {
-		return nil
-	}
+	at := recentRounds(rounds)
 	var moves []float64
-	last, steps := rounds[n-1], rounds[n-1].Steps
-	for k := n - 2; k >= 0 && len(moves) < 2; k-- {
-		if rounds[k].Steps >= steps {
-			continue
-		}
-		moves, steps = append(moves, moved(rounds[k], last)), rounds[k].Steps
+	for _, prev := range at[min(1, len(at)):] {
+		moves = append(moves, moved(prev, at[0]))
 	}
 	return moves
+}
+
+// recentRounds is a rank's last round and up to two earlier ones, the latest first, each resting
+// on fewer steps than the one after it (a round that added no records moved nothing).
+func recentRounds(rounds []RoundEstimate) []RoundEstimate {
+	var at []RoundEstimate
+	for k := len(rounds) - 1; k >= 0 && len(at) < 3; k-- {
+		if len(at) == 0 || rounds[k].Steps < at[len(at)-1].Steps {
+			at = append(at, rounds[k])
+		}
+	}
+	return at
 }
 
 // moved is how far last moved from prev beyond prev's noise (RoundDrift).
@@ -273,12 +278,7 @@ func (re RankEvidence) Left() RankEvidence {
 // settling reports whether a rank's estimate, over its last three rounds that rest on more steps
 // each, moved twice within the noise (moved) or twice the same way by a shrinking step (Left).
 func settling(rounds []RoundEstimate) bool {
-	var at []RoundEstimate
-	for k := len(rounds) - 1; k >= 0 && len(at) < 3; k-- {
-		if len(at) == 0 || rounds[k].Steps < at[len(at)-1].Steps {
-			at = append(at, rounds[k])
-		}
-	}
+	at := recentRounds(rounds)
 	if len(at) < 3 {
 		return false
 	}
