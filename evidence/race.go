@@ -254,14 +254,15 @@ func (s Standing) Final(ranks []RankEvidence) []RankEvidence {
 
 // Left is a rank's evidence as the race leaves it behind. Its chains stop where they stand, and
 // no later round shows how much of what they were in remains. A transient shrinks with each
-// doubling of the records, so one whose last two moves shared their sign and shrank, or stayed
-// within their noise, is measured by its latest moves (RoundDrift, already in its error bar). A
-// path that turned back or grew has shown an excursion instead, and its error bar holds the
-// largest move of its last estimate from any earlier round's beyond that round's noise
-// (docs/method.md, the race).
+// doubling of the records, so where the records can show one (testable) and the phase check
+// found no basin the walk back did not reach (Phase), an estimate whose last two moves shared
+// their sign and shrank, or stayed within their noise, is measured by its latest moves
+// (RoundDrift, already in its error bar). Otherwise the path may be an excursion, and its error
+// bar holds the largest move of its last estimate from any earlier round's beyond that round's
+// noise (docs/method.md, the race).
 func (re RankEvidence) Left() RankEvidence {
 	n := len(re.Rounds)
-	if n < 2 || math.IsNaN(re.LogEvidence) || settling(re.Rounds) {
+	if n < 2 || math.IsNaN(re.LogEvidence) || re.testable() && !re.Phase && settling(re.Rounds) {
 		return re
 	}
 	most, latest := 0.0, RoundDrift(re.Rounds)

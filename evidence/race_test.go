@@ -167,7 +167,8 @@ func TestRoundDrift(t *testing.T) {
 // A rank left behind keeps in its error bar the largest move from any earlier round, not only
 // the latest two, where its path turned back or grew: rounds 1–3 climb by a growing step, and
 // all lie far below round 0. A rank whose last two doublings left it in place, or moved it the
-// same way by a shrinking step, keeps its own.
+// same way by a shrinking step, keeps its own where its records can show a transient and no
+// phase check parted.
 func TestLeftKeepsTheLargestMove(t *testing.T) {
 	rounds := []RoundEstimate{
 		{Round: 0, LogEvidence: -100, StdErr: 1, Steps: 10},
@@ -197,6 +198,16 @@ func TestLeftKeepsTheLargestMove(t *testing.T) {
 	re = RankEvidence{Rank: 2, LogEvidence: -3800, StdErr: math.Hypot(40, RoundDrift(settling)), Rounds: settling}
 	if got := re.Left(); got.StdErr != re.StdErr {
 		t.Errorf("a settling transient widened from %v to %v", re.StdErr, got.StdErr)
+	}
+	// Records that cannot show a transient cannot tell a settling one from an excursion, nor
+	// chains in a basin the walk back up did not reach.
+	phase := re
+	phase.Phase = true
+	re.Rungs = []Rung{{Chains: 2, ESS: 4}, {Chains: 2, ESS: 4}, {Chains: 2, ESS: 40}}
+	for name, r := range map[string]RankEvidence{"an untestable": re, "a phase-flagged": phase} {
+		if got := r.Left(); !(got.StdErr > 3000) {
+			t.Errorf("%s rank's fall kept %v, want its move from round 0", name, got.StdErr)
+		}
 	}
 	short := RankEvidence{Rank: 2, LogEvidence: -2950, StdErr: 50, Rounds: rounds[:3]}
 	if got := short.Left(); !(got.StdErr > 2500) {
