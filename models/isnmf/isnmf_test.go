@@ -1,6 +1,7 @@
 package isnmf
 
 import (
+	"fmt"
 	"math"
 	"sync"
 	"testing"
@@ -96,15 +97,15 @@ func estimate(method Method, m *Model, x []float64, replicas int, seed uint64) (
 
 // AIS, SMC1 and SMC2 against the exact evidence (K = 1) and the quadrature (K = 2, 3, 4), on the
 // paper's synthetic data (F = 10, real and complex) and on informative columns (F = 200, real),
-// with 100 particles × 1 000 stages and SMC1/SMC2 at the default conditional ESS target. AIS and
-// SMC1: within 0.1 nat per column and within three reported standard errors (or 0.02 nat, below
-// which four replicas' standard error is itself too noisy to hold an estimate to). SMC2 does not
-// reach that on two complex F = 10 columns (0.26 nat low at K = 2, 0.04 nat at 3.7 standard errors
-// at K = 3, with 1 000 or 2 000 stages, in the paper's order or in this one): it is held to
-// 0.3 nat, the gap docs/isnmf.md reports.
+// with 100 particles × 1 000 stages and SMC1/SMC2 at the default conditional ESS target: each
+// within 0.1 nat per column and within three reported standard errors (or 0.02 nat, below which
+// four replicas' standard error is itself too noisy to hold an estimate to). One case is held to
+// 0.03 nat instead: SMC2 on the first complex F = 10, K = 2 column is 0.022 nat high at 3.8
+// standard errors with these four replicas, whose spread understates the runs': 16 runs on other
+// streams gave 0.009 ± 0.010 nat low (docs/isnmf.md).
 func TestEstimatorsMatchQuadrature(t *testing.T) {
-	const smc2Tolerance = 0.3
 	budget := Budget{Particles: 100, Stages: 1000, CESS: DefaultCESS}
+	floor := map[string]float64{"F10K2complex column 0 smc2": 0.03}
 	type set struct {
 		f, k    int
 		complex bool
@@ -118,25 +119,31 @@ func TestEstimatorsMatchQuadrature(t *testing.T) {
 		sets = append(sets, set{200, k, false, 1})
 	}
 	for _, s := range sets {
-		m, cols := paperData(t, s.f, s.k, s.columns, s.complex, uint64(10+s.k))
-		if s.f == 200 {
-			m, cols = paperData(t, s.f, s.k, s.columns, s.complex, 13)
-		}
-		for i, x := range cols {
-			want, err := m.LogEvidenceQuadrature(x, map[int]int{1: 1, 2: 20, 3: 20, 4: 6}[s.k])
-			if err != nil {
-				t.Fatal(err)
+		kind := map[bool]string{false: "real", true: "complex"}[s.complex]
+		t.Run(fmt.Sprintf("F%dK%d%s", s.f, s.k, kind), func(t *testing.T) {
+			m, cols := paperData(t, s.f, s.k, s.columns, s.complex, uint64(10+s.k))
+			if s.f == 200 {
+				m, cols = paperData(t, s.f, s.k, s.columns, s.complex, 13)
 			}
-			for _, name := range []string{"ais", "smc1", "smc2"} {
-				method, _ := NewMethod(name, budget)
-				got, se := estimate(method, m, x, 4, uint64(100*s.k+i))
-				t.Logf("F=%d K=%d complex=%v column %d %s: %.4f ± %.4f, exact %.4f (%+.4f)", s.f, s.k, s.complex, i, name, got, se, want, got-want)
-				d := math.Abs(got - want)
-				if name == "smc2" && d > smc2Tolerance || name != "smc2" && (d > 0.1 || d > 3*se && d > 0.02) {
-					t.Errorf("F=%d K=%d complex=%v column %d %s: %.4f ± %.4f, exact %.4f", s.f, s.k, s.complex, i, name, got, se, want)
+			for i, x := range cols {
+				want, err := m.LogEvidenceQuadrature(x, map[int]int{1: 1, 2: 20, 3: 20, 4: 6}[s.k])
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, name := range []string{"ais", "smc1", "smc2"} {
+					method, _ := NewMethod(name, budget)
+					got, se := estimate(method, m, x, 4, uint64(100*s.k+i))
+					t.Logf("column %d %s: %.4f ± %.4f, exact %.4f (%+.4f)", i, name, got, se, want, got-want)
+					least, ok := floor[fmt.Sprintf("%s column %d %s", t.Name()[len("TestEstimatorsMatchQuadrature/"):], i, name)]
+					if !ok {
+						least = 0.02
+					}
+					if d := math.Abs(got - want); d > 0.1 || d > 3*se && d > least {
+						t.Errorf("column %d %s: %.4f ± %.4f, exact %.4f", i, name, got, se, want)
+					}
 				}
 			}
-		}
+		})
 	}
 }
 

@@ -19,8 +19,9 @@ type Method interface {
 
 // Budget is what a run may spend: a population of Particles carried over Stages targets. Plain
 // importance sampling spends Particles·Stages draws from the prior, so that every method costs
-// about the same. SMC1 and SMC2 spread Stages evenly over their path (smc.AdaptiveConfig.MaxStep)
-// and, with a CESS target, add stages where a step would leave the conditional ESS below it.
+// about the same. SMC1 spreads Stages evenly over its path (smc.AdaptiveConfig.MaxStep), SMC2 over
+// its column moves and its feature entries in fixed shares (columnShare), and, with a CESS
+// target, both add stages where a step would leave the conditional ESS below it.
 type Budget struct {
 	Particles, Stages int
 	// CESS is the conditional ESS fraction each stage of SMC1 and SMC2 keeps; 0 keeps the even

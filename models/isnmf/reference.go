@@ -109,7 +109,7 @@ func equalShares(m *Model, x []float64, t *target) []float64 {
 	return eta
 }
 
-// climb maximises the log posterior of η = log h under target t with the model's priors by damped
+// climb maximises the log posterior of η = log h under target t by damped
 // Newton steps (Levenberg–Marquardt) from eta, and returns the mode and the negative Hessian there.
 func climb(m *Model, x []float64, t *target, eta []float64) ([]float64, *mat.SymDense) {
 	K := m.K
@@ -151,8 +151,8 @@ func climb(m *Model, x []float64, t *target, eta []float64) ([]float64, *mat.Sym
 	return eta, hess
 }
 
-// logPosterior is the log posterior of η = log h under target t with the model's priors (up to
-// a constant), its gradient and its negative Hessian.
+// logPosterior is the log posterior of η = log h under target t, with its factors (up to a
+// constant), its gradient and its negative Hessian.
 func logPosterior(m *Model, x []float64, t *target, eta []float64) (float64, []float64, *mat.SymDense) {
 	K, u := m.K, m.U
 	h := make([]float64, K)
@@ -160,10 +160,11 @@ func logPosterior(m *Model, x []float64, t *target, eta []float64) (float64, []f
 	neg := mat.NewSymDense(K, nil)
 	var val float64
 	for k, e := range eta {
+		a, b := t.factor[k].shape, t.factor[k].scale
 		h[k] = math.Exp(e)
-		val -= m.A[k]*e + m.B[k]/h[k]
-		grad[k] = -m.A[k] + m.B[k]/h[k]
-		neg.SetSym(k, k, m.B[k]/h[k])
+		val -= a*e + b/h[k]
+		grad[k] = -a + b/h[k]
+		neg.SetSym(k, k, b/h[k])
 	}
 	lam := make([]float64, K)
 	for f, p := range x {
@@ -194,9 +195,9 @@ func logPosterior(m *Model, x []float64, t *target, eta []float64) (float64, []f
 	return val, grad, neg
 }
 
-// posteriorModes are the distinct modes of the posterior of η = log h under a target with the
-// model's priors, each with its Laplace approximation: what SMC1 and SMC2 choose their kept
-// column by and fit their references to.
+// posteriorModes are the distinct modes of the posterior of η = log h under a target, each with
+// its Laplace approximation: what SMC1 and SMC2 choose their kept column by, fit their references
+// to and jump between (modeJump).
 type posteriorModes struct {
 	mean     [][]float64
 	cov      []*mat.SymDense // Laplace covariances
@@ -204,11 +205,12 @@ type posteriorModes struct {
 	features []float64       // Σ_f β_f over the features column k has weight in
 }
 
-// findModes climbs the posterior of x under target t with the model's priors from equal shares
-// and from each column alone explaining the data (h_k at the collapsed dictionary's scale times
-// Σ_fj d_fj / Σ_f d_fk, the others at their prior's mode) and keeps each mode once. A column's
-// posterior often has one mode per column that could explain most of the data.
-func findModes(m *Model, x []float64, t *target) *posteriorModes {
+// findModes climbs the posterior of x under target t from equal shares, from each column alone
+// explaining the data (h_k at the collapsed dictionary's scale times Σ_fj d_fj / Σ_f d_fk, the
+// others at their factor's mode) and from the given starts (the modes of a nearby target), and
+// keeps each mode once. A column's posterior often has one mode per column that could explain
+// most of the data.
+func findModes(m *Model, x []float64, t *target, from ...[]float64) *posteriorModes {
 	K := m.K
 	shares := equalShares(m, x, t)
 	q := &posteriorModes{features: make([]float64, K)}
@@ -230,10 +232,13 @@ func findModes(m *Model, x []float64, t *target) *posteriorModes {
 		}
 		s := make([]float64, K)
 		for j := range K {
-			s[j] = math.Log(m.B[j] / m.A[j])
+			s[j] = math.Log(t.factor[j].scale / t.factor[j].shape)
 		}
 		s[k] = shares[k] + math.Log(total/sums[k])
 		starts = append(starts, s)
+	}
+	for _, s := range from {
+		starts = append(starts, slices.Clone(s))
 	}
 	for _, s := range starts {
 		eta, prec := climb(m, x, t, s)

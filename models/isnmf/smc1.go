@@ -8,8 +8,8 @@ import (
 
 // SMC1 is dictionary masking (Dikmen & Cemgil §3.2): every column of W starts collapsed into one,
 // where the posterior of h is exact (eq. 17), and the columns are moved out of it one at a time
-// while the particles follow the posterior of the masked dictionary by Gibbs and slice sweeps
-// (path.move), are reweighted by the ratio of consecutive targets
+// while the particles follow the posterior of the masked dictionary by a mode jump, Gibbs and
+// slice sweeps (segmentPath.Move), are reweighted by the ratio of consecutive targets
 // (eq. 18, with the excitations' factors) and resampled when the effective sample size falls below
 // N/2. Each column moves out in steps chosen as it goes (smc.RunAdaptive): at most an even share
 // of Budget.Stages, shorter where the conditional ESS would fall below Budget.CESS.
@@ -21,7 +21,10 @@ import (
 //     from another column, which the moves do not follow;
 //   - an excitation whose column has not moved out yet is held at a reference fitted to its
 //     posterior at the end of its move, not at its heavy-tailed prior (withReferences), from which
-//     too few particles reach the posterior's mass.
+//     too few particles reach the posterior's mass;
+//   - every move starts with a jump between the modes of the targets at the ends of its segment
+//     (modeJump, path.addJumps): the sweeps keep a particle in its mode, and on a multimodal
+//     posterior the population ended in the modes in the proportions the path led it into.
 type SMC1 struct{ Budget }
 
 func init() { register("smc1", func(b Budget) Method { return SMC1{b} }) }
@@ -42,6 +45,7 @@ func (s SMC1) Estimate(m *Model, x []float64, r *rand.Rand) smc.Result {
 	}
 	p := newPath(m, x, withReferences(m, x, mask, order[1:]))
 	p.segments = m.K - 1
+	p.addJumps(func(int) []float64 { return columnGrid })
 	return smc.RunAdaptive(segmentPath{p}, s.adaptive(p.segments), r)
 }
 

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 
 	"github.com/stirank/stirank/internal/quad"
 )
@@ -118,6 +119,9 @@ type AdaptiveConfig struct {
 	// the moves can follow, and where the weights change slowly a run of the target alone takes
 	// steps too long for one move each. 0 means 1.
 	MaxStep float64
+	// MaxSteps, when set, holds the longest step of each segment in MaxStep's place, so that a
+	// path can spend more of its stages on the segments its moves find hardest to follow.
+	MaxSteps []float64
 	// MaxStages bounds the stages of a run; a run that needs more fails (Result.Divergence).
 	MaxStages int
 }
@@ -129,6 +133,8 @@ func (c AdaptiveConfig) Validate() error {
 		return fmt.Errorf("smc: conditional ESS target %v must lie in [0, 1)", c.CESS)
 	case !(c.MaxStep >= 0 && c.MaxStep <= 1):
 		return fmt.Errorf("smc: longest step %v must lie in [0, 1]", c.MaxStep)
+	case slices.ContainsFunc(c.MaxSteps, func(s float64) bool { return !(s > 0 && s <= 1) }):
+		return fmt.Errorf("smc: longest steps %v must lie in (0, 1]", c.MaxSteps)
 	case c.MaxStages < 1:
 		return fmt.Errorf("smc: stage limit %d must be at least 1", c.MaxStages)
 	}
@@ -155,6 +161,9 @@ func RunAdaptive(path Segmented, cfg AdaptiveConfig, r *rand.Rand) Result {
 		maxStep = 1
 	}
 	for s := range path.Segments() {
+		if cfg.MaxSteps != nil {
+			maxStep = cfg.MaxSteps[s]
+		}
 		for lambda := 0.0; lambda < 1; {
 			if pop.res.Stages == cfg.MaxStages {
 				pop.fail(fmt.Sprintf("segment %d of %d at λ = %.3g: %d stages did not reach the end of the path (raise the stage limit or lower the conditional ESS target)", s+1, last+1, lambda, cfg.MaxStages))

@@ -111,6 +111,10 @@ func TestRunAdaptive(t *testing.T) {
 	if res := RunAdaptive(g, AdaptiveConfig{Config: Config{Particles: 200}, CESS: 0.1, MaxStep: 0.1, MaxStages: 1000}, rng.New(4)); res.Stages < 10 {
 		t.Errorf("%d stages with steps of at most 0.1", res.Stages)
 	}
+	// A segment's own longest step takes MaxStep's place: with no CESS target every step is it.
+	if res := RunAdaptive(g, AdaptiveConfig{Config: Config{Particles: 200}, MaxStep: 0.1, MaxSteps: []float64{0.05}, MaxStages: 1000}, rng.New(5)); res.Stages != 20 {
+		t.Errorf("%d stages with steps of 0.05, want 20", res.Stages)
+	}
 }
 
 // NextStep's step keeps the conditional ESS at least at its target and, to the bisection's
