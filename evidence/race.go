@@ -283,7 +283,7 @@ func settling(rounds []RoundEstimate) bool {
 	if len(at) < 3 {
 		return false
 	}
-	if moves := recentMoves(rounds); moves[0] == 0 && moves[1] == 0 {
+	if moved(at[1], at[0]) == 0 && moved(at[2], at[0]) == 0 {
 		return true
 	}
 	last, before := at[0].LogEvidence-at[1].LogEvidence, at[1].LogEvidence-at[2].LogEvidence

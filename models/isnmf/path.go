@@ -199,10 +199,8 @@ type jumpGrid struct {
 // columnGrid is where the mode jumps of a column's move take the target's modes: 0, then 2^−10
 // to 1 at ratios of √2. A mode in which the moving column explains the data has its excitation at
 // about 1/λ times its value at the end of the move, so the points are spaced evenly in log λ, each
-// such mode 0.35 in log h from the next point's, well within the t proposal's reach. With the
-// segment's ends alone SMC1 was 0.12 nat low on a four-mode F = 10, K = 4 column (bench/dictionary's
-// second), with ratios of 2 down to 1/64 0.05 nat, with these 0.02 nat (8 runs; ratios of 2^¼
-// did no better); docs/isnmf.md.
+// such mode 0.35 in log h from the next point's, well within the t proposal's reach (the spacings
+// tried, and what each left, are in docs/isnmf.md).
 var columnGrid = func() []float64 {
 	g := []float64{0}
 	for i := 20; i >= 0; i-- {

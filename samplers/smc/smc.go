@@ -160,6 +160,10 @@ func RunAdaptive(path Segmented, cfg AdaptiveConfig, r *rand.Rand) Result {
 	if maxStep == 0 {
 		maxStep = 1
 	}
+	if cfg.MaxSteps != nil && len(cfg.MaxSteps) != last+1 {
+		pop.fail(fmt.Sprintf("%d longest steps for a path of %d segments", len(cfg.MaxSteps), last+1))
+		return pop.res
+	}
 	for s := range path.Segments() {
 		if cfg.MaxSteps != nil {
 			maxStep = cfg.MaxSteps[s]

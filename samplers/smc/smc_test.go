@@ -115,6 +115,10 @@ func TestRunAdaptive(t *testing.T) {
 	if res := RunAdaptive(g, AdaptiveConfig{Config: Config{Particles: 200}, MaxStep: 0.1, MaxSteps: []float64{0.05}, MaxStages: 1000}, rng.New(5)); res.Stages != 20 {
 		t.Errorf("%d stages with steps of 0.05, want 20", res.Stages)
 	}
+	// A longest step for each segment, or a failed run that says why: not a panic.
+	if res := RunAdaptive(g, AdaptiveConfig{Config: Config{Particles: 200}, MaxSteps: []float64{0.05, 0.05}, MaxStages: 1000}, rng.New(5)); !strings.Contains(res.Divergence, "2 longest steps for a path of 1 segments") {
+		t.Errorf("longest steps that do not match the segments: %+v", res)
+	}
 }
 
 // NextStep's step keeps the conditional ESS at least at its target and, to the bisection's
