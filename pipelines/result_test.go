@@ -349,3 +349,41 @@ func TestRaceResultWidensLeftRanks(t *testing.T) {
 		t.Errorf("stderr: leader %v (want %v), left rank %v (want ≥ 499), its evidence's %v (want %[2]v, unchanged)", r.Ranks[0].StdErr, se, r.Ranks[1].StdErr, race[1].StdErr)
 	}
 }
+
+// A rank the race left far below the chosen rank's estimate of the same round, on a settling
+// path, is separated from it though the chosen rank's later rounds moved it within reach of the
+// left rank's error bar, which holds that move (evidence.Standing.Final); the same rank left on
+// a path the phase check flagged is near.
+func TestVerdictComparesALeftRankOnItsRound(t *testing.T) {
+	leader := evidence.RankEvidence{Rank: 1, LogEvidence: -1350, StdErr: 20, Round: 5, Rounds: []evidence.RoundEstimate{
+		{Round: 2, LogEvidence: -1000, StdErr: 80, Steps: 10},
+		{Round: 3, LogEvidence: -1010, StdErr: 60, Steps: 20},
+		{Round: 4, LogEvidence: -1200, StdErr: 50, Steps: 40},
+		{Round: 5, LogEvidence: -1350, StdErr: 20, Steps: 80},
+	}}
+	left := evidence.RankEvidence{Rank: 2, LogEvidence: -1500, StdErr: 60, Round: 3, Rounds: []evidence.RoundEstimate{
+		{Round: 1, LogEvidence: -1480, StdErr: 70, Steps: 5},
+		{Round: 2, LogEvidence: -1490, StdErr: 70, Steps: 10},
+		{Round: 3, LogEvidence: -1500, StdErr: 60, Steps: 20},
+	}}
+	standing := evidence.Standing{Round: 5, Leader: 1, Left: []evidence.Departure{{Rank: 2, Round: 3, Leader: 1, Gap: 490, Sigma: 85}}}
+	meta := testMeta()
+	meta.Ranks = []int{1, 2}
+	r, err := NewRaceResult(meta, []evidence.RankEvidence{leader, left}, &standing)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rr := r.Ranks[1]; !rr.ApartWhenLeft || !(rr.StdErr > 300) {
+		t.Fatalf("left rank: apart %v, stderr %v; want apart, and the leader's later move in its error bar", rr.ApartWhenLeft, rr.StdErr)
+	}
+	if got, want := r.Verdict(), "best rank: 1, p(R|X) > 0.999: every other rank lies more than 3 standard errors below it."; got != want {
+		t.Errorf("apart when left:\n got %s\nwant %s", got, want)
+	}
+	left.Phase = true
+	if r, err = NewRaceResult(meta, []evidence.RankEvidence{leader, left}, &standing); err != nil {
+		t.Fatal(err)
+	}
+	if got := r.Verdict(); !strings.Contains(got, "not settled: rank 2") {
+		t.Errorf("a phase-flagged left rank is not near: %s", got)
+	}
+}

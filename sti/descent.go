@@ -18,6 +18,9 @@ type rungWalk struct {
 	r          *rand.Rand
 	theta, acc []float64
 	sweeps     int
+	// trail holds the log-likelihoods of the walk's last sweeps (settle); the log-likelihood is
+	// a function of θ alone, so the trail runs on across rungs.
+	trail []float64
 }
 
 // newRungWalk starts a walk of model m at theta on the stream r.
@@ -49,6 +52,66 @@ func (w *rungWalk) rung(ctx context.Context, t float64, n, read int, where strin
 		sum += ll
 	}
 	return sum, nil
+}
+
+// settle makes least sweeps at t, and more, up to most, until the walk holds trailLength
+// log-likelihoods and while they still trend (moving). A walk down the ladder from a mode spreads
+// out over tens of sweeps at the rungs where the kernel mixes slowly and within a few elsewhere,
+// so a start stage cut short spends its sweeps where its rungs need them, and its chains start
+// with less of a transient for their rounds to wash out (docs/method.md, starts). It reads every
+// sweep's log-likelihood.
+func (w *rungWalk) settle(ctx context.Context, t float64, least, most int, where string) error {
+	per := w.mv.passes(1)
+	for s := 1; s <= most && (s <= least || len(w.trail) < trailLength || moving(w.trail)); s++ {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		w.sweeps++
+		progress.Add(ctx, per)
+		ll := w.mv.move(w.r, t, 1, nil, w.theta, w.acc)
+		if math.IsNaN(ll) || math.IsInf(ll, 0) {
+			return fmt.Errorf("%s, sweep %d: log-likelihood %v", where, s, ll)
+		}
+		w.trail = append(w.trail[max(0, len(w.trail)-trailLength+1):], ll)
+	}
+	return nil
+}
+
+// trailLength is how many of the walk's last log-likelihoods moving reads: over eight sweeps a
+// drift of a third of the sweeps' noise per sweep stands out.
+const trailLength = 8
+
+// tCrit is the slope's t beyond which the walk counts as moving: with trailLength − 2 degrees
+// of freedom, stationary sweeps exceed it one time in ten either way: a walk that stops too early
+// leaves its transient to every round of the rank's chains, one that sweeps on costs a sweep.
+const tCrit = 2
+
+// moving reports whether the walk's last trailLength log-likelihoods still trend: their
+// least-squares slope lies more than tCrit of its standard errors from 0, as it does along a
+// transient and, with independent sweeps, one time in ten once the walk is stationary.
+func moving(trail []float64) bool {
+	n := len(trail)
+	if n < trailLength {
+		return false
+	}
+	var my float64
+	for _, y := range trail {
+		my += y
+	}
+	my /= float64(n)
+	mx := float64(n-1) / 2
+	var sxy, sxx float64
+	for i, y := range trail {
+		sxy += (float64(i) - mx) * (y - my)
+		sxx += (float64(i) - mx) * (float64(i) - mx)
+	}
+	b := sxy / sxx
+	var rss float64
+	for i, y := range trail {
+		e := y - my - b*(float64(i)-mx)
+		rss += e * e
+	}
+	return b*b*sxx*float64(n-2) > tCrit*tCrit*rss
 }
 
 // phaseFrom is the lowest temperature of the phase check (Config.Ascent). Below it the rungs'

@@ -232,3 +232,83 @@ func TestChainStateCrossesInSinglePrecision(t *testing.T) {
 		t.Error("a state read back encodes to other bytes")
 	}
 }
+
+// settle sweeps at least least times and at most most, and until its trail holds trailLength
+// log-likelihoods; from a state at equilibrium (on the 8×8 table at t ≈ 0.15, after 300 sweeps
+// from the mode) it stops there about as often as a trend test on stationary sweeps passes, nine
+// times in ten. What it buys on a start cut to a sixteenth (a 257×291 speech mixture) is
+// docs/method.md's.
+func TestSettleSweepsWhileTheWalkMoves(t *testing.T) {
+	d, rates := poissonData(t, []int{8, 8}, 4, 0.15, 3)
+	cfg := Default("nmf")
+	p, err := NewProblem(d, models.PoissonSpec("nmf", rates, models.LogScale), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const R, replicas = 4, 24
+	ctx := context.Background()
+	temp := cfg.Ladder[cfg.Ladder.Nearest(0.15)]
+	model, err := p.model(R)
+	if err != nil {
+		t.Fatal(err)
+	}
+	modes, _, _, err := p.searchModes(ctx, model, R)
+	if err != nil {
+		t.Fatal(err)
+	}
+	settled := func(theta []float64, c uint64, least, most int) int {
+		w := newRungWalk(model, append([]float64(nil), theta...), rng.New(13, c))
+		if err := w.settle(ctx, temp, least, most, "test"); err != nil {
+			t.Fatal(err)
+		}
+		return w.sweeps
+	}
+	if n := settled(modes[0], 1, 3, 5); n != 5 {
+		t.Errorf("settle with most 5 swept %d times, want 5: its trail is not yet full", n)
+	}
+	if n := settled(modes[0], 1, 30, 200); n < 30 {
+		t.Errorf("settle with least 30 swept %d times", n)
+	}
+	extra := 0
+	for c := range uint64(replicas) {
+		w := newRungWalk(model, append([]float64(nil), modes[0]...), rng.New(17, c))
+		if _, err := w.rung(ctx, temp, 300, 0, "test"); err != nil {
+			t.Fatal(err)
+		}
+		extra += settled(w.theta, 100+c, 1, 200) - trailLength
+	}
+	if avg := float64(extra) / replicas; avg > 1 {
+		t.Errorf("from equilibrium settle swept %.2f times on average beyond its trail, want about 0.1", avg)
+	}
+}
+
+// moving sees a drift of twice the noise a sweep, and passes stationary noise about one time in
+// ten.
+func TestMovingSeesATrendNotNoise(t *testing.T) {
+	r := rng.New(5, 1)
+	trend, flat := 0, 0
+	const n = 4000
+	for range n {
+		var a, b []float64
+		for i := range trailLength {
+			e := r.NormFloat64()
+			a = append(a, -float64(i)+e*0.5)
+			b = append(b, e)
+		}
+		if moving(a) {
+			trend++
+		}
+		if moving(b) {
+			flat++
+		}
+	}
+	if trend < n*95/100 {
+		t.Errorf("a drift of twice the noise a sweep: moving %d times in %d", trend, n)
+	}
+	if f := float64(flat) / n; f < 0.06 || f > 0.13 {
+		t.Errorf("stationary noise: moving %.3f of the time, want about 0.09", f)
+	}
+	if moving([]float64{3, 2, 1}) {
+		t.Error("moving with fewer than trailLength values")
+	}
+}
