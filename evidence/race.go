@@ -242,80 +242,33 @@ func moved(prev, last RoundEstimate) float64 {
 	return math.Sqrt(d*d - max(noise, 0))
 }
 
-// Final is ranks' evidence as the race reports it at its end: those it left behind as Left says,
-// given how far the leader moved after they left (LeaderMove).
+// Final is ranks' evidence as the race reports it at its end: those it left behind as Left says.
 func (s Standing) Final(ranks []RankEvidence) []RankEvidence {
 	out := slices.Clone(ranks)
-	var leader []RoundEstimate
-	for _, re := range ranks {
-		if re.Rank == s.Leader {
-			leader = re.Rounds
-		}
-	}
 	for i, re := range out {
 		if !s.Live(re.Rank) {
-			out[i] = re.Left(LeaderMove(leader, re.Round))
+			out[i] = re.Left()
 		}
 	}
 	return out
 }
 
-// ApartWhenLeft reports whether the race left re behind below the rank that leads at its end,
-// beyond RaceZ combined standard errors of estimates of the same round, on a path that was
-// settling (Left keeps its own error bar). Such ranks' chains share their model's start stage
-// and kernel, and with them a slow transient that moves their estimates together: the leader's
-// later move widens the left rank's own error bar (LeaderMove) but not their difference, which
-// the round they shared measured (docs/method.md, the race). A path that may be an excursion, or
-// a basin the phase check flagged, moves on its own, and only the final estimates compare.
-func (s Standing) ApartWhenLeft(re RankEvidence) bool {
-	for _, d := range s.Left {
-		if d.Rank == re.Rank {
-			return !d.Diverged && d.Leader == s.Leader && d.Gap > RaceZ*d.Sigma && re.keepsOwnBar()
-		}
-	}
-	return false
-}
-
-// keepsOwnBar reports whether a left rank's path is a settling transient its own error bar
-// measures (Left).
-func (re RankEvidence) keepsOwnBar() bool {
-	return re.testable() && !re.Phase && settling(re.Rounds)
-}
-
-// LeaderMove is how far the leader's estimate moved, beyond its noise, from the last round a
-// rank left behind after round ran to the leader's last (moved); 0 where the leader did not run
-// on. Ranks of one model share its start stage and kernel, and with them the transients their
-// chains are in: a slow one that no record of round shows yet shows in the leader's later
-// rounds, and is left in the chains that stopped.
-func LeaderMove(leader []RoundEstimate, round int) float64 {
-	n := len(leader)
-	for k := n - 2; k >= 0; k-- {
-		if leader[k].Round <= round {
-			return moved(leader[k], leader[n-1])
-		}
-	}
-	return 0
-}
-
-// Left is a rank's evidence as the race leaves it behind, after, beyond its noise, the leader
-// moved by after (LeaderMove). Its chains stop where they stand, and no later round shows how
-// much of what they were in remains. A transient shrinks with each doubling of the records, so
-// where the records can show one (testable) and the phase check found no basin the walk back did
-// not reach (Phase), an estimate whose last two moves shared their sign and shrank, or stayed
-// within their noise, is measured by its latest moves (RoundDrift, already in its error bar).
-// Otherwise the path may be an excursion, and its error bar holds the largest move of its last
-// estimate from any earlier round's beyond that round's noise (docs/method.md, the race). Either
-// way it holds the leader's later move where that is larger.
-func (re RankEvidence) Left(after float64) RankEvidence {
+// Left is a rank's evidence as the race leaves it behind. Its chains stop where they stand, and
+// no later round shows how much of what they were in remains. A transient shrinks with each
+// doubling of the records, so where the records can show one (testable) and the phase check
+// found no basin the walk back did not reach (Phase), an estimate whose last two moves shared
+// their sign and shrank, or stayed within their noise, is measured by its latest moves
+// (RoundDrift, already in its error bar). Otherwise the path may be an excursion, and its error
+// bar holds the largest move of its last estimate from any earlier round's beyond that round's
+// noise (docs/method.md, the race).
+func (re RankEvidence) Left() RankEvidence {
 	n := len(re.Rounds)
-	if n == 0 || math.IsNaN(re.LogEvidence) {
+	if n < 2 || math.IsNaN(re.LogEvidence) || re.testable() && !re.Phase && settling(re.Rounds) {
 		return re
 	}
-	most, latest := after, RoundDrift(re.Rounds)
-	if n >= 2 && !re.keepsOwnBar() {
-		for _, prev := range re.Rounds[:n-1] {
-			most = max(most, moved(prev, re.Rounds[n-1]))
-		}
+	most, latest := 0.0, RoundDrift(re.Rounds)
+	for _, prev := range re.Rounds[:n-1] {
+		most = max(most, moved(prev, re.Rounds[n-1]))
 	}
 	if extra := most*most - latest*latest; extra > 0 {
 		re.Drift = math.Sqrt(re.Drift*re.Drift + extra)

@@ -181,7 +181,7 @@ func TestLeftKeepsTheLargestMove(t *testing.T) {
 		t.Fatalf("RoundDrift %v, want %v", latest, want)
 	}
 	re := RankEvidence{Rank: 2, LogEvidence: -2700, StdErr: math.Hypot(40, latest), Drift: latest, Rounds: rounds}
-	left := re.Left(0)
+	left := re.Left()
 	if want := math.Sqrt(2600*2600 - 1); math.Abs(left.Drift-want) > 1e-9 || math.Abs(left.StdErr-math.Hypot(40, want)) > 1e-9 {
 		t.Errorf("left: drift %v, stderr %v; want %v and %v", left.Drift, left.StdErr, want, math.Hypot(40, want))
 	}
@@ -190,13 +190,13 @@ func TestLeftKeepsTheLargestMove(t *testing.T) {
 	if d := RoundDrift(rounds); d != 0 {
 		t.Fatalf("RoundDrift %v, want 0: the last round moved within the noise of the two before", d)
 	}
-	if got := steady.Left(0); got.StdErr != steady.StdErr || got.Drift != 0 {
+	if got := steady.Left(); got.StdErr != steady.StdErr || got.Drift != 0 {
 		t.Errorf("a rank two doublings left in place widened: %+v", got)
 	}
 	// A transient that falls by shrinking steps keeps the error bar its latest moves give it.
 	settling := []RoundEstimate{rounds[0], rounds[1], {Round: 2, LogEvidence: -3600, StdErr: 50, Steps: 40}, {Round: 3, LogEvidence: -3800, StdErr: 40, Steps: 80}}
 	re = RankEvidence{Rank: 2, LogEvidence: -3800, StdErr: math.Hypot(40, RoundDrift(settling)), Rounds: settling}
-	if got := re.Left(0); got.StdErr != re.StdErr {
+	if got := re.Left(); got.StdErr != re.StdErr {
 		t.Errorf("a settling transient widened from %v to %v", re.StdErr, got.StdErr)
 	}
 	// Records that cannot show a transient cannot tell a settling one from an excursion, nor
@@ -205,77 +205,13 @@ func TestLeftKeepsTheLargestMove(t *testing.T) {
 	phase.Phase = true
 	re.Rungs = []Rung{{Chains: 2, ESS: 4}, {Chains: 2, ESS: 4}, {Chains: 2, ESS: 40}}
 	for name, r := range map[string]RankEvidence{"an untestable": re, "a phase-flagged": phase} {
-		if got := r.Left(0); !(got.StdErr > 3000) {
+		if got := r.Left(); !(got.StdErr > 3000) {
 			t.Errorf("%s rank's fall kept %v, want its move from round 0", name, got.StdErr)
 		}
 	}
 	short := RankEvidence{Rank: 2, LogEvidence: -2950, StdErr: 50, Rounds: rounds[:3]}
-	if got := short.Left(0); !(got.StdErr > 2500) {
+	if got := short.Left(); !(got.StdErr > 2500) {
 		t.Errorf("a rank with one doubling since its move kept %v, want its move from round 0", got.StdErr)
-	}
-}
-
-// A rank left behind after round 3 holds in its error bar how far the leader moved from its own
-// round-3 estimate to its last, beyond that estimate's noise: the transient the ranks' chains
-// shared and that the left rank's could no longer show. A leader that moved within its noise,
-// or a rank left in the last round, widen nothing.
-func TestFinalHoldsTheLeadersLaterMove(t *testing.T) {
-	leader := RankEvidence{Rank: 1, LogEvidence: -1350, StdErr: 20, Round: 5, Rounds: []RoundEstimate{
-		{Round: 2, LogEvidence: -1000, StdErr: 80, Steps: 10},
-		{Round: 3, LogEvidence: -1010, StdErr: 60, Steps: 20},
-		{Round: 4, LogEvidence: -1200, StdErr: 50, Steps: 40},
-		{Round: 5, LogEvidence: -1350, StdErr: 20, Steps: 80},
-	}}
-	rounds := []RoundEstimate{
-		{Round: 1, LogEvidence: -2000, StdErr: 70, Steps: 5},
-		{Round: 2, LogEvidence: -2010, StdErr: 70, Steps: 10},
-		{Round: 3, LogEvidence: -2020, StdErr: 60, Steps: 20},
-	}
-	left := RankEvidence{Rank: 2, LogEvidence: -2020, StdErr: 60, Round: 3, Rounds: rounds, Rungs: []Rung{{Chains: 2, ESS: 40}}}
-	s := Standing{Round: 5, Leader: 1, Left: []Departure{{Rank: 2, Round: 3, Leader: 1, Gap: 1010, Sigma: 85}}}
-	move := math.Sqrt(340*340 - 60*60)
-	if got := LeaderMove(leader.Rounds, 3); math.Abs(got-move) > 1e-9 {
-		t.Fatalf("LeaderMove %v, want %v", got, move)
-	}
-	final := s.Final([]RankEvidence{leader, left})
-	if final[0].StdErr != 20 {
-		t.Errorf("the leader's error bar changed: %v", final[0].StdErr)
-	}
-	if got, want := final[1].StdErr, math.Hypot(60, move); math.Abs(got-want) > 1e-9 {
-		t.Errorf("left rank: stderr %v, want %v (its own and the leader's later move)", got, want)
-	}
-	if got := left.Left(0); got.StdErr != 60 {
-		t.Errorf("a steady left rank without a leader's move widened to %v", got.StdErr)
-	}
-	still := leader
-	still.Rounds = slices.Clone(leader.Rounds)
-	still.Rounds[3].LogEvidence, still.Rounds[2].LogEvidence = -1050, -1040
-	if got := LeaderMove(still.Rounds, 3); got != 0 {
-		t.Errorf("a leader that moved within its noise: LeaderMove %v", got)
-	}
-	if got := LeaderMove(leader.Rounds, 5); got != 0 {
-		t.Errorf("a rank left in the leader's last round: LeaderMove %v", got)
-	}
-	// Rank 2 left 1 010 below the leader of its round at 85 combined standard errors on a path
-	// within its noise: apart, whatever the leader did after. Not so for a path the phase check
-	// flagged, one whose records cannot show a transient, one left below another leader, or one
-	// left within RaceZ.
-	if !s.ApartWhenLeft(left) {
-		t.Error("a settling rank left far below the final leader is not apart")
-	}
-	phase, untestable := left, left
-	phase.Phase = true
-	untestable.Rungs = []Rung{{Chains: 2, ESS: 4}}
-	other := s
-	other.Leader = 3
-	close := Standing{Round: 5, Leader: 1, Left: []Departure{{Rank: 2, Round: 3, Leader: 1, Gap: 200, Sigma: 85}}}
-	for name, c := range map[string]struct {
-		s  Standing
-		re RankEvidence
-	}{"phase-flagged": {s, phase}, "untestable": {s, untestable}, "another leader's": {other, left}, "close": {close, left}, "live": {s, leader}} {
-		if c.s.ApartWhenLeft(c.re) {
-			t.Errorf("a %s rank counts as apart", name)
-		}
 	}
 }
 

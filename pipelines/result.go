@@ -166,10 +166,6 @@ type RankResult struct {
 	Rounds []RoundResult `json:"rounds,omitempty"`
 	Left   string        `json:"left,omitempty"`
 	Drift  Float         `json:"drift,omitempty"`
-	// ApartWhenLeft says the race left this rank behind beyond 3 combined standard errors below
-	// the chosen rank's estimate of the same round, on a settling path: the verdict counts it as
-	// separated whatever the chosen rank's later rounds moved (evidence.Standing.ApartWhenLeft).
-	ApartWhenLeft bool `json:"apart_when_left,omitempty"`
 	// Ladder lists the rungs, for an annealed run every temperature of every replica's ladder.
 	Ladder []Rung `json:"ladder"`
 }
@@ -248,13 +244,7 @@ func NewRaceResult(meta Meta, ranks []evidence.RankEvidence, standing *evidence.
 	}
 	r.Seed = seed.Seed
 	r.Prior = maps.Clone(meta.Model.Params)
-	var apart []int
 	if standing != nil {
-		for _, re := range ranks {
-			if standing.ApartWhenLeft(re) {
-				apart = append(apart, re.Rank)
-			}
-		}
 		ranks = standing.Final(ranks)
 	}
 	if err := r.addRanks(meta.Ranks, ranks); err != nil {
@@ -263,7 +253,6 @@ func NewRaceResult(meta Meta, ranks []evidence.RankEvidence, standing *evidence.
 	if standing != nil {
 		for i := range r.Ranks {
 			r.Ranks[i].Left = standing.Why(r.Ranks[i].Rank)
-			r.Ranks[i].ApartWhenLeft = slices.Contains(apart, r.Ranks[i].Rank)
 		}
 		r.Unresolved = standing.Unresolved(meta.Ranks)
 	}
@@ -536,8 +525,7 @@ func (p RatePosterior) String() string {
 
 // Verdict is one sentence for a person: the rank chosen, how sure the estimates make it (its
 // p(R | X); the ranks within evidence.RaceZ combined standard errors of it and both their start
-// allowances, but for those the race left apart from it on a shared round (ApartWhenLeft), or
-// that the race could not leave behind; flags on those ranks) and what to do next when it is not sure. It begins
+// allowances, or that the race could not leave behind; flags on those ranks) and what to do next when it is not sure. It begins
 // "best rank: R".
 func (r Result) Verdict() string {
 	best, ok := r.Best()
@@ -552,7 +540,7 @@ func (r Result) Verdict() string {
 		}
 		tried = append(tried, rr.Rank)
 		gap, sigma := float64(best.LogEvidence-rr.LogEvidence), math.Hypot(float64(best.StdErr), float64(rr.StdErr))
-		isNear := rr.Rank != best.Rank && !rr.ApartWhenLeft && (gap <= evidence.RaceZ*sigma+float64(best.StartAllowance+rr.StartAllowance) || slices.Contains(r.Unresolved, rr.Rank))
+		isNear := rr.Rank != best.Rank && (gap <= evidence.RaceZ*sigma+float64(best.StartAllowance+rr.StartAllowance) || slices.Contains(r.Unresolved, rr.Rank))
 		if isNear {
 			near = append(near, rr.Rank)
 			allowed = allowed || rr.StartAllowance > 0
