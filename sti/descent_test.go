@@ -23,25 +23,13 @@ import (
 // chain from the mode down faster: over 16 replicas its first 40 sweeps were only 1.3 standard
 // errors above equilibrium.)
 func TestDescentStartsAtEquilibrium(t *testing.T) {
-	d, rates := poissonData(t, []int{8, 8}, 4, 0.15, 3)
 	cfg := Default("nmf")
 	cfg.Descent, cfg.Chains, cfg.Relax = 20, 48, 0
-	p, err := NewProblem(d, models.PoissonSpec("nmf", rates, models.LogScale), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, model, modes := tableModes(t, cfg)
 	const R = 4
 	ctx := context.Background()
 	ti := cfg.Ladder.Nearest(0.15)
 	temp := cfg.Ladder[ti]
-	model, err := p.model(R)
-	if err != nil {
-		t.Fatal(err)
-	}
-	modes, _, _, err := p.searchModes(ctx, model, R)
-	if err != nil {
-		t.Fatal(err)
-	}
 	st, err := p.StartRank(ctx, R)
 	if err != nil {
 		t.Fatal(err)
@@ -78,6 +66,26 @@ func TestDescentStartsAtEquilibrium(t *testing.T) {
 	if z := (a - e) / math.Hypot(as, es); z < 3 {
 		t.Errorf("from the mode the first sweeps are only %.1f standard errors above equilibrium: the test no longer tests the descent", z)
 	}
+}
+
+// tableModes is the problem of the 8×8 table with counts in the hundreds under cfg, its rank-4
+// model and that rank's modes (one per replica).
+func tableModes(t *testing.T, cfg Config) (*Problem, models.Model, [][]float64) {
+	t.Helper()
+	d, rates := poissonData(t, []int{8, 8}, 4, 0.15, 3)
+	p, err := NewProblem(d, models.PoissonSpec("nmf", rates, models.LogScale), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	model, err := p.model(4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	modes, _, _, err := p.searchModes(context.Background(), model, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, model, modes
 }
 
 // A rank's start stage depends on the seed and the rank alone: the same bits on one core and
@@ -239,23 +247,11 @@ func TestChainStateCrossesInSinglePrecision(t *testing.T) {
 // times in ten. What it buys on a start cut to a sixteenth (a 257×291 speech mixture) is
 // docs/method.md's.
 func TestSettleSweepsWhileTheWalkMoves(t *testing.T) {
-	d, rates := poissonData(t, []int{8, 8}, 4, 0.15, 3)
 	cfg := Default("nmf")
-	p, err := NewProblem(d, models.PoissonSpec("nmf", rates, models.LogScale), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	const R, replicas = 4, 24
+	_, model, modes := tableModes(t, cfg)
+	const replicas = 24
 	ctx := context.Background()
 	temp := cfg.Ladder[cfg.Ladder.Nearest(0.15)]
-	model, err := p.model(R)
-	if err != nil {
-		t.Fatal(err)
-	}
-	modes, _, _, err := p.searchModes(ctx, model, R)
-	if err != nil {
-		t.Fatal(err)
-	}
 	settled := func(theta []float64, c uint64, least, most int) int {
 		w := newRungWalk(model, append([]float64(nil), theta...), rng.New(13, c))
 		if err := w.settle(ctx, temp, least, most, "test"); err != nil {
