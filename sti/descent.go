@@ -6,6 +6,8 @@ import (
 	"math"
 	"math/rand/v2"
 
+	"gonum.org/v1/gonum/stat"
+
 	"github.com/stirank/stirank/internal/progress"
 	"github.com/stirank/stirank/models"
 )
@@ -58,8 +60,9 @@ func (w *rungWalk) rung(ctx context.Context, t float64, n, read int, where strin
 // log-likelihoods and while they still trend (moving). A walk down the ladder from a mode spreads
 // out over tens of sweeps at the rungs where the kernel mixes slowly and within a few elsewhere,
 // so a start stage cut short spends its sweeps where its rungs need them, and its chains start
-// with less of a transient for their rounds to wash out (docs/method.md, starts). It reads every
-// sweep's log-likelihood.
+// with less of a transient for their rounds to wash out (docs/method.md, starts). It reads the
+// log-likelihood of the sweeps a decision to go on reads, and of the last, which must be finite;
+// with least = most it sweeps as rung does.
 func (w *rungWalk) settle(ctx context.Context, t float64, least, most int, where string) error {
 	per := w.mv.passes(1)
 	for s := 1; s <= most && (s <= least || len(w.trail) < trailLength || moving(w.trail)); s++ {
@@ -68,17 +71,26 @@ func (w *rungWalk) settle(ctx context.Context, t float64, least, most int, where
 		}
 		w.sweeps++
 		progress.Add(ctx, per)
+		if s < most && (least == most || s <= least-trailLength) {
+			w.mv.moveOn(w.r, t, w.theta, w.acc)
+			continue
+		}
 		ll := w.mv.move(w.r, t, 1, nil, w.theta, w.acc)
 		if math.IsNaN(ll) || math.IsInf(ll, 0) {
 			return fmt.Errorf("%s, sweep %d: log-likelihood %v", where, s, ll)
 		}
-		w.trail = append(w.trail[max(0, len(w.trail)-trailLength+1):], ll)
+		if len(w.trail) < trailLength {
+			w.trail = append(w.trail, ll)
+		} else {
+			copy(w.trail, w.trail[1:])
+			w.trail[trailLength-1] = ll
+		}
 	}
 	return nil
 }
 
 // trailLength is how many of the walk's last log-likelihoods moving reads: over eight sweeps a
-// drift of a third of the sweeps' noise per sweep stands out.
+// drift of a third of the sweeps' noise per sweep reaches tCrit.
 const trailLength = 8
 
 // tCrit is the slope's t beyond which the walk counts as moving: with trailLength − 2 degrees
@@ -86,32 +98,31 @@ const trailLength = 8
 // leaves its transient to every round of the rank's chains, one that sweeps on costs a sweep.
 const tCrit = 2
 
+// sweepIndex is 0, 1, …, trailLength − 1, the abscissae of moving's regression.
+var sweepIndex = func() []float64 {
+	x := make([]float64, trailLength)
+	for i := range x {
+		x[i] = float64(i)
+	}
+	return x
+}()
+
 // moving reports whether the walk's last trailLength log-likelihoods still trend: their
 // least-squares slope lies more than tCrit of its standard errors from 0, as it does along a
 // transient and, with independent sweeps, one time in ten once the walk is stationary.
 func moving(trail []float64) bool {
-	n := len(trail)
-	if n < trailLength {
+	if len(trail) != trailLength {
 		return false
 	}
-	var my float64
-	for _, y := range trail {
-		my += y
-	}
-	my /= float64(n)
-	mx := float64(n-1) / 2
-	var sxy, sxx float64
+	alpha, beta := stat.LinearRegression(sweepIndex, trail, nil, false)
+	var rss, sxx float64
+	mx := float64(trailLength-1) / 2
 	for i, y := range trail {
-		sxy += (float64(i) - mx) * (y - my)
-		sxx += (float64(i) - mx) * (float64(i) - mx)
-	}
-	b := sxy / sxx
-	var rss float64
-	for i, y := range trail {
-		e := y - my - b*(float64(i)-mx)
+		e := y - alpha - beta*sweepIndex[i]
 		rss += e * e
+		sxx += (sweepIndex[i] - mx) * (sweepIndex[i] - mx)
 	}
-	return b*b*sxx*float64(n-2) > tCrit*tCrit*rss
+	return beta*beta*sxx*(trailLength-2) > tCrit*tCrit*rss
 }
 
 // phaseFrom is the lowest temperature of the phase check (Config.Ascent). Below it the rungs'

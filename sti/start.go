@@ -125,13 +125,7 @@ func (p *Problem) descend(ctx context.Context, m models.Model, rank int, modes [
 		}
 		for i := len(cfg.Ladder) - 1; i >= 1 && cfg.Ladder[i] > 0; i-- {
 			t := cfg.Ladder[i]
-			at := where + fmt.Sprintf("descent at t=%.6g (rung %d)", t, i)
-			if s < 1 {
-				errs[q] = w.settle(ctx, t, scaled(cfg.Descent, s, 1), cfg.Descent, at)
-			} else {
-				_, errs[q] = w.rung(ctx, t, cfg.Descent, 1, at)
-			}
-			if errs[q] != nil {
+			if errs[q] = w.settle(ctx, t, scaled(cfg.Descent, s, 1), cfg.Descent, where+fmt.Sprintf("descent at t=%.6g (rung %d)", t, i)); errs[q] != nil {
 				return
 			}
 			states[i] = ChainState{Theta: append([]float64(nil), w.theta...), Center: center}
