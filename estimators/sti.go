@@ -162,6 +162,9 @@ type startSummary struct {
 	Warm bool
 	// ModeParams is sti.RankStart.ModeParams.
 	ModeParams int
+	// FullRound is the round in which the rank's chains reach their configured records
+	// (sti.Problem.Doublings).
+	FullRound int
 }
 
 // phaseSummary is what a rank's phase check reports: the walk's means at rungs From, ….
@@ -213,7 +216,7 @@ func (p *stiProblem) Expand(ctx context.Context, t Task) (Result, []Task, error)
 	if err != nil {
 		return Result{}, nil, fmt.Errorf("rank %d: start: %w", t.Rank, err)
 	}
-	res := Result{Task: t, Steps: st.Steps, CellEvals: st.CellEvals, Summary: Pack(startSummary{st.Steps, st.CellEvals, warm, st.ModeParams})}
+	res := Result{Task: t, Steps: st.Steps, CellEvals: st.CellEvals, Summary: Pack(startSummary{st.Steps, st.CellEvals, warm, st.ModeParams, p.p.Doublings(t.Rank)})}
 	var next []Task
 	for q, states := range st.States {
 		for i, s := range states {
@@ -378,6 +381,7 @@ func (e STI) combineRound(rank int, results []Result, round int) (evidence.RankE
 		check  *phaseSummary
 		warm   bool
 		params int
+		full   int
 	)
 	for _, r := range Latest(results, round) {
 		switch {
@@ -386,7 +390,7 @@ func (e STI) combineRound(rank int, results []Result, round int) (evidence.RankE
 			if err != nil {
 				return evidence.RankEvidence{}, fmt.Errorf("rank %d: start: %w", rank, err)
 			}
-			steps, cells, warm, params = steps+s.Steps, cells+s.CellEvals, s.Warm, s.ModeParams
+			steps, cells, warm, params, full = steps+s.Steps, cells+s.CellEvals, s.Warm, s.ModeParams, s.FullRound
 		case r.Task.Chain == checkChain:
 			s, err := Unpack[phaseSummary](r.Summary)
 			if err != nil {
@@ -417,7 +421,7 @@ func (e STI) combineRound(rank int, results []Result, round int) (evidence.RankE
 	}
 	re.Steps += steps
 	re.CellEvals += cells
-	re.ModeParams = params
+	re.ModeParams, re.FullRound = params, full
 	if warm && re.WarmChains == 0 {
 		re.WarmChains = len(chains)
 	}

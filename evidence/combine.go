@@ -116,6 +116,12 @@ type RankEvidence struct {
 	// ModeParams is the number of the model's parameters where a chain started at a mode
 	// (StartAllowance), 0 where none did or it is not known.
 	ModeParams int
+	// FullRound is the round in which a racing rank's chains reach their configured records
+	// (0 where no start stage says).
+	FullRound int
+	// LetGo says the race stopped refining the rank, its leader, while its chains still moved
+	// (Standing.Continues): beyond its standard error it carries StartAllowance.
+	LetGo bool
 	// WarmChains counts the chains that resumed from a saved state.
 	WarmChains int
 	// Diverged lists the chains that produced non-finite values; when it is not empty the

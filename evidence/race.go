@@ -21,11 +21,12 @@ type Standing struct {
 }
 
 // Departure is a rank the race left behind after Round: Leader's evidence lay Gap above its own,
-// more than RaceZ times Sigma, their combined standard error; or it diverged (Diverged set).
+// more than RaceZ times Sigma, their combined standard error, and the leader's start allowance;
+// or it diverged (Diverged set). Allowance is the rank's own start allowance then.
 type Departure struct {
-	Rank, Round, Leader int
-	Gap, Sigma          float64
-	Diverged            bool
+	Rank, Round, Leader   int
+	Gap, Sigma, Allowance float64
+	Diverged              bool
 }
 
 // Live reports whether the race still runs rank.
@@ -78,7 +79,7 @@ func Decide(prev Standing, ranks []RankEvidence, round int) Standing {
 		}
 		gap, sigma := l.LogEvidence-r.LogEvidence, math.Hypot(l.StdErr, r.StdErr)
 		if gap > RaceZ*sigma+margin {
-			s.Left = append(s.Left, Departure{Rank: r.Rank, Round: round, Leader: l.Rank, Gap: gap, Sigma: sigma})
+			s.Left = append(s.Left, Departure{Rank: r.Rank, Round: round, Leader: l.Rank, Gap: gap, Sigma: sigma, Allowance: r.StartAllowance()})
 		}
 	}
 	return s
@@ -104,7 +105,8 @@ const MinESS = 10
 // leader alone runs on while its standard error is above RacePrecision, up to round
 // min(last, LeaderRounds), and on up to round last while its chains are unsteady: an error bar
 // computed from chains that barely moved or still drift may not cover its estimate, and the
-// leader's is the one the verdict rests on.
+// leader's is the one the verdict rests on. Within its configured rounds it stops instead where
+// the race lets it go (lets).
 func (s Standing) Continues(ranks []int, re RankEvidence, next, last int) bool {
 	switch {
 	case !s.Live(re.Rank) || next > last:
@@ -112,7 +114,37 @@ func (s Standing) Continues(ranks []int, re RankEvidence, next, last int) bool {
 	case !s.Settled(ranks):
 		return true
 	}
-	return re.Rank == s.Leader && re.StdErr > RacePrecision && (next <= LeaderRounds || re.Unsteady())
+	return re.Rank == s.Leader && re.StdErr > RacePrecision && (next <= LeaderRounds || re.Unsteady() && !s.lets(re, next))
+}
+
+// lets reports whether a settled race lets its unsteady leader go before round next, within the
+// rounds that reach its configured records (RankEvidence.FullRound): every rank it left lies
+// further below than RaceZ combined standard errors, both their start allowances and the
+// leader's half the number of parameters, where its estimate may still be bound (Laplace's
+// scale, as StartAllowance). On large data a leader can climb out of its start for longer than
+// any budget runs, thousands of nats below ranks tens of thousands apart: more rounds would
+// not change the choice, and the allowance, which it then carries, says how far its number
+// may be off. A leader near another rank, or alone, runs on as before.
+func (s Standing) lets(re RankEvidence, next int) bool {
+	if next > re.FullRound || re.ModeParams == 0 {
+		return false
+	}
+	allowance, apart := float64(re.ModeParams)/2, 0
+	for _, d := range s.Left {
+		if d.Diverged {
+			continue
+		}
+		apart++
+		i := slices.IndexFunc(re.Rounds, func(k RoundEstimate) bool { return k.Round == d.Round })
+		if d.Leader != re.Rank || i < 0 {
+			return false
+		}
+		gap := d.Gap + re.LogEvidence - re.Rounds[i].LogEvidence
+		if gap <= RaceZ*d.Sigma+allowance+d.Allowance {
+			return false
+		}
+	}
+	return apart > 0 // a race of one rank decides nothing: its leader's number is what was asked for
 }
 
 // Unsteady reports whether the rank's chains still drift (Drift), its estimate's last two moves
@@ -138,10 +170,10 @@ func (re RankEvidence) Unsteady() bool {
 // short, it may start below its rung's instead. Half the number of parameters is the scale
 // allowed, not a bound: Decide leaves behind only ranks that lie further than it below a leader
 // that has one, and the verdict counts a rank as near the best within both of theirs
-// (docs/method.md, the race). It is 0 for a testable estimate and where no chain started at a
-// mode.
+// (docs/method.md, the race). It is 0 for a testable estimate the race did not let go (LetGo) and
+// where no chain started at a mode.
 func (re RankEvidence) StartAllowance() float64 {
-	if re.testable() {
+	if re.testable() && !re.LetGo {
 		return 0
 	}
 	return float64(re.ModeParams) / 2
@@ -242,12 +274,17 @@ func moved(prev, last RoundEstimate) float64 {
 	return math.Sqrt(d*d - max(noise, 0))
 }
 
-// Final is ranks' evidence as the race reports it at its end: those it left behind as Left says.
+// Final is ranks' evidence as the race reports it at its end: those it left behind as Left says,
+// and a leader it let go (Continues) marked LetGo.
 func (s Standing) Final(ranks []RankEvidence) []RankEvidence {
 	out := slices.Clone(ranks)
+	settled := !slices.ContainsFunc(ranks, func(re RankEvidence) bool { return re.Rank != s.Leader && s.Live(re.Rank) })
 	for i, re := range out {
-		if !s.Live(re.Rank) {
+		switch {
+		case !s.Live(re.Rank):
 			out[i] = re.Left()
+		case settled && re.Rank == s.Leader && re.Round >= LeaderRounds && re.StdErr > RacePrecision && re.Unsteady() && s.lets(re, re.Round+1):
+			out[i].LetGo = true
 		}
 	}
 	return out

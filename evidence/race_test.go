@@ -236,3 +236,54 @@ func TestLeaderRunsOnWhileItTrends(t *testing.T) {
 		t.Error("a leader whose last moves parted ran on")
 	}
 }
+
+// A settled race lets an unsteady leader go after LeaderRounds, within its configured rounds, where
+// every rank it left lies further below than RaceZ combined standard errors and the leader's
+// half number of parameters, counting the leader's moves since; its final estimate carries that
+// allowance. A leader nearer, alone, or in rounds past its configured records runs on as before.
+func TestARaceLetsAFarLeaderGo(t *testing.T) {
+	ranks := []int{1, 2}
+	leader := func(at3 float64, full int) RankEvidence {
+		return RankEvidence{Rank: 1, LogEvidence: at3, StdErr: 10, Drift: 5, ModeParams: 1000, FullRound: full, Round: 3,
+			Rounds: []RoundEstimate{{Round: 0, LogEvidence: -1000, StdErr: 10}, {Round: 3, LogEvidence: at3, StdErr: 10, Drift: 5}}}
+	}
+	race := func(other float64) Standing {
+		return Decide(Standing{Round: -1}, []RankEvidence{leader(-1000, 7), {Rank: 2, LogEvidence: other, StdErr: 100}}, 0)
+	}
+	far, near := race(-2000), race(-1500) // 1 000 and 500 below, combined standard error 100.5
+	if !far.Settled(ranks) || !near.Settled(ranks) {
+		t.Fatalf("rank 2 should have left: %+v, %+v", far.Left, near.Left)
+	}
+	for _, c := range []struct {
+		name    string
+		s       Standing
+		re      RankEvidence
+		last    int
+		letsGo  bool
+		allowed float64
+	}{
+		{"apart", far, leader(-1000, 7), 7, true, 500},
+		{"apart after climbing", far, leader(-900, 7), 7, true, 500},
+		{"within the leader's allowance", near, leader(-1000, 7), 7, false, 0},
+		{"fallen within it", far, leader(-1200, 7), 7, false, 0}, // 800 below: 301.5 + 500 more
+		{"past its configured rounds", far, leader(-1000, 3), 7, false, 0},
+		{"alone", Decide(Standing{Round: -1}, []RankEvidence{leader(-1000, 7)}, 0), leader(-1000, 7), 7, false, 0},
+	} {
+		in := ranks
+		if c.name == "alone" {
+			in = ranks[:1]
+		}
+		if got := c.s.Continues(in, c.re, LeaderRounds+1, c.last); got == c.letsGo {
+			t.Errorf("%s: Continues %v", c.name, got)
+		}
+		final := c.s.Final([]RankEvidence{c.re, {Rank: 2, LogEvidence: -2000, StdErr: 100}})
+		if got := final[0].StartAllowance(); got != c.allowed || final[0].LetGo != c.letsGo {
+			t.Errorf("%s: final allowance %v (let go %v), want %v", c.name, got, final[0].LetGo, c.allowed)
+		}
+	}
+	steady := leader(-1000, 7)
+	steady.Drift, steady.Rounds[1].Drift = 0, 0
+	if far.Continues(ranks, steady, LeaderRounds+1, 7) || far.Final([]RankEvidence{steady})[0].LetGo {
+		t.Error("a steady leader stops at LeaderRounds as before and is not let go")
+	}
+}

@@ -114,14 +114,18 @@ type RankResult struct {
 	LogEvidence Float `json:"log_evidence"`
 	StdErr      Float `json:"stderr"`
 	// StartAllowance is how far from its value, either way, log_evidence may lie beyond stderr:
-	// its chains hold too few records to show how far they still are from their posterior
-	// (evidence.RankEvidence.StartAllowance); 0 where they can show it.
+	// its chains hold too few records to show how far they still are from their posterior, or the
+	// race let it go while they still moved (LetGo; evidence.RankEvidence.StartAllowance); 0
+	// otherwise.
 	StartAllowance Float `json:"start_allowance,omitempty"`
-	StdErrWithin   Float `json:"stderr_within"`
-	Trapezoid      Float `json:"trapezoid"`
-	PosteriorProb  Float `json:"posterior_prob"`
-	Steps          int64 `json:"steps"`
-	CellEvals      int64 `json:"cell_evals"`
+	// LetGo says the race stopped refining this rank, the best by far, while its chains still
+	// moved: StartAllowance is then how far its number may still be off.
+	LetGo         bool  `json:"let_go,omitempty"`
+	StdErrWithin  Float `json:"stderr_within"`
+	Trapezoid     Float `json:"trapezoid"`
+	PosteriorProb Float `json:"posterior_prob"`
+	Steps         int64 `json:"steps"`
+	CellEvals     int64 `json:"cell_evals"`
 	// WarmChains counts the chains that resumed from a saved state (stirank reanalyze).
 	WarmChains int `json:"warm_chains,omitempty"`
 	// Diverged lists the chains of this rank that diverged.
@@ -285,7 +289,7 @@ func (r *Result) addRanks(want []int, ests []evidence.RankEvidence) error {
 		}
 		rr.Rank, rr.LogEvidence, rr.StdErr, rr.StdErrWithin = rank, Float(re.LogEvidence), Float(re.StdErr), Float(re.StdErrWithin)
 		if !math.IsNaN(re.LogEvidence) {
-			rr.StartAllowance = Float(re.StartAllowance())
+			rr.StartAllowance, rr.LetGo = Float(re.StartAllowance()), re.LetGo
 		}
 		rr.Steps, rr.CellEvals, rr.Diverged, rr.WarmChains = int64(re.Steps), re.CellEvals, re.Diverged, re.WarmChains
 		rr.Hysteresis, rr.Phase, rr.PhaseUnchecked = Float(re.Hysteresis), re.Phase, re.PhaseUnchecked
@@ -497,6 +501,9 @@ func (r Result) Table() string {
 	}
 	if allowed {
 		b.WriteString("± start: these estimates' chains hold too few records to show how far they still are from their posterior, either way; half the number of parameters is the scale allowed (Laplace), beyond the standard error.\n")
+	}
+	if i := slices.IndexFunc(r.Ranks, func(rr RankResult) bool { return rr.LetGo }); i >= 0 {
+		fmt.Fprintf(&b, "rank %d lies so far above the rest that the race stopped refining it while its chains still moved: its ± start is how far its number may still be off; to refine it, run it alone (--ranks %d).\n", r.Ranks[i].Rank, r.Ranks[i].Rank)
 	}
 	if best, ok := r.Best(); ok && len(best.Rates) > 0 {
 		b.WriteString(best.RatesLine() + "\n")

@@ -349,3 +349,31 @@ func TestRaceResultWidensLeftRanks(t *testing.T) {
 		t.Errorf("stderr: leader %v (want %v), left rank %v (want ≥ 499), its evidence's %v (want %[2]v, unchanged)", r.Ranks[0].StdErr, se, r.Ranks[1].StdErr, race[1].StdErr)
 	}
 }
+
+// A leader the race let go while its chains still moved (evidence.Standing.Continues) shows its
+// allowance, says why and how to refine it, and stays the settled choice.
+func TestRaceResultLetsALeaderGo(t *testing.T) {
+	rounds := func(v float64) []evidence.RoundEstimate {
+		return []evidence.RoundEstimate{{Round: 0, LogEvidence: v, StdErr: 10}, {Round: 3, LogEvidence: v, StdErr: 10, Drift: 5}}
+	}
+	race := []evidence.RankEvidence{
+		{Rank: 1, LogEvidence: -1000, StdErr: 10, Drift: 5, ModeParams: 300, FullRound: 7, Round: 3, Rounds: rounds(-1000)},
+		{Rank: 2, LogEvidence: -5000, StdErr: 10, ModeParams: 400, FullRound: 7, Round: 0, Rounds: rounds(-5000)[:1]},
+	}
+	meta := testMeta()
+	meta.Ranks = []int{1, 2}
+	standing := evidence.Decide(evidence.Standing{}, race, 0)
+	r, err := NewRaceResult(meta, race, &standing)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.Ranks[0].LetGo || r.Ranks[0].StartAllowance != 150 || r.Ranks[1].LetGo {
+		t.Errorf("let go %v, %v, allowance %v: want rank 1 let go with 150", r.Ranks[0].LetGo, r.Ranks[1].LetGo, r.Ranks[0].StartAllowance)
+	}
+	if table := r.Table(); !strings.Contains(table, "run it alone (--ranks 1)") {
+		t.Errorf("the table does not say the leader was let go:\n%s", table)
+	}
+	if got := r.Verdict(); !strings.HasPrefix(got, "best rank: 1, p(R|X)") {
+		t.Errorf("verdict %q, want a settled choice of rank 1", got)
+	}
+}
