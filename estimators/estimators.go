@@ -50,6 +50,9 @@ type Task struct {
 	// Stored names the file the Beam layer left Payload in while the task travelled outside the
 	// pipeline's collections (transforms.RunFn.Spill); empty when Payload holds it.
 	Stored string
+	// Plain says a follow-on task of a racing estimator records without control variates from
+	// its round on (Rounder.Controlled).
+	Plain bool
 }
 
 // Less orders tasks by rank, stage, index, replica and chain; the payload plays no part, so
@@ -177,14 +180,17 @@ type Rounder interface {
 	Problem
 	// FullRound is the round at which rank's tasks have made the configured budget's records.
 	FullRound(rank int) int
+	// Controlled reports whether the chains of the rank whose evidence so far is re keep their
+	// control variates in its next round (Continue).
+	Controlled(re evidence.RankEvidence) bool
 }
 
 // Continue is the task of the next round that carries on from result r, whose task stopped in
-// state r.State.
-func Continue(r Result) Task {
+// state r.State; plain drops its control variates from then on (Rounder.Controlled).
+func Continue(r Result, plain bool) Task {
 	t := r.Task
 	t.Round++
-	t.Payload, t.Stored = r.State, r.Stored
+	t.Payload, t.Stored, t.Plain = r.State, r.Stored, t.Plain || plain
 	return t
 }
 

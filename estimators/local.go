@@ -43,7 +43,7 @@ func RunRank(ctx context.Context, e Estimator, data *tensor.Sparse, rank int) (e
 			results, tasks = append(results, res[i]), append(tasks, more[i]...)
 			// A racing estimator's chains run every round up to its configured budget.
 			if r := res[i]; racing && r.State != nil && r.Task.Round < rd.FullRound(rank) {
-				tasks = append(tasks, Continue(r))
+				tasks = append(tasks, Continue(r, false))
 			}
 		}
 	}
@@ -103,7 +103,7 @@ func RunRace(ctx context.Context, e Estimator, data *tensor.Sparse, ranks []int,
 		for _, r := range done {
 			re := evs[slices.Index(ranks, r.Task.Rank)]
 			if r.State != nil && standing.Continues(ranks, re, round+1, rd.FullRound(r.Task.Rank)+extra) {
-				tasks = append(tasks, Continue(r))
+				tasks = append(tasks, Continue(r, !rd.Controlled(re)))
 			}
 		}
 	}

@@ -118,6 +118,12 @@ func (p *stiProblem) races() bool { return STI{Config: p.p.Config}.Races() }
 // (sti.Problem.Doublings).
 func (p *stiProblem) FullRound(rank int) int { return p.p.Doublings(rank) }
 
+// Controlled reports whether the rank's control variates pay for the pass over the data each of
+// their records makes (evidence.RankEvidence.ControlsPay).
+func (p *stiProblem) Controlled(re evidence.RankEvidence) bool {
+	return re.ControlsPay(1 / float64(models.SweepPasses(p.p.Data.Order())))
+}
+
 // Resume returns the problem whose chains resume from the states saved in startDir, when it is
 // set, and write their final states into stateDir, when it is set (io/chainstate): a racing
 // rank's start stage resumes (sti.Problem.StartRankFrom) and its chains save their state after
@@ -260,6 +266,7 @@ func (p *stiProblem) Run(ctx context.Context, t Task) (Result, error) {
 		if err != nil {
 			return Result{}, fmt.Errorf("chain rank %d, temperature %d, replica %d, round %d: state: %w", t.Rank, t.Index, t.Replica, t.Round, err)
 		}
+		state.Plain = state.Plain || t.Plain
 		sum, next, err := p.p.Extend(ctx, id, t.Round, &state)
 		if err == nil && next != nil {
 			err = p.save(ctx, id, next.Theta)

@@ -73,6 +73,9 @@ type Rung struct {
 	// varSE2 is the squared standard error of VarLogLik where it is not a sample variance's
 	// (totalVariance); zero otherwise. Combine reads it before the rung leaves it.
 	varSE2 float64
+	// plainSE is StdErr of the chains' plain means, where any of them carried control
+	// variates; zero otherwise. Combine reads it before the rung leaves it.
+	plainSE float64
 	// transient says a chain's first half of records averages more than RaceZ of its mean's
 	// standard errors from the whole: its records hold a transient, and its variance the
 	// transient's spread. Combine reads it before the rung leaves it.
@@ -97,6 +100,9 @@ type RankEvidence struct {
 	// sample sizes (Rung.withinVariance); it misses between-replica variation (modes a chain does
 	// not leave), so it is a diagnostic.
 	StdErrWithin float64
+	// StdErrPlain is StdErrWithin from the rungs' plain means, without their control variates,
+	// where any chain's records carried them; 0 otherwise (ControlsPay).
+	StdErrPlain float64
 	// Trapezoid is the uncorrected rule; |LogEvidence − Trapezoid| indicates how much the
 	// ladder's discretisation matters.
 	Trapezoid float64
@@ -243,10 +249,23 @@ func combine(l Ladder, weights func([]Rung) (wf, wv []float64), chains []ChainSu
 		re.LogEvidence, re.StdErr, re.Trapezoid = math.NaN(), math.NaN(), math.NaN()
 		return re, nil
 	}
+	plain := 0.0
 	for i, r := range re.Rungs {
 		re.StdErrWithin += r.withinVariance(wf[i], wv[i])
+		if r.plainSE > 0 {
+			plain += r.withinVariance(wf[i], wv[i]) + wf[i]*wf[i]*(r.plainSE*r.plainSE-r.StdErr*r.StdErr)
+		}
 	}
 	re.StdErrWithin = math.Sqrt(re.StdErrWithin)
+	if plain > 0 {
+		// The rungs without controls count as they are.
+		for i, r := range re.Rungs {
+			if r.plainSE == 0 {
+				plain += r.withinVariance(wf[i], wv[i])
+			}
+		}
+		re.StdErrPlain = math.Sqrt(plain)
+	}
 	re.StdErr = re.StdErrWithin
 	if between, whole, ok := replicaVariance(wf, wv, byRung); ok {
 		// The replicas' spread sees modes a chain never leaves, which the within-chain estimate
@@ -406,6 +425,7 @@ func combineRung(t float64, cs []ChainSummary) Rung {
 	r := Rung{T: t, Chains: len(cs)}
 	n := 0
 	raw := 0.0
+	controlled := false
 	slopes := steinSlopes(cs)
 	for k, c := range cs {
 		mean, _, ess := c.controlled(slopes[k])
@@ -431,7 +451,16 @@ func combineRung(t float64, cs []ChainSummary) Rung {
 		if c.Count > 1 && ess > 0 {
 			wc := float64(c.Count) / float64(n)
 			r.StdErr += wc * wc * (m2 / float64(c.Count-1)) / ess
+			r.plainSE += wc * wc * (c.M2 / float64(c.Count-1)) / c.ESS
 		}
+		if slopes[k] != nil {
+			controlled = true
+		}
+	}
+	if controlled {
+		r.plainSE = math.Sqrt(r.plainSE)
+	} else {
+		r.plainSE = 0
 	}
 	if n > 1 {
 		r.VarLogLik = ss / float64(n-1)

@@ -336,3 +336,18 @@ func settling(rounds []RoundEstimate) bool {
 	last, before := at[0].LogEvidence-at[1].LogEvidence, at[1].LogEvidence-at[2].LogEvidence
 	return last*before > 0 && math.Abs(last) <= math.Abs(before)
 }
+
+// ControlsPay reports whether the rank's control variates may remove more of its estimate's
+// variance than their passes would as records, cost being their passes per record over a sweep's.
+// They can remove at most the chains' own noise, StdErrPlain², where the replicas' spread is the
+// larger part of StdErr (StdErr above StdErrWithin); as records, 1 + cost times the records
+// remove about cost·StdErr² of it. They are judged only where they do not add noise (StdErrWithin
+// at most StdErrPlain): from a few records their slopes are noise, which inflates the replicas'
+// spread too. On a Facebook-size tensor above rank 1 the replicas' spread is hundreds of times
+// the chains' own noise while the Stein pass costs a third of a chain's time; at rank 1 and on
+// the small sets the chains' noise is most of the error. Where no chain carried them
+// (StdErrPlain 0) there is nothing to weigh.
+func (re RankEvidence) ControlsPay(cost float64) bool {
+	plain, within, total := re.StdErrPlain*re.StdErrPlain, re.StdErrWithin*re.StdErrWithin, re.StdErr*re.StdErr
+	return re.StdErrPlain == 0 || within > plain || total <= within || plain > cost*total
+}

@@ -4,6 +4,8 @@ import (
 	"math"
 	"slices"
 	"testing"
+
+	"github.com/stirank/stirank/rng"
 )
 
 func TestDecideLeavesRanksBeyondTheirErrorsBehind(t *testing.T) {
@@ -285,5 +287,60 @@ func TestARaceLetsAFarLeaderGo(t *testing.T) {
 	steady.Drift, steady.Rounds[1].Drift = 0, 0
 	if far.Continues(ranks, steady, LeaderRounds+1, 7) || far.Final([]RankEvidence{steady})[0].LetGo {
 		t.Error("a steady leader stops at LeaderRounds as before and is not let go")
+	}
+}
+
+// Control variates pay where the chains' own noise, which is all they remove, is a material part
+// of a rank's variance: with records y = 3z + e they remove most of it, unless the replicas'
+// spread, which they leave, is much larger; without variates there is nothing to
+// weigh.
+func TestControlsPayWhereTheChainsNoiseCounts(t *testing.T) {
+	r := rng.New(4, 1)
+	l := Ladder{0, 0.5, 1}
+	rank := func(spread float64, variates bool) RankEvidence {
+		var cs []ChainSummary
+		for i, temp := range l {
+			for chain := range 2 {
+				y, z := make([]float64, 200), make([]float64, 200)
+				for k := range y {
+					z[k] = r.NormFloat64()
+					y[k] = 3*z[k] + 0.1*r.NormFloat64() + spread*float64(chain)
+				}
+				c := steinSummary(y, [][]float64{z})
+				if !variates {
+					c = ChainSummary{Count: c.Count, Mean: c.Mean, M2: c.M2, ESS: c.ESS}
+				}
+				c.Rank, c.TIndex, c.T, c.Chain = 2, i, temp, chain
+				cs = append(cs, c)
+			}
+		}
+		re, err := Combine(l, cs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return re
+	}
+	const cost = 1.0 / 6 // a Stein pass beside a 3-way tensor's sweep
+	agree, apart, none := rank(0, true), rank(3, true), rank(0, false)
+	if agree.StdErrPlain < 2*agree.StdErrWithin || !agree.ControlsPay(cost) {
+		t.Errorf("replicas that agree: plain %.3g, controlled %.3g, total %.3g: the controls should pay", agree.StdErrPlain, agree.StdErrWithin, agree.StdErr)
+	}
+	if apart.ControlsPay(cost) {
+		t.Errorf("replicas 3 apart: plain %.3g, controlled %.3g, total %.3g: the controls should not pay", apart.StdErrPlain, apart.StdErrWithin, apart.StdErr)
+	}
+	if none.StdErrPlain != 0 || !none.ControlsPay(cost) {
+		t.Errorf("no variates: StdErrPlain %v", none.StdErrPlain)
+	}
+}
+
+// Controls that add noise, as slopes from a few records do, are not judged: their inflated
+// spread says nothing of what they would remove later.
+func TestControlsAreNotJudgedWhileTheyAddNoise(t *testing.T) {
+	const cost = 1.0 / 6
+	noisy := RankEvidence{StdErr: 51, StdErrWithin: 51, StdErrPlain: 2.3}
+	inflated := RankEvidence{StdErr: 958, StdErrWithin: 902, StdErrPlain: 2.5}
+	apart := RankEvidence{StdErr: 1230, StdErrWithin: 40, StdErrPlain: 64}
+	if !noisy.ControlsPay(cost) || !inflated.ControlsPay(cost) || apart.ControlsPay(cost) {
+		t.Errorf("ControlsPay: %v and %v (want true: controls adding noise), %v (want false)", noisy.ControlsPay(cost), inflated.ControlsPay(cost), apart.ControlsPay(cost))
 	}
 }

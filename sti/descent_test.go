@@ -208,7 +208,7 @@ func TestExtendCarriesAChainOn(t *testing.T) {
 // a state read back is the same state when it crosses again.
 func TestChainStateCrossesInSinglePrecision(t *testing.T) {
 	const n = 10000
-	s := ChainState{Theta: make([]float64, n), Center: make([]float64, n), Records: []float64{-1.5, -2.25}, Rates: []float64{0.5, 2, 1, 0.25, 4, 1}, Budget: 7, Warm: true, Sweeps: 3, Steps: 4, CellEvals: 5}
+	s := ChainState{Theta: make([]float64, n), Center: make([]float64, n), Records: []float64{-1.5, -2.25}, Rates: []float64{0.5, 2, 1, 0.25, 4, 1}, Budget: 7, Warm: true, Plain: true, Sweeps: 3, Steps: 4, CellEvals: 5}
 	for i := range s.Theta {
 		s.Theta[i] = math.Log(float64(i+1)) / 3
 		s.Center[i] = -s.Theta[i]
@@ -306,5 +306,49 @@ func TestMovingSeesATrendNotNoise(t *testing.T) {
 	}
 	if moving([]float64{3, 2, 1}) {
 		t.Error("moving with fewer than trailLength values")
+	}
+}
+
+// A chain told to go plain (ChainState.Plain, set by the race where its rank's controls do not pay)
+// records without its control variates from then on: its summary is the plain mean of all its
+// records, and its records cost no Stein pass.
+func TestAPlainChainDropsItsControls(t *testing.T) {
+	d, rates := poissonData(t, []int{10, 8}, 2, 0.5, 5)
+	cfg := Default("nmf")
+	cfg.Ladder = evidence.Power(6, 4)
+	cfg.Steps, cfg.Burnin, cfg.Descent, cfg.Relax, cfg.Starts, cfg.StartEM, cfg.Rank1 = 40, 8, 4, 10, 2, 10, nil
+	p, err := NewProblem(d, models.PoissonSpec("nmf", rates, models.LogScale), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := p.StartRank(context.Background(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := ChainID{Rank: 1, TIndex: 3, Chain: 0}
+	sum, state, err := p.Extend(context.Background(), id, 0, &st.States[0][3])
+	if err != nil || state == nil {
+		t.Fatal(err)
+	}
+	if len(sum.SteinMean) == 0 || len(state.Controls) == 0 || state.Center == nil {
+		t.Fatalf("rank 1 records no controls (%d variates, %d stored)", len(sum.SteinMean), len(state.Controls))
+	}
+	controlled, cnext, err := p.Extend(context.Background(), id, 1, state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	state.Plain = true
+	plain, next, err := p.Extend(context.Background(), id, 1, state)
+	if err != nil || next == nil {
+		t.Fatal(err)
+	}
+	if len(plain.SteinMean) != 0 || next.Controls != nil || next.CondVar != nil || next.Center != nil || !next.Plain {
+		t.Errorf("a plain chain kept its controls: %d variates, %d stored, centre %v", len(plain.SteinMean), len(next.Controls), next.Center != nil)
+	}
+	if !slices.Equal(next.Records, cnext.Records) {
+		t.Error("going plain changed the chain's records")
+	}
+	if added := len(next.Records) - len(state.Records); plain.Steps != controlled.Steps-added {
+		t.Errorf("a plain round made %d passes, the controlled one %d for %d records", plain.Steps-state.Steps, controlled.Steps-state.Steps, added)
 	}
 }

@@ -44,6 +44,10 @@ type ChainState struct {
 	// Warm says the chain starts from a saved state of an earlier run (StartRankFrom), whose
 	// burn-in is Config.WarmBurnin.
 	Warm bool
+	// Plain says the chain records without control variates from now on, and its summary is
+	// the plain mean of all its records: the race found that its rank's controls remove less
+	// variance than their passes would as records (evidence.RankEvidence.ControlsPay).
+	Plain bool
 	// Sweeps counts the chain's sweeps, burn-in included; Steps its passes over the data and
 	// CellEvals its cell reads, the start stage's not included.
 	Sweeps    int
@@ -187,7 +191,10 @@ func (p *Problem) Extend(ctx context.Context, id ChainID, round int, state *Chai
 	}
 	next := &ChainState{
 		Records: slices.Clone(state.Records), Controls: slices.Clone(state.Controls), CondVar: slices.Clone(state.CondVar),
-		Rates: slices.Clone(state.Rates), Center: state.Center, Budget: state.Budget, Warm: state.Warm, Sweeps: state.Sweeps, Steps: state.Steps, CellEvals: state.CellEvals,
+		Rates: slices.Clone(state.Rates), Center: state.Center, Budget: state.Budget, Warm: state.Warm, Plain: state.Plain, Sweeps: state.Sweeps, Steps: state.Steps, CellEvals: state.CellEvals,
+	}
+	if next.Plain {
+		next.Center, next.Controls, next.CondVar = nil, nil, nil
 	}
 	if next.Budget == 0 {
 		next.Budget = p.Records(id.Rank, id.TIndex)
@@ -216,7 +223,7 @@ func (p *Problem) Extend(ctx context.Context, id ChainID, round int, state *Chai
 		}
 		next.Theta = slices.Clone(state.Theta)
 		mv := newGibbsMover(m)
-		if cfg.Stein {
+		if cfg.Stein && !next.Plain {
 			if cv = newControls(mv, state.Center); cv != nil {
 				cv.z, cv.condVar = next.Controls, next.CondVar
 			}
@@ -258,7 +265,7 @@ type chainWire struct {
 	Records, Controls, CondVar []float64
 	Rates                      []float64
 	Budget                     int
-	Warm                       bool
+	Warm, Plain                bool
 	Sweeps, Steps              int
 	CellEvals                  int64
 }
@@ -266,7 +273,7 @@ type chainWire struct {
 // GobEncode writes s as a chainWire.
 func (s ChainState) GobEncode() ([]byte, error) {
 	w := chainWire{Theta: single(s.Theta), Center: single(s.Center), Records: s.Records, Controls: s.Controls, CondVar: s.CondVar, Rates: s.Rates,
-		Budget: s.Budget, Warm: s.Warm, Sweeps: s.Sweeps, Steps: s.Steps, CellEvals: s.CellEvals}
+		Budget: s.Budget, Warm: s.Warm, Plain: s.Plain, Sweeps: s.Sweeps, Steps: s.Steps, CellEvals: s.CellEvals}
 	var b bytes.Buffer
 	err := gob.NewEncoder(&b).Encode(w)
 	return b.Bytes(), err
@@ -287,7 +294,7 @@ func (s *ChainState) GobDecode(b []byte) error {
 		return fmt.Errorf("chain state: centre: %w", err)
 	}
 	*s = ChainState{Theta: theta, Center: center, Records: w.Records, Controls: w.Controls, CondVar: w.CondVar, Rates: w.Rates,
-		Budget: w.Budget, Warm: w.Warm, Sweeps: w.Sweeps, Steps: w.Steps, CellEvals: w.CellEvals}
+		Budget: w.Budget, Warm: w.Warm, Plain: w.Plain, Sweeps: w.Sweeps, Steps: w.Steps, CellEvals: w.CellEvals}
 	return nil
 }
 

@@ -181,7 +181,7 @@ func (f *continueFn) ProcessElement(ctx context.Context, rank int, results func(
 		if r.State == nil && r.Stored == "" {
 			continue
 		}
-		t := estimators.Continue(r)
+		t := estimators.Continue(r, !f.rounder.Controlled(v.Evidence))
 		planned(f.RunID, []estimators.Task{t})
 		emit(t)
 	}

@@ -63,7 +63,7 @@ func unspill(t *estimators.Task) error {
 // spillState moves result r's state to the file its next round's task reads (estimators.Continue)
 // and names it in r.Stored, as spill does a payload.
 func spillState(dir string, r *estimators.Result) error {
-	next := estimators.Continue(*r)
+	next := estimators.Continue(*r, false)
 	if err := spill(dir, &next); err != nil || next.Stored == "" {
 		return err
 	}
