@@ -52,7 +52,8 @@ func benchChainAt(b *testing.B, d *tensor.Sparse, spec models.Spec, sampler stri
 // draw, 10 sweeps of burn-in and 10 recorded at t = 0.5, and reports sweeps per second.
 func benchGibbs(b *testing.B, d *tensor.Sparse, spec models.Spec, R int) {
 	cfg := Default(spec.Name)
-	cfg.Steps, cfg.Burnin, cfg.Stein, cfg.Rank1 = 20, 10, false, nil
+	cfg.Steps, cfg.Burnin, cfg.Rank1 = 20, 10, nil
+	cfg = cfg.With(SteinName, false)
 	cfg.Ladder = evidence.Ladder{0, 0.5, 1}
 	p, err := NewProblem(d, spec, cfg)
 	if err != nil {

@@ -224,11 +224,11 @@ func (p *Problem) RunFrom(ctx context.Context, id ChainID, t float64, start []fl
 	return p.summarize(ctx, sum, div, records, nil, nil)
 }
 
-// summarize completes a chain's summary from its records unless it diverged: with
-// Config.Truncate the records before the end of their start's transient (evidence.Truncation)
-// are left out, and it carries the records' control variates where cv has them, and the mean of
-// the first half of the records it keeps (evidence.ChainSummary.HalfMean), and the moments of
-// the prior rates recorded with the records it keeps where rates has them (ChainState.Rates).
+// summarize completes a chain's summary from its records unless it diverged: the configured
+// post-processors (Config.Post) choose the records it keeps, which it summarises with the mean of
+// the first half of them (evidence.ChainSummary.HalfMean) and the moments of the prior rates
+// recorded with them where rates has them (ChainState.Rates), and then add their estimates from
+// those records and from what cv recorded beside them.
 func (p *Problem) summarize(ctx context.Context, sum evidence.ChainSummary, div string, records, rates []float64, cv *controls) (evidence.ChainSummary, error) {
 	if err := ctx.Err(); err != nil {
 		return sum, err
@@ -237,19 +237,20 @@ func (p *Problem) summarize(ctx context.Context, sum evidence.ChainSummary, div 
 	if div != "" {
 		return sum, nil
 	}
-	d := 0
-	if p.Config.Truncate && len(records) > 0 {
-		d = evidence.Truncation(records)
+	posts := p.RankConfig(sum.Rank).postProcessors()
+	c := ChainRecords{All: records, controls: cv}
+	for _, pp := range posts {
+		c.First = pp.Keep(records, c.First)
 	}
-	kept := records[d:]
+	d, kept := c.First, c.Kept()
 	sum.Count = len(kept)
 	sum.Mean, sum.M2, sum.ESS = evidence.Summarize(kept)
 	if h := len(kept) / 2; h > 0 {
 		sum.HalfMean, _, _ = evidence.Summarize(kept[:h])
 		sum.HalfCount = h
 	}
-	if cv != nil {
-		cv.from(d).summarize(kept, &sum)
+	for _, pp := range posts {
+		pp.Summarize(c, &sum)
 	}
 	if len(rates) > 0 && len(kept) > 0 {
 		k := len(rates) / len(records)

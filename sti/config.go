@@ -45,16 +45,10 @@ type Config struct {
 	// WarmBurnin counted in sweeps; the sampler then serves the mode search only. It needs every
 	// cell at every sweep (no Blocks or Subsample).
 	Gibbs bool `json:"gibbs,omitempty"`
-	// Truncate lets a Gibbs chain (Config.Gibbs) find the end of its start's transient in its own
-	// records (evidence.Truncation, MSER-5) and discard the records before it, at most half of
-	// them. It sweeps none to replace them, so a rank's steps are those planned (ChainSteps) and
-	// stay within twice the SG-MCMC defaults' whatever the transients.
-	Truncate bool `json:"truncate,omitempty"`
-	// Stein makes a Gibbs chain's records carry control variates of mean zero that share their
-	// fluctuations (see controls: Stein variates about the rank's mode and, where the kernel has
-	// them, conditional expectations of the log-likelihood), so the rung means keep their
-	// expectation with a fraction of their variance.
-	Stein bool `json:"stein,omitempty"`
+	// Post names the post-processors of the chains' records (PostProcessor: "truncate" drops the
+	// records of a start's transient, "stein" controls the rung means with variates recorded beside
+	// them), in the order they act; none summarises every record as it is.
+	Post []string `json:"post_processors,omitempty"`
 	// SteinBelow, when positive, keeps the control variates (Stein) to the ranks below it. The
 	// likelihood of a matrix factorisation is flat along the directions that mix its components
 	// (W → W·A, H → A⁻¹·H while both stay non-negative, and beside a fixed dictionary D,
@@ -140,7 +134,7 @@ type RankBudget struct {
 // under FitLadder, Problem.RankConfig), and Rank1 cleared.
 func (c Config) AtRank(rank int) Config {
 	if c.SteinBelow > 0 && rank >= c.SteinBelow {
-		c.Stein = false
+		c = c.With(SteinName, false)
 	}
 	b := c.Rank1
 	if b == nil || rank != 1 {
@@ -208,6 +202,9 @@ func (c Config) Validate() error {
 		return fmt.Errorf("control-variate refresh interval %d must be at least 1", c.CVRefresh)
 	case c.Gibbs && (c.Blocks > 1 || c.Subsample > 0):
 		return fmt.Errorf("the Gibbs kernel sweeps every cell: drop blocks and subsample")
+	}
+	if err := c.validatePost(); err != nil {
+		return err
 	}
 	if _, err := samplers.New(c.Sampler, c.SamplerParams); err != nil {
 		return err

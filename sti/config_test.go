@@ -58,12 +58,12 @@ func TestSteinBelow(t *testing.T) {
 	}{{"nmf", []int{1}, []int{2, 5}}, {"ssnmf", []int{0}, []int{1, 3}}, {"cp", []int{1, 2, 6}, nil}} {
 		cfg := Default(c.model)
 		for _, R := range c.with {
-			if !cfg.AtRank(R).Stein {
+			if !cfg.AtRank(R).Runs(SteinName) {
 				t.Errorf("%s rank %d: no control variates", c.model, R)
 			}
 		}
 		for _, R := range c.plain {
-			if cfg.AtRank(R).Stein {
+			if cfg.AtRank(R).Runs(SteinName) {
 				t.Errorf("%s rank %d: control variates", c.model, R)
 			}
 		}

@@ -7,6 +7,32 @@ import (
 	"github.com/stirank/stirank/models"
 )
 
+// SteinName is the name of the Stein post-processor in Config.Post.
+const SteinName = "stein"
+
+func init() { registerPost(SteinName, Stein{}) }
+
+// Stein is the post-processor of a Gibbs chain's control variates (controls): it records them
+// beside each record, from the Stein centre its start stage gives it (ChainState.Center), and adds
+// their moments to the summary, from which evidence.Combine fits each rung's slopes, so the rung
+// means keep their expectation with a fraction of their variance. Config.SteinBelow keeps it to
+// the lower ranks (Config.AtRank).
+type Stein struct{}
+
+var _ recorder = Stein{}
+
+// Keep keeps every record.
+func (Stein) Keep(_ []float64, first int) int { return first }
+
+// Summarize adds the moments of the control variates recorded with the kept records.
+func (Stein) Summarize(c ChainRecords, sum *evidence.ChainSummary) {
+	if c.controls != nil {
+		c.controls.from(c.First).summarize(c.Kept(), sum)
+	}
+}
+
+func (Stein) controls(mv mover, s *ChainState) *controls { return newControls(mv, s.Center) }
+
 // controls is the control variates a Gibbs chain's records carry: Stein variates about a centre and,
 // where the kernel knows them (models.RaoBlackwell), the differences of conditional expectations
 // of the log-likelihood from the log-likelihood itself.

@@ -31,7 +31,7 @@ type ChainState struct {
 	// Center is the centre of the Stein variates (the replica's mode), nil without them.
 	Center []float64
 	// Records are the chain's log-likelihood records after its burn-in, all of them: the
-	// transient test (Config.Truncate) reads them whole at every round. Controls holds their
+	// transient test (Truncation) reads them whole at every round. Controls holds their
 	// control variates, CondVar their conditional variances (controls).
 	Records, Controls, CondVar []float64
 	// Rates holds, at t = 1 under a hyperprior, every factor's prior rate and their product
@@ -143,7 +143,7 @@ func (c Config) RoundSteps(rank, fixed, round, order, nnz int) int {
 		records = sweeps
 	}
 	steps := sweeps * models.SweepPasses(order)
-	if cfg.Stein {
+	if cfg.Runs(SteinName) {
 		steps += records
 	}
 	return steps
@@ -223,10 +223,8 @@ func (p *Problem) Extend(ctx context.Context, id ChainID, round int, state *Chai
 		}
 		next.Theta = slices.Clone(state.Theta)
 		mv := newGibbsMover(m)
-		if cfg.Stein && !next.Plain {
-			if cv = newControls(mv, state.Center); cv != nil {
-				cv.z, cv.condVar = next.Controls, next.CondVar
-			}
+		if !next.Plain {
+			cv = recording(cfg.postProcessors(), mv, next)
 		}
 		burn := 0
 		switch {

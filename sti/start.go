@@ -113,7 +113,7 @@ func (p *Problem) descend(ctx context.Context, m models.Model, rank int, modes [
 	walks := make([]*rungWalk, cfg.Chains)
 	par.Tasks(cfg.Chains, func(q int) {
 		var center []float64
-		if cfg.Stein {
+		if cfg.Runs(SteinName) {
 			center = modes[q]
 		}
 		states := make([]ChainState, len(cfg.Ladder))
@@ -352,7 +352,7 @@ func (p *Problem) resumeReplica(ctx context.Context, m models.Model, rank, q int
 		return nil, n, err
 	}
 	var center []float64
-	if cfg.Stein {
+	if cfg.Runs(SteinName) {
 		center = theta
 	}
 	states := make([]ChainState, len(l))

@@ -511,7 +511,8 @@ func TestCellEvalsCountWhatIsRead(t *testing.T) {
 	spec := models.PoissonSpec("nmf", rates, models.LogScale)
 	cfg := Default("nmf")
 	cfg.Ladder = evidence.Power(4, 4)
-	cfg.Steps, cfg.Burnin, cfg.Stein, cfg.Rank1 = 20, 5, false, nil
+	cfg.Steps, cfg.Burnin, cfg.Rank1 = 20, 5, nil
+	cfg = cfg.With(SteinName, false)
 	p, err := NewProblem(d, spec, cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -584,7 +585,7 @@ func chainsDoNotDependOnCores(t *testing.T, d *tensor.Sparse, spec models.Spec) 
 }
 
 // A Gibbs chain from far below its rung's typical set drops the records of that transient
-// (Config.Truncate) and sweeps no more than it was planned to: its steps stay what ChainSteps
+// (Truncation) and sweeps no more than it was planned to: its steps stay what ChainSteps
 // counts, and the records it keeps lie above those of the same chain that keeps them all.
 func TestTruncationDropsTheTransientAndSweepsNoMore(t *testing.T) {
 	d, rates := poissonData(t, []int{20, 15}, 2, 0.5, 9)
@@ -597,8 +598,7 @@ func TestTruncationDropsTheTransientAndSweepsNoMore(t *testing.T) {
 		start[i] = -4 // factors of e⁻⁴, whose λ are far below the counts
 	}
 	run := func(truncate bool) evidence.ChainSummary {
-		c := cfg
-		c.Truncate = truncate
+		c := cfg.With(TruncateName, truncate)
 		p, err := NewProblem(d, spec, c)
 		if err != nil {
 			t.Fatal(err)

@@ -120,14 +120,14 @@ func selectDetails() string {
 	for _, g := range groups {
 		if g.cfg.Gibbs {
 			truncate := ""
-			if g.cfg.Truncate {
+			if g.cfg.Runs(sti.TruncateName) {
 				truncate = ",\n          records of a start's transient (MSER-5, at most half) dropped"
 			}
 			descent := ""
 			if g.cfg.Descent > 0 {
 				descent = fmt.Sprintf(",\n          carried by its replica's walk, %d sweeps at t = 1 (--relax) then %d per rung down the ladder, to its own rung (--descent)", g.cfg.Relax, g.cfg.Descent)
 			}
-			if g.cfg.Stein {
+			if g.cfg.Runs(sti.SteinName) {
 				descent += ",\n          each record at " + steinRanks(g.cfg) + " with Stein control variates about the mode (--stein)"
 				if g.cfg.Rank1 != nil {
 					descent += " and, at rank 1, the conditional\n          expectations of the log-likelihood given all factors but one"
@@ -193,11 +193,11 @@ type selectFlags struct {
 	dict string
 }
 
-// steinRanks spells out the ranks whose chains a configuration controls (Config.Stein,
+// steinRanks spells out the ranks whose chains a configuration controls (the Stein post-processor,
 // Config.SteinBelow).
 func steinRanks(c sti.Config) string {
 	switch {
-	case !c.Stein:
+	case !c.Runs(sti.SteinName):
 		return "none"
 	case c.SteinBelow > 0:
 		return fmt.Sprintf("ranks below %d", c.SteinBelow)
@@ -851,7 +851,8 @@ func selectConfig(model string, f *selectFlags, set map[string]bool) (sti.Config
 			return cfg, "", usagef("--stein controls the Gibbs chains of a fixed ladder that start from their rank's mode (%s without --anneal or an SG-MCMC --sampler)", gibbsModels())
 		}
 		// Given, it holds at every rank.
-		cfg.Stein, cfg.SteinBelow = f.stein, 0
+		cfg = cfg.With(sti.SteinName, f.stein)
+		cfg.SteinBelow = 0
 	}
 	if set["allocate"] {
 		if cfg.Annealing != nil {
