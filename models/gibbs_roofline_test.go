@@ -120,7 +120,7 @@ func (rl *roofline) sweep(key uint64, t float64) {
 				}
 			}
 			for r := range row {
-				row[r] = draw.GammaCount(ch.st.Rand, ch.n[r]) * scale[r]
+				row[r] = draw.GammaCount(&ch.st, ch.n[r]) * scale[r]
 			}
 			addTo(ch.colsum, row)
 		}
@@ -142,7 +142,7 @@ func (rl *roofline) sweep(key uint64, t float64) {
 				}
 				row := rl.f[k][i*K : (i+1)*K]
 				for r := range row {
-					row[r] = draw.GammaCount(ch.st.Rand, ch.n[r]) * scale[r]
+					row[r] = draw.GammaCount(&ch.st, ch.n[r]) * scale[r]
 				}
 				addTo(ch.colsum, row)
 			}

@@ -955,7 +955,7 @@ func (a *poissonAugmented) propose(ch *augmentedChunk, k int, row, n []float64) 
 	copy(prop[:lead], row[:lead])
 	valid := true
 	for c := lead; c < len(row); c++ {
-		v := draw.GammaCount(ch.st.Rand, n[c]) * a.scale[c]
+		v := draw.GammaCount(&ch.st, n[c]) * a.scale[c]
 		prop[c] = v
 		valid = valid && v > 0 && !math.IsInf(v, 0)
 	}

@@ -32,7 +32,9 @@ func New(seed uint64, parts ...uint64) *rand.Rand {
 // Stream is a generator that can be repositioned onto another named stream without allocating,
 // for the per-step, per-block streams of a chain.
 type Stream struct {
-	pcg rand.PCG
+	// PCG is the stream's generator, which the variates of package draw call directly: through
+	// rand.Rand every number costs a call through its interface.
+	PCG rand.PCG
 	*rand.Rand
 }
 
@@ -48,14 +50,14 @@ func NewStream(seed uint64, parts ...uint64) *Stream {
 // padded scratch: each draw writes the generator's state, and two streams on one cache line
 // serialise their goroutines.
 func (s *Stream) Init(seed uint64, parts ...uint64) {
-	s.Rand = rand.New(&s.pcg)
+	s.Rand = rand.New(&s.PCG)
 	s.Reset(seed, parts...)
 }
 
 // Reset repositions s onto the stream named by seed and parts.
 func (s *Stream) Reset(seed uint64, parts ...uint64) {
 	k := Key(seed, parts...)
-	s.pcg.Seed(k, mix(k^0xd1b54a32d192ed03))
+	s.PCG.Seed(k, mix(k^0xd1b54a32d192ed03))
 }
 
 // At returns number i of the stream of key as a float64 in [0, 1), without drawing the numbers
@@ -67,4 +69,4 @@ func At(key, i uint64) float64 {
 
 // Float64 is rand.Rand.Float64 of the stream (the same numbers), without the call through the
 // generator's interface that the inner loops of the Gibbs kernels would pay at every draw.
-func (s *Stream) Float64() float64 { return float64(s.pcg.Uint64()<<11>>11) / (1 << 53) }
+func (s *Stream) Float64() float64 { return float64(s.PCG.Uint64()<<11>>11) / (1 << 53) }
