@@ -224,7 +224,7 @@ func (p *Problem) Chib(ctx context.Context, R, replica int, cfg ChibConfig) (Chi
 // then higher.
 func (p *Problem) ChibFrom(ctx context.Context, R, replica int, cfg ChibConfig, from Factors) (ChibResult, error) {
 	if p.fixed > 0 {
-		return ChibResult{}, ErrFixed("chib from a start")
+		return ChibResult{}, errFixed("chib from a start")
 	}
 	if from.R != R || len(from.F) != p.order {
 		return ChibResult{}, fmt.Errorf("chib: a start of rank %d with %d factors for rank %d with %d", from.R, len(from.F), R, p.order)

@@ -59,16 +59,16 @@ type Problem struct {
 	logFact []float64
 	total   float64
 	// fixed is the number of components whose mode-0 entries are the dictionary's columns
-	// (ssnmf), dict the dictionary (shape[0] × fixed, row-major); 0 and nil otherwise. Only AIS
-	// takes them: the other methods refuse a Problem with a fixed block (ErrFixed).
+	// (ssnmf), dict the dictionary (shape[0] × fixed, row-major); 0 and nil otherwise. Chib's
+	// method and AIS from the prior take them; the fitted references refuse them (errFixed).
 	fixed int
 	dict  []float64
 }
 
-// ErrFixed is what a method that does not hold a dictionary block fixed says of a model or
-// Problem that has one.
-func ErrFixed(method string) error {
-	return fmt.Errorf("%s does not hold a dictionary block fixed (ssnmf): of the baselines, ais does", method)
+// errFixed is what a method that does not hold a dictionary block fixed says of a Problem that
+// has one.
+func errFixed(method string) error {
+	return fmt.Errorf("%s does not hold a dictionary block fixed (ssnmf): chib and ais from the prior do", method)
 }
 
 // Models are the registered models the baselines estimate: Poisson factorisations with
@@ -77,9 +77,10 @@ func Models() []*models.Info {
 	return models.Where(func(i *models.Info) bool { return i.ExpPoissonRates != nil })
 }
 
-// AISModels are the models AIS estimates: Models, and the Poisson models with a fixed dictionary
-// block (ssnmf), whose free block has the same exponential priors.
-func AISModels() []*models.Info {
+// ChibAISModels are the models Chib's method and AIS from the prior estimate: Models, and the
+// Poisson models with a fixed dictionary block (ssnmf), whose free block has the same exponential
+// priors.
+func ChibAISModels() []*models.Info {
 	return models.Where(func(i *models.Info) bool { return i.ExpPoissonRates != nil || fixedPoisson(i) })
 }
 
@@ -88,7 +89,7 @@ func fixedPoisson(info *models.Info) bool {
 	return info.Dictionary && info.Domain == models.Counts && info.Order == 2
 }
 
-// Rates returns the prior rate of every mode of model, one of AISModels, or nil under --rate auto.
+// Rates returns the prior rate of every mode of model, one of ChibAISModels, or nil under --rate auto.
 func Rates(model models.Spec) ([]float64, error) {
 	info, err := models.Lookup(model.Name)
 	if err != nil {
@@ -102,7 +103,7 @@ func Rates(model models.Spec) ([]float64, error) {
 	case fixedPoisson(info):
 		return model.Params.Nums("rates"), nil
 	}
-	return nil, fmt.Errorf("the baselines estimate %s, not %s", models.Or(models.NamesOf(AISModels())), model.Name)
+	return nil, fmt.Errorf("the baselines estimate %s, not %s", models.Or(models.NamesOf(ChibAISModels())), model.Name)
 }
 
 // errAuto is the error of a method that takes fixed rates only.
@@ -110,7 +111,7 @@ func errAuto(method string) error {
 	return fmt.Errorf("%s takes fixed prior rates, not --rate %s", method, models.AutoWord)
 }
 
-// ForModel is NewProblem with the prior rates of model, one of AISModels, and its dictionary
+// ForModel is NewProblem with the prior rates of model, one of ChibAISModels, and its dictionary
 // held fixed when it has one; under --rate auto the data are prepared alike, with rates that
 // nothing reads.
 func ForModel(data *tensor.Sparse, model models.Spec) (*Problem, error) {
