@@ -164,6 +164,15 @@ func TestGibbsGeweke(t *testing.T) {
 			}
 			g.k.OnSplit(func(r *rand.Rand) { o.blockTerm(r, g, b, true) })
 			g.Sweep(r)
+			// The moves keep the dictionary's entries where they are (a scale move of its
+			// components would leave θ and the kernel's values apart).
+			for i := range tc.shape[0] {
+				for c := range K - R {
+					if v := g.State.F[0][i*K+c]; v != tc.dict.Values[i*tc.dict.Cols+c] {
+						t.Fatalf("%s: dictionary entry (%d, %d) moved to %v", tc.name, i, c, v)
+					}
+				}
+			}
 			f.CopyFrom(g.State)
 		})
 	}
