@@ -168,7 +168,10 @@ func (p *Problem) chibBlocks(R int, cfg ChibConfig) ([]chibBlock, []int) {
 }
 
 // Chib runs one replica of Chib's method at rank R. Replicas differ only by their random streams,
-// which are derived from (cfg.Seed, rank, replica).
+// which are derived from (cfg.Seed, rank, replica). Beside a fixed dictionary (ssnmf, ForModel) R
+// is the free block's rank and may be 0: the dictionary's entries are constants of every run and
+// ordinate, its activations blocks of θ like the free factors, and only the free components are
+// relabeled (see ordinates).
 //
 // θ*. The sweep of highest log joint in the second half of burn-in, moved by EM to the nearby mode
 // of the posterior of the log-factors (LogModeRefine), where every entry sits at the mean of its
