@@ -155,7 +155,7 @@ func (p *Problem) AIS(ctx context.Context, R, run int, cfg AISConfig) (AISRun, e
 		return AISRun{}, fmt.Errorf("ais: rank %d must be at least 1 (0 beside a fixed dictionary)", R)
 	}
 	if p.fixed > 0 && cfg.ReferenceSweeps > 0 {
-		return AISRun{}, ErrFixed("ais from a reference")
+		return AISRun{}, errFixed("ais from a reference")
 	}
 	res := AISRun{Rank: R, Run: run}
 	r := rng.New(cfg.Seed, streamAIS, uint64(R), uint64(run))

@@ -135,11 +135,15 @@ type chibBlock struct {
 }
 
 // blocks returns the blocks of θ in the order of the ordinates. Every mode but the one with the
-// most rows is cut into groups of rows; that one comes last, as a single block.
+// most rows is cut into groups of rows; that one comes last, as a single block. R is the free
+// rank: beside a fixed dictionary a mode-0 row has R entries of θ, and at R = 0 mode 0 has no
+// block.
 func (p *Problem) chibBlocks(R int, cfg ChibConfig) ([]chibBlock, []int) {
-	modes := make([]int, p.order)
-	for m := range modes {
-		modes[m] = m
+	var modes []int
+	for m := range p.order {
+		if p.fixed+R > p.lead(m) {
+			modes = append(modes, m)
+		}
 	}
 	// Fewest rows first (stable), so the last, whole-mode block is the largest.
 	for i := 1; i < len(modes); i++ {
@@ -147,12 +151,12 @@ func (p *Problem) chibBlocks(R int, cfg ChibConfig) ([]chibBlock, []int) {
 			modes[j], modes[j-1] = modes[j-1], modes[j]
 		}
 	}
-	k := cfg.RowsPerBlock
-	if k <= 0 {
-		k = max(1, cfg.BlockSize/R)
-	}
 	var bs []chibBlock
 	for _, m := range modes[:len(modes)-1] {
+		k := cfg.RowsPerBlock
+		if k <= 0 {
+			k = max(1, cfg.BlockSize/(p.fixed+R-p.lead(m)))
+		}
 		n := p.shape[m]
 		for lo := 0; lo < n; lo += k {
 			bs = append(bs, chibBlock{m: m, lo: lo, hi: min(lo+k, n)})
@@ -164,7 +168,10 @@ func (p *Problem) chibBlocks(R int, cfg ChibConfig) ([]chibBlock, []int) {
 }
 
 // Chib runs one replica of Chib's method at rank R. Replicas differ only by their random streams,
-// which are derived from (cfg.Seed, rank, replica).
+// which are derived from (cfg.Seed, rank, replica). Beside a fixed dictionary (ssnmf, ForModel) R
+// is the free block's rank and may be 0: the dictionary's entries are constants of every run and
+// ordinate, its activations blocks of θ like the free factors, and only the free components are
+// relabeled (see ordinates).
 //
 // θ*. The sweep of highest log joint in the second half of burn-in, moved by EM to the nearby mode
 // of the posterior of the log-factors (LogModeRefine), where every entry sits at the mean of its
@@ -219,6 +226,9 @@ func (p *Problem) Chib(ctx context.Context, R, replica int, cfg ChibConfig) (Chi
 // bench/chibstart) it shows whether they hold a basin Chib's own start misses: the estimate is
 // then higher.
 func (p *Problem) ChibFrom(ctx context.Context, R, replica int, cfg ChibConfig, from Factors) (ChibResult, error) {
+	if p.fixed > 0 {
+		return ChibResult{}, errFixed("chib from a start")
+	}
 	if from.R != R || len(from.F) != p.order {
 		return ChibResult{}, fmt.Errorf("chib: a start of rank %d with %d factors for rank %d with %d", from.R, len(from.F), R, p.order)
 	}
@@ -244,11 +254,8 @@ func (p *Problem) chib(ctx context.Context, R, replica int, cfg ChibConfig, from
 	if err := cfg.Validate(); err != nil {
 		return ChibResult{}, err
 	}
-	if p.fixed > 0 {
-		return ChibResult{}, ErrFixed(MethodChib)
-	}
-	if R < 1 {
-		return ChibResult{}, fmt.Errorf("chib: rank %d must be at least 1", R)
+	if R < 1 && (p.fixed == 0 || R < 0) {
+		return ChibResult{}, fmt.Errorf("chib: rank %d must be at least 1 (0 beside a fixed dictionary)", R)
 	}
 	res := ChibResult{Rank: R, Replica: replica}
 	r := rng.New(cfg.Seed, streamChib, uint64(R), uint64(replica))
@@ -290,16 +297,27 @@ func (p *Problem) chib(ctx context.Context, R, replica int, cfg ChibConfig, from
 	// 2.22, those within 3 of their standard errors from 35 to 41, and the rank chosen was the
 	// references' in 16 runs of 16 instead of 11 (README at fb09484). With the moves in every burn-in
 	// sweep, rank 3 of the tensor came out 7.1 nats high at seed 1 instead of 2.6.
+	//
+	// Beside a fixed dictionary the kernel's own moves along those lines (Blocked.SetFlat) make
+	// them instead, in the sweeps of the first half: the slice moves know no fixed entries.
 	star := g.State.Clone()
 	bestLJ := math.Inf(-1)
-	flat := newSliceState(p, R, 1)
+	var flat *sliceState
+	if p.fixed == 0 {
+		flat = newSliceState(p, R, 1)
+	}
 	for k := range cfg.Burnin {
+		first := k < cfg.Burnin/2
+		g.k.SetFlat(first && flat == nil)
 		g.Sweep(r)
-		if k < cfg.Burnin/2 {
+		switch {
+		case first && flat != nil:
 			flat.crossFlats(r, g)
-		} else if lj := g.LogJoint(); lj > bestLJ {
-			bestLJ = lj
-			star.CopyFrom(g.State)
+		case !first:
+			if lj := g.LogJoint(); lj > bestLJ {
+				bestLJ = lj
+				star.CopyFrom(g.State)
+			}
 		}
 		if err := check(k); err != nil {
 			return res, err
@@ -395,7 +413,10 @@ func (p *Problem) chib(ctx context.Context, R, replica int, cfg ChibConfig, from
 		res.BlockSE = append(res.BlockSE, math.Sqrt(v))
 	}
 	g.k.OnSplit(nil)
-	res.CellEvals = g.cellEvals + flat.cellEvals
+	res.CellEvals = g.cellEvals
+	if flat != nil {
+		res.CellEvals += flat.cellEvals
+	}
 	res.LogEvidence = res.LogLik + res.LogPrior - res.LogOrdinate
 	res.StdErr = math.Sqrt(variance)
 	if math.IsNaN(res.LogEvidence) || math.IsInf(res.LogEvidence, 0) {
@@ -406,10 +427,13 @@ func (p *Problem) chib(ctx context.Context, R, replica int, cfg ChibConfig, from
 	return res, nil
 }
 
-// ordinates evaluates the Gamma full conditionals of blocks of θ at θ*.
+// ordinates evaluates the Gamma full conditionals of blocks of θ at θ*. Beside a fixed dictionary
+// the factors have K = F0 + R columns, the dictionary's F0 first (Factors): its components are
+// not relabeled, as no other component shares its fixed column, and only the R free ones are.
 type ordinates struct {
 	p     *Problem
-	R     int
+	R     int // free components
+	K, F0 int // columns, fixed components
 	sym   bool
 	star  Factors
 	logF  [][]float64 // log θ*
@@ -417,24 +441,36 @@ type ordinates struct {
 	fix   [][]float64 // column sums of the fixed rows of every mode (θ*)
 	free  [][]float64 // column sums of the free rows (current state)
 	ps    *permScratch
-	tau   []int
+	tau   []int // R free components' relabeling, and the K columns' (identity on the dictionary's)
+	tauK  []int
 }
 
 func newOrdinates(p *Problem, star Factors, R int, sym bool) *ordinates {
-	o := &ordinates{p: p, R: R, sym: sym && R > 1, star: star, L: make([]float64, R*R), Lf: make([]float64, R*R), tau: make([]int, R)}
+	K := star.R
+	o := &ordinates{p: p, R: R, K: K, F0: K - R, sym: sym && R > 1, star: star, L: make([]float64, R*R), Lf: make([]float64, R*R),
+		tau: make([]int, R), tauK: make([]int, K)}
 	for m := range p.order {
 		lf := make([]float64, len(star.F[m]))
 		for i, v := range star.F[m] {
 			lf[i] = math.Log(v)
 		}
 		o.logF = append(o.logF, lf)
-		o.fix = append(o.fix, make([]float64, R))
-		o.free = append(o.free, make([]float64, R))
+		o.fix = append(o.fix, make([]float64, K))
+		o.free = append(o.free, make([]float64, K))
+	}
+	for c := range K {
+		o.tauK[c] = c
 	}
 	if o.sym {
 		o.ps = newPermScratch(R)
 	}
 	return o
+}
+
+// gammaTerm is log Gamma(θ*; 1 + c, β) in a row of block b, less log c!: the term of a Gamma full
+// conditional at θ* entry e (column r of θ*) given its split count c.
+func (o *ordinates) gammaTerm(m, e int, c, lb, beta float64) float64 {
+	return (1+c)*lb - o.p.logFact[int(c)] + c*o.logF[m][e] - beta*o.star.F[m][e]
 }
 
 // blockTerm returns the log ordinate term of block b at the current sweep and the sampler's-labelling
@@ -444,12 +480,12 @@ func newOrdinates(p *Problem, star Factors, R int, sym bool) *ordinates {
 //
 // L_b[s, r] = Σ_{i in b} log Gamma(θ*_i,r; 1 + S_i,s, β_{s,r}) pairing free component s with θ*'s
 // component r, and L_fix[s, r] the terms of log p(θ_fixed*, Z, free part) that depend on the pairing:
-// Σ over fixed rows of S_i,s·log θ*_i,r, minus Π_m (fixed + free column sums). With relabel set
-// it then draws τ ∝ exp Σ_s L_fix[s, τ(s)] and relabels the free part of g. It runs in g's hook
+// Σ over fixed rows of S_i,s·log θ*_i,r, minus Π_m (fixed + free column sums). A dictionary's
+// components pair only with themselves: their terms add to both. With relabel set it then draws
+// τ ∝ exp Σ_s L_fix[s, τ(s)] and relabels the free part of g. It runs in g's hook
 // (models.Blocked.OnSplit).
 func (o *ordinates) blockTerm(r *rand.Rand, g *gibbs, b chibBlock, relabel bool) (float64, float64) {
-	p, R := o.p, o.R
-	lf := p.logFact
+	p, R, K, F0 := o.p, o.R, o.K, o.F0
 	full := o.sym
 	F, S := g.Split()
 	for m := range p.order {
@@ -458,48 +494,54 @@ func (o *ordinates) blockTerm(r *rand.Rand, g *gibbs, b chibBlock, relabel bool)
 		clear(fix)
 		clear(free)
 		fm := F.F[m]
-		for i := 0; i < len(fm); i += R {
+		for i := 0; i < len(fm); i += K {
 			dst := free
-			if i < fr*R {
+			if i < fr*K {
 				dst = fix
 			}
-			for k := range R {
+			for k := range K {
 				dst[k] += fm[i+k]
 			}
 		}
 	}
+	// pair is mode m's column sum of θ*'s column rr in the fixed rows and the sweep's s in the free.
 	pair := func(m, s, rr int) float64 { return o.fix[m][rr] + o.free[m][s] }
-	// Block terms.
+	lam := p.Rates[b.m]
+	// term is the block's terms of β at columns (s, rr), θ*'s rr.
+	term := func(s, rr int) float64 {
+		beta := 1.0
+		for m := range p.order {
+			if m != b.m {
+				beta *= pair(m, s, rr)
+			}
+		}
+		beta += lam
+		lb := math.Log(beta)
+		v := 0.0
+		for i := b.lo; i < b.hi; i++ {
+			v += o.gammaTerm(b.m, i*K+rr, S[b.m][i*K+s], lb, beta)
+		}
+		return v
+	}
+	dict := 0.0
+	for c := p.lead(b.m); c < F0; c++ {
+		dict += term(c, c)
+	}
+	// Block terms of the free components.
 	L := o.L
 	clear(L)
-	lam := p.Rates[b.m]
 	for s := range R {
 		for rr := range R {
-			if !full && rr != s {
-				continue
+			if full || rr == s {
+				L[s*R+rr] = term(F0+s, F0+rr)
 			}
-			beta := 1.0
-			for m := range p.order {
-				if m != b.m {
-					beta *= pair(m, s, rr)
-				}
-			}
-			beta += lam
-			lb := math.Log(beta)
-			v := 0.0
-			for i := b.lo; i < b.hi; i++ {
-				c := S[b.m][i*R+s]
-				fs := o.star.F[b.m][i*R+rr]
-				v += (1+c)*lb - lf[int(c)] + c*o.logF[b.m][i*R+rr] - beta*fs
-			}
-			L[s*R+rr] = v
 		}
 	}
 	id := 0.0
 	for s := range R {
 		id += L[s*R+s]
 	}
-	id -= logFactorial(R)
+	id += dict - logFactorial(R)
 	if !full {
 		return id, id
 	}
@@ -510,7 +552,7 @@ func (o *ordinates) blockTerm(r *rand.Rand, g *gibbs, b chibBlock, relabel bool)
 		for rr := range R {
 			v := 1.0
 			for m := range p.order {
-				v *= pair(m, s, rr)
+				v *= pair(m, F0+s, F0+rr)
 			}
 			Lf[s*R+rr] = -v
 		}
@@ -523,8 +565,8 @@ func (o *ordinates) blockTerm(r *rand.Rand, g *gibbs, b chibBlock, relabel bool)
 		anyFixed = true
 		sm, lg := S[m], o.logF[m]
 		for i := 0; i < fr; i++ {
-			srow := sm[i*R : i*R+R]
-			lrow := lg[i*R : i*R+R]
+			srow := sm[i*K+F0 : i*K+K]
+			lrow := lg[i*K+F0 : i*K+K]
 			for s, c := range srow {
 				if c == 0 {
 					continue
@@ -540,33 +582,31 @@ func (o *ordinates) blockTerm(r *rand.Rand, g *gibbs, b chibBlock, relabel bool)
 	for i := range L {
 		L[i] += Lf[i]
 	}
-	term := o.ps.logPerm(L) - base
+	t := o.ps.logPerm(L) - base + dict
 	if relabel && anyFixed {
 		o.ps.samplePerm(r, Lf, o.tau)
 		identity := true
 		for s, t := range o.tau {
-			if s != t {
-				identity = false
-				break
-			}
+			o.tauK[F0+s] = F0 + t
+			identity = identity && s == t
 		}
 		if !identity {
-			g.k.Relabel(o.tau)
+			g.k.Relabel(o.tauK)
 		}
 	}
-	return term, id
+	return t, id
 }
 
 // rowTerms appends, for every row i of the last block, log p(θ*_i | Z, everything else) =
-// Σ_r log Gamma(θ*_i,r; 1 + S_i,r, β_r): with every other factor fixed at θ*, the rows are
-// independent and their ordinates multiply. It runs in g's hook (models.Blocked.OnSplit).
+// Σ_r log Gamma(θ*_i,r; 1 + S_i,r, β_r) over the row's entries of θ: with every other factor fixed
+// at θ*, the rows are independent and their ordinates multiply. It runs in g's hook
+// (models.Blocked.OnSplit).
 func (o *ordinates) rowTerms(g *gibbs, b chibBlock, rows [][]float64) {
-	p, R := o.p, o.R
+	p, K := o.p, o.K
 	_, S := g.Split()
-	lf := p.logFact
 	lam := p.Rates[b.m]
-	beta := make([]float64, R)
-	for k := range R {
+	beta, lb := make([]float64, K), make([]float64, K)
+	for k := range K {
 		v := 1.0
 		for m := range p.order {
 			if m != b.m {
@@ -574,12 +614,12 @@ func (o *ordinates) rowTerms(g *gibbs, b chibBlock, rows [][]float64) {
 			}
 		}
 		beta[k] = lam + v
+		lb[k] = math.Log(beta[k])
 	}
 	for i := b.lo; i < b.hi; i++ {
 		v := 0.0
-		for k := range R {
-			c := S[b.m][i*R+k]
-			v += (1+c)*math.Log(beta[k]) - lf[int(c)] + c*o.logF[b.m][i*R+k] - beta[k]*o.star.F[b.m][i*R+k]
+		for k := p.lead(b.m); k < K; k++ {
+			v += o.gammaTerm(b.m, i*K+k, S[b.m][i*K+k], lb[k], beta[k])
 		}
 		rows[i-b.lo] = append(rows[i-b.lo], v)
 	}

@@ -16,7 +16,8 @@ import (
 // the same expression as the mean of the Gamma full conditional — so at the mode, every factor
 // entry sits at the centre of its full conditional, where the Rao–Blackwellised ordinates of
 // Chib's method are most accurate. Every round increases the objective (ECM). Iteration stops
-// when the objective gains less than tol. It returns the objective.
+// when the objective gains less than tol. It returns the objective. A dictionary's entries
+// (Factors) stay: they are not θ's.
 func (p *Problem) LogModeRefine(f Factors, iters int, tol float64) float64 {
 	R := f.R
 	S := make([][]float64, p.order)
@@ -29,11 +30,7 @@ func (p *Problem) LogModeRefine(f Factors, iters int, tol float64) float64 {
 	a := make([]float64, R)
 	obj := func() float64 {
 		v := p.LogLik(f) + p.LogPrior(f)
-		for _, fm := range f.F {
-			for _, x := range fm {
-				v += math.Log(x)
-			}
-		}
+		p.params(f, func(m, e int) { v += math.Log(f.F[m][e]) })
 		return v
 	}
 	prev := obj()
@@ -60,7 +57,7 @@ func (p *Problem) LogModeRefine(f Factors, iters int, tol float64) float64 {
 		}
 		for m := range p.order {
 			fm := f.F[m]
-			for k := range R {
+			for k := p.lead(m); k < R; k++ {
 				o := 1.0
 				for m2 := range p.order {
 					if m2 != m {

@@ -26,19 +26,35 @@ func ExactLogEvidence(data *tensor.Sparse, R int, rates []float64, maxTerms int)
 	if err != nil {
 		return 0, err
 	}
-	if R < 1 {
-		return 0, fmt.Errorf("exact evidence: rank %d must be at least 1", R)
+	return p.exactLogEvidence(R, maxTerms)
+}
+
+// exactLogEvidence is ExactLogEvidence of the problem's data under its rates and, beside a fixed
+// dictionary (ForModel), with the dictionary's components among the K = F0 + R that the counts are
+// allocated to; R may then be 0. Component c of the dictionary, column d_c, takes its counts Y with
+// the activations h ~ Exp(λ_1) of every column j of the data:
+//
+//	p(Y | d_c) = Π_n 1/Y_n! · Π_i d_ic^{Σ_j Y_ij} · Π_j λ_1 Γ(Σ_i Y_ij + 1) / (λ_1 + Σ_i d_ic)^{Σ_i Y_ij + 1},
+//
+// a Gamma integral per column (dictTerm).
+func (p *Problem) exactLogEvidence(R, maxTerms int) (float64, error) {
+	if p.Auto {
+		return 0, errAuto("the exact evidence")
 	}
+	if R < 1 && (p.fixed == 0 || R < 0) {
+		return 0, fmt.Errorf("exact evidence: rank %d must be at least 1 (0 beside a fixed dictionary)", R)
+	}
+	K := p.fixed + R
 	terms := 1.0
 	for _, x := range p.xi {
-		terms *= math.Exp(logBinom(x+R-1, R-1))
+		terms *= math.Exp(logBinom(x+K-1, K-1))
 		if terms > float64(maxTerms) {
 			return 0, fmt.Errorf("exact evidence: more than %d allocations", maxTerms)
 		}
 	}
-	e := &enumerator{p: p, R: R, memo: map[string]float64{}, total: math.Inf(-1)}
-	e.margins = make([][][]int, R)
-	for r := range R {
+	e := &enumerator{p: p, K: K, memo: map[string]float64{}, total: math.Inf(-1)}
+	e.margins = make([][][]int, K)
+	for r := range K {
 		e.margins[r] = make([][]int, p.order)
 		for m, n := range p.shape {
 			e.margins[r][m] = make([]int, n)
@@ -58,7 +74,7 @@ func logBinom(n, k int) float64 {
 
 type enumerator struct {
 	p       *Problem
-	R       int
+	K       int       // components, a dictionary's first
 	margins [][][]int // margins[r][m][i]: Σ of component r's counts in row i of mode m
 	part    []int
 	memo    map[string]float64
@@ -69,8 +85,12 @@ type enumerator struct {
 func (e *enumerator) walk(n int, lf float64) {
 	if n == len(e.p.xi) {
 		v := lf
-		for r := range e.R {
-			v += e.rank1(e.margins[r])
+		for r := range e.K {
+			if r < e.p.fixed {
+				v += e.dictTerm(r, e.margins[r])
+			} else {
+				v += e.rank1(e.margins[r])
+			}
 		}
 		e.total = quad.LogAddExp(e.total, v)
 		return
@@ -80,7 +100,7 @@ func (e *enumerator) walk(n int, lf float64) {
 
 // compose splits the remaining count left of cell n over components r, r+1, ….
 func (e *enumerator) compose(n, r, left int, lf float64) {
-	if r == e.R-1 {
+	if r == e.K-1 {
 		e.assign(n, r, left)
 		e.walk(n+1, lf-e.p.logFact0(left))
 		e.assign(n, r, -left)
@@ -134,5 +154,25 @@ func (e *enumerator) rank1(margins [][]int) float64 {
 		panic("baselines: " + err.Error())
 	}
 	e.memo[key] = v
+	return v
+}
+
+// dictTerm returns log p(Y | d_c) of dictionary component c with the given margins, without its
+// Π 1/Y! factor (exactLogEvidence).
+func (e *enumerator) dictTerm(c int, margins [][]int) float64 {
+	p := e.p
+	l := p.Rates[1]
+	D, v := 0.0, 0.0
+	for i, y := range margins[0] {
+		d := p.dict[i*p.fixed+c]
+		D += d
+		if y > 0 {
+			v += float64(y) * math.Log(d)
+		}
+	}
+	for _, y := range margins[1] {
+		s := float64(y)
+		v += math.Log(l) + p.logFact0(y) - (s+1)*math.Log(l+D)
+	}
 	return v
 }

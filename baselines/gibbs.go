@@ -12,31 +12,39 @@ import (
 // models.Blocked) at t = 1, in the factors' own units: its θ is the factors' values (the direct
 // parameterisation), and State is a view of them. The sweeps are plain Gibbs sweeps with the
 // scale moves; the moves along the other lines the likelihood leaves flat are off, and the
-// callers that want them make them (sliceState.crossFlats).
+// callers that want them make them (sliceState.crossFlats, or the kernel's own: SetFlat).
 type gibbs struct {
 	p     *Problem
 	k     models.Blocked
 	theta []float64
 	acc   []float64
-	// State is θ as factors; Sweep keeps it current, SetState writes it.
+	// State is θ as factors; Sweep keeps it current, SetState writes it. Beside a fixed
+	// dictionary θ's mode-0 rows hold the free entries only, and State is a copy of the kernel's
+	// values with the dictionary's columns first (Factors); otherwise it is a view of θ.
 	State Factors
+	// layout is θ's factors' (models.Factor), for writing θ from a State that is a copy.
+	layout []models.Factor
 	// held[m] rows of mode m are held (Blocked.Hold); nil: none.
 	held []int
 	// cells is the number of cells a sweep splits, cellEvals the splits so far.
 	cells, cellEvals int64
 }
 
-// newGibbs returns a chain of rank R starting at init (copied), with nothing held.
+// newGibbs returns a chain of init's rank starting at init (copied), with nothing held.
 func (p *Problem) newGibbs(init Factors) (*gibbs, error) {
-	m, err := p.model(init.R, models.Direct)
+	m, err := p.model(init.R-p.fixed, models.Direct)
 	if err != nil {
 		return nil, err
 	}
 	g := &gibbs{p: p, k: m.NewBlocked(), theta: make([]float64, m.Dim()), acc: make([]float64, p.order),
 		State: Factors{R: init.R}, cells: int64(m.NumCells())}
 	g.k.SetFlat(false)
-	for _, f := range m.Factors() {
-		g.State.F = append(g.State.F, g.theta[f.Offset:f.Offset+f.Rows*f.Cols])
+	if p.fixed > 0 {
+		g.State, g.layout = p.NewFactors(init.R-p.fixed), m.Factors()
+	} else {
+		for _, f := range m.Factors() {
+			g.State.F = append(g.State.F, g.theta[f.Offset:f.Offset+f.Rows*f.Cols])
+		}
 	}
 	g.SetState(init)
 	return g, nil
@@ -45,6 +53,12 @@ func (p *Problem) newGibbs(init Factors) (*gibbs, error) {
 // SetState replaces the current point.
 func (g *gibbs) SetState(f Factors) {
 	g.State.CopyFrom(f)
+	for k, fac := range g.layout {
+		lead := f.R - fac.Cols
+		for i := range fac.Rows {
+			copy(g.theta[fac.Offset+i*fac.Cols:fac.Offset+(i+1)*fac.Cols], f.F[k][i*f.R+lead:(i+1)*f.R])
+		}
+	}
 	g.k.Forget()
 }
 
@@ -66,6 +80,11 @@ func (g *gibbs) heldRows(m int) int {
 func (g *gibbs) Sweep(r *rand.Rand) {
 	g.k.Move(r, 1, g.theta, g.acc)
 	g.cellEvals += g.cells
+	if g.layout != nil {
+		for m := range g.p.order {
+			copy(g.State.F[m], g.k.Values(m))
+		}
+	}
 }
 
 // Split is the point and the split counts of every mode in the hook of Blocked.OnSplit.

@@ -7,6 +7,7 @@ import (
 
 	"gonum.org/v1/gonum/stat/distuv"
 
+	"github.com/stirank/stirank/models"
 	"github.com/stirank/stirank/rng"
 	"github.com/stirank/stirank/tensor"
 )
@@ -44,16 +45,26 @@ func drawData(r *rand.Rand, shape []int, f Factors) *tensor.Sparse {
 // geweke runs the successive-conditional simulator of Geweke (2004): X ~ p(X | θ), then one
 // transition of θ that leaves p(θ | X) invariant. If the transition is right, θ keeps its prior
 // distribution; the test compares the first two moments of every free factor entry, pooled per
-// mode, with the exponential prior's (1/λ, 2/λ²), with batch-means standard errors.
-func geweke(t *testing.T, name string, shape []int, R int, rates []float64, fixed []int, iters int,
+// mode, with the exponential prior's (1/λ, 2/λ²), with batch-means standard errors. Beside a
+// dictionary (ssnmf: dict not nil, a matrix) the factors have its columns first, R counts them,
+// and the problems hold it fixed.
+func geweke(t *testing.T, name string, shape []int, R int, rates []float64, fixed []int, dict *models.Dictionary, iters int,
 	step func(r *rand.Rand, p *Problem, f Factors)) {
 	t.Helper()
 	r := rng.New(11, uint64(len(name)))
+	lead := make([]int, len(shape))
+	if dict != nil {
+		lead[0] = dict.Cols
+	}
 	f := Factors{R: R, F: make([][]float64, len(shape))}
 	for m, n := range shape {
 		f.F[m] = make([]float64, n*R)
 		for i := range f.F[m] {
-			f.F[m][i] = r.ExpFloat64() / rates[m]
+			if c := i % R; c < lead[m] {
+				f.F[m][i] = dict.Values[i/R*dict.Cols+c]
+			} else {
+				f.F[m][i] = r.ExpFloat64() / rates[m]
+			}
 		}
 	}
 	const batches = 50
@@ -66,6 +77,9 @@ func geweke(t *testing.T, name string, shape []int, R int, rates []float64, fixe
 	for it := range iters {
 		x := drawData(r, shape, f)
 		p, err := NewProblem(x, rates)
+		if dict != nil {
+			p, err = ForModel(x, models.Spec{Name: "ssnmf", Params: models.Params{"rates": models.Nums(rates...), "param": models.Word("log")}, Dictionary: dict})
+		}
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -73,6 +87,9 @@ func geweke(t *testing.T, name string, shape []int, R int, rates []float64, fixe
 		b := it * batches / iters
 		for m := range shape {
 			for i := fixed[m] * R; i < len(f.F[m]); i++ {
+				if i%R < lead[m] {
+					continue
+				}
 				v := f.F[m][i]
 				m1[m][b] += v
 				m2[m][b] += v * v
@@ -80,7 +97,7 @@ func geweke(t *testing.T, name string, shape []int, R int, rates []float64, fixe
 		}
 	}
 	for m := range shape {
-		n := float64((shape[m]-fixed[m])*R) * float64(iters) / batches
+		n := float64((shape[m]-fixed[m])*(R-lead[m])) * float64(iters) / batches
 		if n == 0 {
 			continue
 		}
@@ -107,19 +124,29 @@ func TestGibbsGeweke(t *testing.T) {
 	if testing.Short() {
 		iters = 10000
 	}
+	// A one-column dictionary beside the two free components (ssnmf), with rows of the
+	// activations or of the free block held.
+	dict := &models.Dictionary{Source: "test", Rows: 3, Cols: 1, Values: []float64{0.8, 0.3, 1.5}}
 	for _, tc := range []struct {
 		name  string
 		shape []int
 		rates []float64
 		fixed []int
+		dict  *models.Dictionary
 	}{
-		{"nmf", []int{3, 2}, []float64{1, 2}, []int{0, 0}},
-		{"cp", []int{2, 2, 2}, []float64{1, 1.5, 0.7}, []int{0, 0, 0}},
-		{"nmf-reduced", []int{3, 3}, []float64{1, 2}, []int{0, 1}},
-		{"cp-reduced", []int{2, 3, 2}, []float64{1, 1.5, 0.7}, []int{2, 1, 0}},
+		{"nmf", []int{3, 2}, []float64{1, 2}, []int{0, 0}, nil},
+		{"cp", []int{2, 2, 2}, []float64{1, 1.5, 0.7}, []int{0, 0, 0}, nil},
+		{"nmf-reduced", []int{3, 3}, []float64{1, 2}, []int{0, 1}, nil},
+		{"cp-reduced", []int{2, 3, 2}, []float64{1, 1.5, 0.7}, []int{2, 1, 0}, nil},
+		{"ssnmf-reduced-activations", []int{3, 3}, []float64{1, 2}, []int{3, 1}, dict},
+		{"ssnmf-reduced-free", []int{3, 3}, []float64{1, 2}, []int{1, 0}, dict},
 	} {
 		R := 2
-		geweke(t, tc.name, tc.shape, R, tc.rates, tc.fixed, iters, func(r *rand.Rand, p *Problem, f Factors) {
+		K := R
+		if tc.dict != nil {
+			K += tc.dict.Cols
+		}
+		geweke(t, tc.name, tc.shape, K, tc.rates, tc.fixed, tc.dict, iters, func(r *rand.Rand, p *Problem, f Factors) {
 			g, err := p.newGibbs(f)
 			if err != nil {
 				t.Fatal(err)
@@ -137,6 +164,15 @@ func TestGibbsGeweke(t *testing.T) {
 			}
 			g.k.OnSplit(func(r *rand.Rand) { o.blockTerm(r, g, b, true) })
 			g.Sweep(r)
+			// The moves keep the dictionary's entries where they are (a scale move of its
+			// components would leave θ and the kernel's values apart).
+			for i := range tc.shape[0] {
+				for c := range K - R {
+					if v := g.State.F[0][i*K+c]; v != tc.dict.Values[i*tc.dict.Cols+c] {
+						t.Fatalf("%s: dictionary entry (%d, %d) moved to %v", tc.name, i, c, v)
+					}
+				}
+			}
 			f.CopyFrom(g.State)
 		})
 	}
@@ -172,7 +208,7 @@ func TestSliceGeweke(t *testing.T) {
 			}
 			fit.OrbitMean, fit.OrbitCov = append(fit.OrbitMean, make([]float64, d)), append(fit.OrbitCov, cov)
 		}
-		geweke(t, tc.name, tc.shape, R, tc.rates, make([]int, len(tc.shape)), iters, func(r *rand.Rand, p *Problem, f Factors) {
+		geweke(t, tc.name, tc.shape, R, tc.rates, make([]int, len(tc.shape)), nil, iters, func(r *rand.Rand, p *Problem, f Factors) {
 			s, err := p.newPathState(fit, 1)
 			if err != nil {
 				t.Fatal(err)

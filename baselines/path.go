@@ -71,7 +71,7 @@ func (p *Problem) RunPath(ctx context.Context, r *rand.Rand, fit ReferenceFit, t
 // width its initial interval.
 func (p *Problem) newPathState(fit ReferenceFit, width float64) (*sliceState, error) {
 	if p.fixed > 0 {
-		return nil, ErrFixed("the reference path")
+		return nil, errFixed("the reference path")
 	}
 	q, err := p.newReference(fit)
 	if err != nil {

@@ -59,16 +59,16 @@ type Problem struct {
 	logFact []float64
 	total   float64
 	// fixed is the number of components whose mode-0 entries are the dictionary's columns
-	// (ssnmf), dict the dictionary (shape[0] × fixed, row-major); 0 and nil otherwise. Only AIS
-	// takes them: the other methods refuse a Problem with a fixed block (ErrFixed).
+	// (ssnmf), dict the dictionary (shape[0] × fixed, row-major); 0 and nil otherwise. Chib's
+	// method and AIS from the prior take them; the fitted references refuse them (errFixed).
 	fixed int
 	dict  []float64
 }
 
-// ErrFixed is what a method that does not hold a dictionary block fixed says of a model or
-// Problem that has one.
-func ErrFixed(method string) error {
-	return fmt.Errorf("%s does not hold a dictionary block fixed (ssnmf): of the baselines, ais does", method)
+// errFixed is what a method that does not hold a dictionary block fixed says of a Problem that
+// has one.
+func errFixed(method string) error {
+	return fmt.Errorf("%s does not hold a dictionary block fixed (ssnmf): chib and ais from the prior do", method)
 }
 
 // Models are the registered models the baselines estimate: Poisson factorisations with
@@ -77,9 +77,10 @@ func Models() []*models.Info {
 	return models.Where(func(i *models.Info) bool { return i.ExpPoissonRates != nil })
 }
 
-// AISModels are the models AIS estimates: Models, and the Poisson models with a fixed dictionary
-// block (ssnmf), whose free block has the same exponential priors.
-func AISModels() []*models.Info {
+// ChibAISModels are the models Chib's method and AIS from the prior estimate: Models, and the
+// Poisson models with a fixed dictionary block (ssnmf), whose free block has the same exponential
+// priors.
+func ChibAISModels() []*models.Info {
 	return models.Where(func(i *models.Info) bool { return i.ExpPoissonRates != nil || fixedPoisson(i) })
 }
 
@@ -88,7 +89,7 @@ func fixedPoisson(info *models.Info) bool {
 	return info.Dictionary && info.Domain == models.Counts && info.Order == 2
 }
 
-// Rates returns the prior rate of every mode of model, one of AISModels, or nil under --rate auto.
+// Rates returns the prior rate of every mode of model, one of ChibAISModels, or nil under --rate auto.
 func Rates(model models.Spec) ([]float64, error) {
 	info, err := models.Lookup(model.Name)
 	if err != nil {
@@ -102,7 +103,7 @@ func Rates(model models.Spec) ([]float64, error) {
 	case fixedPoisson(info):
 		return model.Params.Nums("rates"), nil
 	}
-	return nil, fmt.Errorf("the baselines estimate %s, not %s", models.Or(models.NamesOf(AISModels())), model.Name)
+	return nil, fmt.Errorf("the baselines estimate %s, not %s", models.Or(models.NamesOf(ChibAISModels())), model.Name)
 }
 
 // errAuto is the error of a method that takes fixed rates only.
@@ -110,7 +111,7 @@ func errAuto(method string) error {
 	return fmt.Errorf("%s takes fixed prior rates, not --rate %s", method, models.AutoWord)
 }
 
-// ForModel is NewProblem with the prior rates of model, one of AISModels, and its dictionary
+// ForModel is NewProblem with the prior rates of model, one of ChibAISModels, and its dictionary
 // held fixed when it has one; under --rate auto the data are prepared alike, with rates that
 // nothing reads.
 func ForModel(data *tensor.Sparse, model models.Spec) (*Problem, error) {
@@ -210,18 +211,45 @@ func (p *Problem) Order() int { return p.order }
 func (p *Problem) NumCells() int { return len(p.x) }
 
 // Factors is a point θ of a rank-R model: F[m] is the shape[m]×R factor of mode m, row-major.
+// Beside a fixed dictionary R counts its columns too: they lead every row of F[0] and hold the
+// dictionary's entries, which are not parameters (NewFactors).
 type Factors struct {
 	R int
 	F [][]float64
 }
 
-// NewFactors returns zero factors of rank R for the problem's shape.
+// NewFactors returns zero factors of rank R for the problem's shape; beside a fixed dictionary R
+// is the free block's rank, the factors have the dictionary's columns first and F[0]'s hold it.
 func (p *Problem) NewFactors(R int) Factors {
-	f := Factors{R: R, F: make([][]float64, p.order)}
+	K := p.fixed + R
+	f := Factors{R: K, F: make([][]float64, p.order)}
 	for m, n := range p.shape {
-		f.F[m] = make([]float64, n*R)
+		f.F[m] = make([]float64, n*K)
+	}
+	for i := range p.shape[0] {
+		copy(f.F[0][i*K:], p.dict[i*p.fixed:(i+1)*p.fixed])
 	}
 	return f
+}
+
+// lead is the number of fixed leading columns of mode m's factor: the dictionary's in mode 0.
+func (p *Problem) lead(m int) int {
+	if m == 0 {
+		return p.fixed
+	}
+	return 0
+}
+
+// params calls do with every parameter of f (every entry but the dictionary's) in mode order.
+func (p *Problem) params(f Factors, do func(m, entry int)) {
+	for m, fm := range f.F {
+		lead := p.lead(m)
+		for e := range fm {
+			if e%f.R >= lead {
+				do(m, e)
+			}
+		}
+	}
 }
 
 // rescale multiplies component k of mode m1's factor by c and divides it in mode m2's, and their
@@ -323,28 +351,28 @@ func (p *Problem) rate(f Factors, n int) float64 {
 	return lam
 }
 
-// LogPrior returns log p(θ) = Σ_m Σ_{i,r} (log λ_m − λ_m F_m[i, r]), with θ the factors themselves.
+// LogPrior returns log p(θ) = Σ_m Σ_{i,r} (log λ_m − λ_m F_m[i, r]), with θ the factors themselves
+// (a dictionary's entries are not θ's).
 func (p *Problem) LogPrior(f Factors) float64 {
 	lp := 0.0
 	for m, fm := range f.F {
-		l := p.Rates[m]
+		l, lead := p.Rates[m], p.lead(m)
 		s := 0.0
-		for _, v := range fm {
+		for e, v := range fm {
+			if e%f.R < lead {
+				continue
+			}
 			if v < 0 {
 				return math.Inf(-1)
 			}
 			s += v
 		}
-		lp += float64(len(fm))*math.Log(l) - l*s
+		lp += float64(len(fm)/f.R*(f.R-lead))*math.Log(l) - l*s
 	}
 	return lp
 }
 
-// SamplePrior draws every factor entry from its exponential prior.
+// SamplePrior draws every factor entry but a dictionary's from its exponential prior.
 func (p *Problem) SamplePrior(r interface{ ExpFloat64() float64 }, f Factors) {
-	for m, fm := range f.F {
-		for i := range fm {
-			fm[i] = r.ExpFloat64() / p.Rates[m]
-		}
-	}
+	p.params(f, func(m, e int) { f.F[m][e] = r.ExpFloat64() / p.Rates[m] })
 }

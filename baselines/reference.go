@@ -116,7 +116,7 @@ func (p *Problem) SketchReference(ctx context.Context, r *rand.Rand, R, sweeps i
 func (p *Problem) fitReference(ctx context.Context, r *rand.Rand, R, starts, startSweeps, burnin, sweeps int) (ReferenceFit, error) {
 	fit := ReferenceFit{Rank: R}
 	if p.fixed > 0 {
-		return fit, ErrFixed("a reference")
+		return fit, errFixed("a reference")
 	}
 	if R > MaxReferenceRank {
 		return fit, fmt.Errorf("reference: rank %d: a reference runs up to rank %d", R, MaxReferenceRank)

@@ -58,9 +58,6 @@ func (e Chib) Validate() error {
 	if err := validateBaseline(e.Model, e.Config.Replicas); err != nil {
 		return err
 	}
-	if info, _ := models.Lookup(e.Model.Name); info.Dictionary {
-		return baselines.ErrFixed(baselines.MethodChib)
-	}
 	return e.Config.ChibConfig.Validate()
 }
 
@@ -74,9 +71,9 @@ func (e AIS) Validate() error {
 // BaselineModels are the registered models the baselines estimate (baselines.Models).
 func BaselineModels() []*models.Info { return baselines.Models() }
 
-// AISModels are the registered models AIS estimates (baselines.AISModels): the baselines' and
-// those with a fixed dictionary.
-func AISModels() []*models.Info { return baselines.AISModels() }
+// ChibAISModels are the registered models the chib and ais estimators take
+// (baselines.ChibAISModels): the baselines' and those with a fixed dictionary.
+func ChibAISModels() []*models.Info { return baselines.ChibAISModels() }
 
 // validateBaseline checks what the baselines need of the model: a Poisson model with
 // exponential priors, and its hyper-parameters.

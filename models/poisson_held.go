@@ -125,7 +125,9 @@ func (a *poissonAugmented) partialRescale(r *rand.Rand) bool {
 		for _, k2 := range a.free {
 			nFree, n2 := float64(fac.Rows-held), float64(m.factors[k2].Rows)
 			w := 2 / math.Sqrt(nFree+n2)
-			for comp := range K {
+			// A dictionary's components (NewPoissonFixed) have no such direction: their mode-0
+			// entries are constants.
+			for comp := max(m.lead(k1), m.lead(k2)); comp < K; comp++ {
 				A, B := 0.0, 0.0
 				for i := 0; i*K < len(a.fac[k1]); i++ {
 					if i < held {

@@ -22,7 +22,7 @@ func init() {
 
 func runAIS(ctx context.Context, args []string, stdout io.Writer) error {
 	d := core.DefaultAIS()
-	f := &baselineFlags{supported: estimators.AISModels()}
+	f := &baselineFlags{supported: estimators.ChibAISModels()}
 	var (
 		temperatures, sweeps int
 		refBurnin, refSweeps int
@@ -31,7 +31,6 @@ func runAIS(ctx context.Context, args []string, stdout io.Writer) error {
 	)
 	fs := newFlagSet(core.MethodAIS, baselineSynopsis(f.supported))
 	addBaselineFlags(fs, f, 8, "independent AIS runs per rank (the estimate is the log of their mean weight)")
-	fs.StringVar(&f.dict, "dict", "", dictHelp()+"; its activations are annealed with the free factors, the dictionary held fixed (from the prior only)")
 	fs.IntVar(&temperatures, "temperatures", d.Temperatures, fmt.Sprintf("intermediate distributions p(θ) p(X | θ)^t, t from 0 to 1 (%d with --reference-sweeps)", core.ReferenceTemperatures))
 	fs.StringVar(&schedule, "schedule", "power:4", "annealing schedule: power:C (t_k = (k/K)^C) or sigmoid:S (Grosse et al. 2015, logistic on [-S, S]); sigmoid:6 with --reference-sweeps")
 	fs.IntVar(&sweeps, "sweeps", d.Sweeps, "sweeps at each temperature: of the Gibbs kernel from the prior, of slice sampling from a reference")

@@ -31,7 +31,7 @@ func init() {
 // baselineFlags are the flags stirank chib and stirank ais share with stirank select.
 type baselineFlags struct {
 	data, model, ranks, out string
-	// dict is the fixed dictionary of a model that takes one (ais only).
+	// dict is the fixed dictionary of a model that takes one.
 	dict string
 	// supported are the models the command estimates.
 	supported         []*models.Info
@@ -52,6 +52,7 @@ func baselineSynopsis(supported []*models.Info) string {
 func addBaselineFlags(fs *flag.FlagSet, f *baselineFlags, replicas int, replicaHelp string) {
 	fs.StringVar(&f.data, "data", "", "dataset directory or URL (gs://…), or embedded:NAME for a dataset compiled in ("+strings.Join(testdata.Names, ", ")+"); default: embedded:"+testdata.Default)
 	fs.StringVar(&f.model, "model", "", modelHelp(f.supported))
+	fs.StringVar(&f.dict, "dict", "", dictHelp()+"; held fixed, its activations sampled with the free factors")
 	fs.StringVar(&f.ranks, "ranks", "1-10", "candidate ranks: 1-10, 1,3,5 or 2-4,8")
 	fs.StringVar(&f.out, "out", "", "output directory for evidence.json, evidence.csv, timing.json and the report (must not exist, or be empty)")
 	f.hypers = addModelFlags(fs, f.supported, (*models.Info).PriorHypers)
@@ -205,7 +206,7 @@ type chibFlags struct {
 
 func runChib(ctx context.Context, args []string, stdout io.Writer) error {
 	d := core.DefaultChib()
-	f := &baselineFlags{supported: estimators.BaselineModels()}
+	f := &baselineFlags{supported: estimators.ChibAISModels()}
 	c := &chibFlags{}
 	fs := newFlagSet(core.MethodChib, baselineSynopsis(f.supported))
 	addBaselineFlags(fs, f, 2, "independent Chib replicas per rank (the standard error is the larger of their spread and their batch means)")
@@ -220,8 +221,8 @@ func runChib(ctx context.Context, args []string, stdout io.Writer) error {
 	fs.IntVar(&c.maxExtend, "max-extend", d.MaxExtend, "most sweeps of a block, in multiples of its own (1: never extend)")
 	fs.IntVar(&c.maxPerm, "max-perm-rank", d.MaxPermRank, "largest rank whose ordinates are symmetrised exactly over the R! relabelings (cost 2^R·R per sweep)")
 	fs.BoolVar(&c.paper, "paper", false, "the ICASSP 2016 recipe instead of the defaults: two whole-factor blocks, 7000 burn-in + 2000 sweeps, 5000 reduced (biased beyond toy sizes; for comparison)")
-	help := `Estimates log p(X | R) of every candidate rank R of Poisson NMF or CP with exponential priors by
-Chib's method on a Gibbs sampler of the augmented model (latent per-component counts, Gamma full
+	help := `Estimates log p(X | R) of every candidate rank R of Poisson NMF or CP with exponential priors (or
+of the free block of ssnmf, beside the fixed dictionary of --dict) by Chib's method on a Gibbs sampler of the augmented model (latent per-component counts, Gamma full
 conditionals), as a baseline for stirank select: the same data, rank and output conventions
 (evidence.json, evidence.csv), one Beam element per (rank, replica). The posterior ordinate is
 taken block by block (about --block-size entries per block, one reduced Gibbs run each),
