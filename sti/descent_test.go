@@ -156,14 +156,7 @@ func TestStartRankIsItsStreams(t *testing.T) {
 // (and at rank 1 the passes of its Stein variates) as it reports them, and its summary rests on
 // all its records.
 func TestExtendCarriesAChainOn(t *testing.T) {
-	d, rates := poissonData(t, []int{10, 8}, 2, 0.5, 5)
-	cfg := Default("nmf")
-	cfg.Ladder = evidence.Power(6, 4)
-	cfg.Steps, cfg.Burnin, cfg.Descent, cfg.Relax, cfg.Starts, cfg.StartEM, cfg.Rank1 = 40, 8, 4, 10, 2, 10, nil
-	p, err := NewProblem(d, models.PoissonSpec("nmf", rates, models.LogScale), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, cfg := roundsProblem(t)
 	for _, rank := range []int{1, 2} {
 		st, err := p.StartRank(context.Background(), rank)
 		if err != nil {
@@ -313,14 +306,7 @@ func TestMovingSeesATrendNotNoise(t *testing.T) {
 // records without its control variates from then on: its summary is the plain mean of all its
 // records, and its records cost no Stein pass.
 func TestAPlainChainDropsItsControls(t *testing.T) {
-	d, rates := poissonData(t, []int{10, 8}, 2, 0.5, 5)
-	cfg := Default("nmf")
-	cfg.Ladder = evidence.Power(6, 4)
-	cfg.Steps, cfg.Burnin, cfg.Descent, cfg.Relax, cfg.Starts, cfg.StartEM, cfg.Rank1 = 40, 8, 4, 10, 2, 10, nil
-	p, err := NewProblem(d, models.PoissonSpec("nmf", rates, models.LogScale), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, _ := roundsProblem(t)
 	st, err := p.StartRank(context.Background(), 1)
 	if err != nil {
 		t.Fatal(err)
@@ -351,4 +337,19 @@ func TestAPlainChainDropsItsControls(t *testing.T) {
 	if added := len(next.Records) - len(state.Records); plain.Steps != controlled.Steps-added {
 		t.Errorf("a plain round made %d passes, the controlled one %d for %d records", plain.Steps-state.Steps, controlled.Steps-state.Steps, added)
 	}
+}
+
+// roundsProblem is a 10×8 count matrix's problem on a short ladder with short chains, for the
+// tests of a chain's rounds.
+func roundsProblem(t *testing.T) (*Problem, Config) {
+	t.Helper()
+	d, rates := poissonData(t, []int{10, 8}, 2, 0.5, 5)
+	cfg := Default("nmf")
+	cfg.Ladder = evidence.Power(6, 4)
+	cfg.Steps, cfg.Burnin, cfg.Descent, cfg.Relax, cfg.Starts, cfg.StartEM, cfg.Rank1 = 40, 8, 4, 10, 2, 10, nil
+	p, err := NewProblem(d, models.PoissonSpec("nmf", rates, models.LogScale), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, cfg
 }
