@@ -88,7 +88,7 @@ func TestSTIResume(t *testing.T) {
 	}
 	cfg := sti.DefaultSGMCMC("nmf")
 	cfg.Ladder = evidence.Power(2, 4)
-	cfg.Steps, cfg.Burnin, cfg.WarmBurnin, cfg.Starts = 30, 10, 5, 0
+	cfg.Steps, cfg.Burnin, cfg.WarmBurnin, cfg.Start = 30, 10, 5, sti.PriorStart
 	p, err := STI{Model: models.PoissonSpec("nmf", []float64{1, 1}, models.LogScale), Config: cfg}.Prepare(data)
 	if err != nil {
 		t.Fatal(err)
@@ -155,7 +155,7 @@ func TestIsStaged(t *testing.T) {
 	for _, c := range []struct {
 		e    Estimator
 		want bool
-	}{{STI{}, false}, {Chib{}, false}, {AIS{}, false}, {stagedSTI{on: false}, false}, {stagedSTI{on: true}, true}, {STI{Config: sti.Default("nmf")}, true}, {STI{Config: sti.Default("gauss")}, false}, {Path{}, true}} {
+	}{{STI{Config: sti.Config{Start: sti.PriorStart}}, false}, {Chib{}, false}, {AIS{}, false}, {stagedSTI{on: false}, false}, {stagedSTI{on: true}, true}, {STI{Config: sti.Default("nmf")}, true}, {STI{Config: sti.Default("gauss")}, false}, {Path{}, true}} {
 		if got := IsStaged(c.e); got != c.want {
 			t.Errorf("IsStaged(%T %+v) = %v", c.e, c.e, got)
 		}
@@ -173,7 +173,7 @@ func TestSTICombinesTheFittedLadder(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := sti.Default("nmf")
-	cfg.Steps, cfg.Burnin, cfg.Starts, cfg.Chains = 3, 1, 0, 1
+	cfg.Steps, cfg.Burnin, cfg.Start, cfg.Chains = 3, 1, sti.PriorStart, 1
 	e := STI{Model: models.PoissonSpec("nmf", rates, models.LogScale), Config: cfg}
 	p, err := e.Prepare(data)
 	if err != nil {

@@ -28,13 +28,15 @@ func init() {
 // STI is Stochastic Thermodynamic Integration (package sti), configured by sti.Config. A rank's
 // tasks take one of three shapes:
 //
-//   - a start stage (sti.Problem.StartRank: the mode search and, for Gibbs chains, each replica's
-//     walk down the ladder), whose follow-on tasks are one chain per (rung, replica) from its
-//     state there and, where the configuration has one, the phase check; Gibbs chains then run in
-//     rounds (Racer: sti.Problem.Extend), SG-MCMC chains once (sti.Problem.RunChain);
+//   - a start stage (sti.Problem.StartRank, the one sti.Config.Start names: the mode search and,
+//     for Gibbs chains, each replica's walk down the ladder), whose follow-on tasks are one chain
+//     per (rung, replica) from its state there and, where the configuration has one, the phase
+//     check; Gibbs chains then run in rounds (Racer: sti.Problem.Extend), SG-MCMC chains once
+//     (sti.Problem.RunChain);
 //   - an annealing per replica (sti.Config.Annealing; sti.Problem.Anneal), whose follow-on tasks
 //     are one chain at each of some of its temperatures from its population there;
-//   - without a start (Starts = 0), one SG-MCMC chain per (rung, replica) from its own prior draw.
+//   - under the prior start stage, one SG-MCMC chain per (rung, replica) from its own prior draw,
+//     which needs no stage of its own.
 //
 // The chains' summaries (evidence.ChainSummary) combine by the ladder's rule (evidence.Combine).
 type STI struct {
@@ -51,9 +53,11 @@ var (
 	_ Planner   = (*stiProblem)(nil)
 )
 
-// Staged reports whether a rank's tasks start from a first stage: an annealing, a mode search or
-// the start of a race.
-func (e STI) Staged() bool { return e.Config.Annealing != nil || e.Config.Starts > 0 || e.Races() }
+// Staged reports whether a rank's tasks start from a first stage: an annealing, a start stage
+// other than the chains' own prior draws, or the start of a race.
+func (e STI) Staged() bool {
+	return e.Config.Annealing != nil || e.Config.Start != sti.PriorStart || e.Races()
+}
 
 // Races reports whether the configuration's chains run in rounds: Gibbs chains on a fixed
 // ladder (sti.Default's), whose state is their parameters and records alone (sti.ChainState).
@@ -214,7 +218,7 @@ func (p *stiProblem) Expand(ctx context.Context, t Task) (Result, []Task, error)
 		warm bool
 		err  error
 	)
-	if c := p.p.Config; p.from != "" && p.races() && c.Starts > 0 && c.Descent > 0 {
+	if p.from != "" && p.races() && p.p.Config.Resumes() {
 		st, warm, err = p.p.StartRankFrom(ctx, t.Rank, p.load)
 	} else {
 		st, err = p.p.StartRank(ctx, t.Rank)

@@ -24,7 +24,7 @@ func benchChainAt(b *testing.B, d *tensor.Sparse, spec models.Spec, sampler stri
 	cfg.Sampler = sampler
 	cfg.Blocks = blocks
 	cfg.ControlVariates = cv
-	cfg.Steps, cfg.Burnin, cfg.Starts, cfg.StartSteps = 200, 100, 0, 0
+	cfg.Steps, cfg.Burnin, cfg.Start, cfg.StartSteps = 200, 100, PriorStart, 0
 	cfg.Ladder = evidence.Ladder{0, 1}
 	if sampler == "sgld" || sampler == "psgld" {
 		// The papers' schedule (a/k)^b with a scaled so steps are stable on these data.

@@ -77,22 +77,26 @@ type Config struct {
 	// refreshed every CVRefresh steps (a full pass over the data each time).
 	ControlVariates bool `json:"control_variates"`
 	CVRefresh       int  `json:"cv_refresh,omitempty"`
-	// Starts is the number of prior draws that compete, StartSteps steps of ascent each, for the
-	// start shared by a rank's chains (see Problem.mode); 0 starts every chain from its own prior draw.
+	// Start names the start stage of a rank's chains (StartStage): "prior" starts every chain
+	// from a prior draw of its own, "modes" at its replica's mode, "descent" where its replica's
+	// walk from that mode down the ladder arrives. An annealed run starts from its populations.
+	Start string `json:"start"`
+	// Starts is the number of prior draws that compete, StartSteps steps of ascent each, in a
+	// rank's mode search (searchModes), shared out among its replicas.
 	Starts     int `json:"starts"`
 	StartSteps int `json:"start_steps,omitempty"`
 	// StartEM is the number of EM sweeps (models.Augmented.Ascend) that carry the search's best
 	// start on to a mode of the posterior after its ascent, for models with a data-augmentation
-	// kernel; other models ignore it. The starts compete after the first few of them (Problem.mode).
+	// kernel; other models ignore it. The starts compete after the first few of them (searchModes).
 	StartEM int `json:"start_em,omitempty"`
-	// Descent, for Gibbs chains with a mode search, is the number of sweeps per rung of a walk
-	// down the ladder from the rank's mode, one per replica, whose state at each rung starts that
-	// rung's chain of the replica (see descent); 0 starts every chain at the mode.
+	// Descent, for the descent start stage, is the number of sweeps per rung of a walk down the
+	// ladder from the rank's mode, one per replica, whose state at each rung starts that rung's
+	// chain of the replica (see descend).
 	Descent int `json:"descent,omitempty"`
-	// Relax, for Gibbs chains with a descent, is the number of sweeps at t = 1 that carry the
+	// Relax, for the descent start stage, is the number of sweeps at t = 1 that carry the
 	// rank's mode towards a draw of its posterior before each replica's descent (see descend).
 	Relax int `json:"relax,omitempty"`
-	// Ascent, for Gibbs chains with a descent, is the number of sweeps per rung of the phase
+	// Ascent, for the descent start stage, is the number of sweeps per rung of the phase
 	// check's walk back up the ladder (see ascend), from the first replica's descent at the
 	// first rung with t ≥ phaseFrom; 0 runs none.
 	Ascent int `json:"ascent,omitempty"`
@@ -204,6 +208,9 @@ func (c Config) Validate() error {
 		return fmt.Errorf("the Gibbs kernel sweeps every cell: drop blocks and subsample")
 	}
 	if err := c.validatePost(); err != nil {
+		return err
+	}
+	if err := c.validateStart(); err != nil {
 		return err
 	}
 	if _, err := samplers.New(c.Sampler, c.SamplerParams); err != nil {

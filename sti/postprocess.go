@@ -51,11 +51,15 @@ type recorder interface {
 var posts = map[string]PostProcessor{}
 
 // registerPost makes p available under name to Config.Post. It panics on a name taken.
-func registerPost(name string, p PostProcessor) {
-	if _, ok := posts[name]; ok {
-		panic(fmt.Sprintf("sti: post-processor %q registered twice", name))
+func registerPost(name string, p PostProcessor) { register(posts, "post-processor", name, p) }
+
+// register adds v to the registry r of that kind of plug-in under name, and panics on a name
+// taken: two files registering one name is a bug of the build.
+func register[T any](r map[string]T, kind, name string, v T) {
+	if _, ok := r[name]; ok {
+		panic(fmt.Sprintf("sti: %s %q registered twice", kind, name))
 	}
-	posts[name] = p
+	r[name] = v
 }
 
 // PostNames lists the registered post-processors' names, sorted.

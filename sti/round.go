@@ -111,22 +111,11 @@ func scaled(n int, s float64, least int) int {
 	return max(least, int(math.Ceil(float64(n)*s)))
 }
 
-// StartStageSteps is what rank's start stage makes, in passes over the data of a model of that order
-// with nnz stored non-zero cells, for a progress plan: every replica's mode search and, for Gibbs
-// chains that walk down the ladder, every replica's relaxation and descent, each rung's sweeps
-// halfway between the least and the most a rung settles in (settle): exact where the start stage is
-// not cut, and where it is, within a factor two of what the walks made on the ssnmf mixture, the
-// speech spectrogram and the Facebook-size tensor (13, 5 and 5–6 sweeps a rung between 1–2 and 20).
+// StartStageSteps is what rank's start stage makes (StartStage.Steps), in passes over the data of
+// a model of that order with nnz stored non-zero cells, for a progress plan.
 func (c Config) StartStageSteps(rank, fixed, order, nnz int) int {
 	cfg := c.AtRank(rank)
-	s := scaleOf(c.Doublings(rank, fixed, nnz))
-	starts := cfg.replicaStarts() * cfg.Chains
-	em := (starts*scaled(cfg.screenEM(), s, 0) + cfg.Chains*scaled(cfg.StartEM-cfg.screenEM(), s, 0)) * emPasses(order)
-	n := starts * scaled(cfg.StartSteps, s, 0)
-	if cfg.Gibbs && cfg.Descent > 0 {
-		n += cfg.Chains * (scaled(cfg.Relax, s, 0) + (len(cfg.Ladder)-1)*(scaled(cfg.Descent, s, 1)+cfg.Descent)/2) * models.SweepPasses(order)
-	}
-	return n + em
+	return cfg.startStage().Steps(cfg, scaleOf(c.Doublings(rank, fixed, nnz)), order)
 }
 
 // RoundSteps is what a chain of rank above t = 0 makes in round (Extend), in passes over the

@@ -20,7 +20,7 @@ func runRank(t testing.TB, p *Problem, rank int) evidence.RankEvidence {
 	cfg := p.RankConfig(rank)
 	starts := make([][]ChainState, cfg.Chains)
 	var st *RankStart
-	if cfg.Starts > 0 {
+	if cfg.Start != PriorStart {
 		var err error
 		if st, err = p.StartRank(ctx, rank); err != nil {
 			t.Fatal(err)

@@ -3,11 +3,9 @@ package sti
 import (
 	"context"
 	"fmt"
-	"math"
-	"math/rand/v2"
+	"maps"
+	"slices"
 
-	"github.com/stirank/stirank/internal/par"
-	"github.com/stirank/stirank/internal/progress"
 	"github.com/stirank/stirank/models"
 	"github.com/stirank/stirank/rng"
 )
@@ -32,12 +30,65 @@ type RankStart struct {
 	ModeParams int
 }
 
-// StartRank is the start stage of a rank: each replica's mode search (searchModes), and for Gibbs
-// chains with a descent each replica's walk from its mode, a relaxation at t = 1 and a walk down the
-// ladder whose state at the end of each rung starts that rung's chain of the replica (descend);
-// other chains start at their replica's mode, or without a mode search (Starts = 0) each from its own prior
-// draw. Every length is the configuration's times startScale. It depends on the seed and the rank
-// alone, so a retried stage returns the same states bit for bit.
+// A StartStage hands every chain of a rank its start, once per rank before its chains run.
+// Config.Start names the one a rank runs; each is one file that registers itself
+// (registerStart), as start_prior.go, start_modes.go and start_descent.go do. The zero value of
+// every implementation is the stage.
+type StartStage interface {
+	// Start returns the start of rank, whose model is m, on p: a state for every replica at
+	// every rung above t = 0, and what the stage spent. It depends on the seed and the rank
+	// alone, so that a retried stage returns the same states bit for bit; StartRank sets the
+	// states' Budget.
+	Start(ctx context.Context, p *Problem, m models.Model, rank int) (*RankStart, error)
+	// Steps is about what Start makes at a rank whose configuration is c (Config.AtRank) with
+	// its lengths scaled by s (scaleOf), in passes over the data of a model of that order, for a
+	// progress plan (Config.StartStageSteps).
+	Steps(c Config, s float64, order int) int
+	// Check says why a rank configured as c cannot run the stage, nil where it can.
+	Check(c Config) error
+}
+
+// A resumer is a StartStage that can also start a rank's chains from the states of an earlier
+// run on data that have grown since (StartRankFrom); it returns the start and whether every
+// replica resumed.
+type resumer interface {
+	StartStage
+	resume(ctx context.Context, p *Problem, m models.Model, rank int, load func(context.Context, ChainID) (*models.State, error)) (*RankStart, bool, error)
+}
+
+// startStages are the registered start stages by name.
+var startStages = map[string]StartStage{}
+
+// registerStart makes s available under name to Config.Start. It panics on a name taken.
+func registerStart(name string, s StartStage) { register(startStages, "start stage", name, s) }
+
+// StartNames lists the registered start stages' names, sorted.
+func StartNames() []string { return slices.Sorted(maps.Keys(startStages)) }
+
+// validateStart checks that Config.Start names a registered start stage that can run c.
+func (c Config) validateStart() error {
+	s, ok := startStages[c.Start]
+	if !ok {
+		return fmt.Errorf("no start stage %q (there are %v)", c.Start, StartNames())
+	}
+	if err := s.Check(c); err != nil {
+		return fmt.Errorf("start stage %q: %w", c.Start, err)
+	}
+	return nil
+}
+
+// startStage is the start stage of c (validateStart has checked the name).
+func (c Config) startStage() StartStage { return startStages[c.Start] }
+
+// Resumes reports whether c's start stage can resume a rank's chains from saved states
+// (StartRankFrom).
+func (c Config) Resumes() bool {
+	_, ok := c.startStage().(resumer)
+	return ok
+}
+
+// StartRank is the start stage of a rank, the one its configuration names (Config.Start), with
+// every chain's records at the configured budget set.
 func (p *Problem) StartRank(ctx context.Context, rank int) (*RankStart, error) {
 	cfg := p.RankConfig(rank)
 	m, err := p.model(rank)
@@ -48,245 +99,23 @@ func (p *Problem) StartRank(ctx context.Context, rank int) (*RankStart, error) {
 	if err != nil {
 		return nil, err
 	}
-	if cfg.Starts == 0 {
-		out := &RankStart{States: make([][]ChainState, cfg.Chains)}
-		for q := range out.States {
-			out.States[q] = make([]ChainState, len(cfg.Ladder))
-			for i, t := range cfg.Ladder {
-				if t > 0 {
-					theta := make([]float64, m.Dim())
-					m.SamplePrior(p.initStream(ChainID{Rank: rank, TIndex: i, Chain: q}), theta)
-					out.States[q][i] = ChainState{Theta: theta}
-				}
-			}
-		}
-		out.budget(budget)
-		return out, nil
-	}
-	modes, passes, cells, err := p.searchModes(ctx, m, rank)
+	out, err := cfg.startStage().Start(ctx, p, m, rank)
 	if err != nil {
-		return nil, err
-	}
-	out := &RankStart{States: make([][]ChainState, cfg.Chains), Steps: passes, CellEvals: cells, ModeParams: m.Dim()}
-	if !cfg.Gibbs || cfg.Descent == 0 {
-		for q := range out.States {
-			out.States[q] = make([]ChainState, len(cfg.Ladder))
-			for i, t := range cfg.Ladder {
-				if t > 0 {
-					out.States[q][i] = ChainState{Theta: modes[q]}
-				}
-			}
-		}
-	} else if err := p.descend(ctx, m, rank, modes, out); err != nil {
 		return nil, err
 	}
 	out.budget(budget)
 	return out, nil
 }
 
-// budget sets the records every chain of the stage holds at the configured budget.
-func (s *RankStart) budget(records []int) {
-	for _, states := range s.States {
-		for i := range states {
-			states[i].Budget = records[i]
-		}
-	}
-}
-
-// descend fills out's states with each replica's walk from its mode (on all cores, one replica
-// a task): Config.Relax sweeps at t = 1, then Config.Descent sweeps per rung down the ladder, each
-// rung's chain starting where the walk left it, and the first replica's state at phaseRung for
-// the phase check. The highest mode sits where the posterior's density peaks, not where its mass
-// lies (at a rank above the data's the extra component fits noise there, and the posterior
-// spreads it over configurations the kernel reaches only over hundreds of sweeps), and below
-// t = 1 a chain from the mode must spread out to its rung's typical set, slowly along the
-// directions the kernel mixes badly in: the walk spreads out once for all rungs of a replica,
-// each rung's start having relaxed through every rung above it. Each replica relaxes on its own
-// stream from its own mode, so that where the search or the relaxation can end in basins of
-// different levels the replicas' spread shows it.
-func (p *Problem) descend(ctx context.Context, m models.Model, rank int, modes [][]float64, out *RankStart) error {
-	cfg := p.RankConfig(rank)
-	s := p.startScale(rank)
-	check := cfg.Ascent > 0 && rank > 1
-	out.CheckFrom = cfg.phaseRung()
-	errs := make([]error, cfg.Chains)
-	walks := make([]*rungWalk, cfg.Chains)
-	par.Tasks(cfg.Chains, func(q int) {
-		var center []float64
-		if cfg.Runs(SteinName) {
-			center = modes[q]
-		}
-		states := make([]ChainState, len(cfg.Ladder))
-		w := newRungWalk(m, append([]float64(nil), modes[q]...), rng.New(p.Config.Seed, uint64(rank), 0, uint64(q), streamDescent))
-		walks[q] = w
-		where := fmt.Sprintf("rank %d, replica %d: ", rank, q)
-		if _, errs[q] = w.rung(ctx, 1, scaled(cfg.Relax, s, 0), 1, where+"relaxation at t=1"); errs[q] != nil {
-			return
-		}
-		for i := len(cfg.Ladder) - 1; i >= 1 && cfg.Ladder[i] > 0; i-- {
-			t := cfg.Ladder[i]
-			if errs[q] = w.settle(ctx, t, scaled(cfg.Descent, s, 1), cfg.Descent, where+fmt.Sprintf("descent at t=%.6g (rung %d)", t, i)); errs[q] != nil {
-				return
-			}
-			states[i] = ChainState{Theta: append([]float64(nil), w.theta...), Center: center}
-			if check && q == 0 && i == out.CheckFrom {
-				out.Check = append([]float64(nil), w.theta...)
-			}
-		}
-		out.States[q] = states
-	})
-	for q, w := range walks {
-		if errs[q] != nil {
-			return errs[q]
-		}
-		out.Steps += w.mv.passes(w.sweeps)
-		out.CellEvals += w.mv.cellEvals()
-	}
-	return nil
-}
-
-// searchModes is a rank's mode search, one for each replica on streams of its own, so that
-// replicas are independent copies of the whole estimator and their spread sees what the search
-// makes of a seed: a search cut short on large data ends at different levels from different
-// draws, and replicas that shared one mode would share that error unseen. The Starts are shared
-// out among the replicas, so the search costs what one search of them all did. Each replica's search takes its share of prior draws, carries each
-// StartSteps steps of preconditioned ascent on the posterior and startEMScreen EM sweeps where
-// the model has a data-augmentation kernel, scores them by their log posterior and carries the
-// best through the rest of StartEM's sweeps. Every length is the configuration's times
-// startScale. A prior draw can fall into the basin of a local mode of negligible mass (two
-// components sharing one source, another missing) that a chain at high t never leaves; on large
-// counts such modes are many nats apart and only a search over many starts finds the dominant
-// one. It depends on the seed and the rank alone. It returns every replica's mode, and the passes
-// over the data the search made and its cell reads.
-func (p *Problem) searchModes(ctx context.Context, m models.Model, rank int) ([][]float64, int, int64, error) {
-	cfg := p.RankConfig(rank)
-	s := p.startScale(rank)
-	ascent, screen := scaled(cfg.StartSteps, s, 0), scaled(cfg.screenEM(), s, 0)
-	if cfg.StartEM > 0 {
-		screen = max(screen, 1)
-	}
-	type start struct {
-		theta  []float64
-		score  float64
-		passes int
-		cells  int64
-		err    error
-	}
-	per := max(1, cfg.replicaStarts())
-	starts := make([]start, cfg.Chains*per)
-	par.Tasks(len(starts), func(k int) {
-		st := &starts[k]
-		w, err := p.NewWalker(ChainID{Rank: rank, TIndex: p.top(rank), Chain: -1})
-		if err != nil {
-			st.err = err
-			return
-		}
-		q, j := k/per, k%per
-		w.SamplePrior(rng.New(p.Config.Seed, uint64(rank), streamMode, uint64(q), uint64(j)))
-		for n := 1; n <= ascent; n++ {
-			if n%64 == 0 && ctx.Err() != nil {
-				st.err = ctx.Err()
-				return
-			}
-			if err := w.Ascend(n); err != nil {
-				st.err = fmt.Errorf("mode search of replica %d, start %d: %w", q, j, err)
-				return
-			}
-			st.passes++
-			progress.Add(ctx, 1)
-		}
-		n, err := ascendEM(ctx, m, w.theta, screen)
-		st.passes += n
-		st.theta, st.score, st.err = w.theta, w.LogPosterior(), err
-		st.cells = w.cellEvals + int64(n)*int64(models.PassCells(m))
-	})
-	passes, cells := 0, int64(0)
-	modes := make([][]float64, cfg.Chains)
-	for q := range modes {
-		best := -1
-		for k := q * per; k < (q+1)*per; k++ {
-			st := starts[k]
-			if st.err != nil {
-				return nil, 0, 0, st.err
-			}
-			passes, cells = passes+st.passes, cells+st.cells
-			if !math.IsNaN(st.score) && (best < 0 || st.score > starts[best].score) {
-				best = k
-			}
-		}
-		if best < 0 {
-			return nil, 0, 0, fmt.Errorf("mode search for rank %d, replica %d found no start with a finite log posterior", rank, q)
-		}
-		modes[q] = starts[best].theta
-	}
-	rest := make([]int, len(modes))
-	errs := make([]error, len(modes))
-	par.Tasks(len(modes), func(q int) {
-		rest[q], errs[q] = ascendEM(ctx, m, modes[q], scaled(cfg.StartEM-cfg.screenEM(), s, 0))
-	})
-	for q, n := range rest {
-		if errs[q] != nil {
-			return nil, 0, 0, errs[q]
-		}
-		passes, cells = passes+n, cells+int64(n)*int64(models.PassCells(m))
-	}
-	return modes, passes, cells, nil
-}
-
-// replicaStarts is each replica's share of the Starts of its rank's mode search.
-func (c Config) replicaStarts() int { return (c.Starts + c.Chains - 1) / c.Chains }
-
-// startEMScreen is the number of EM sweeps every start of the mode search gets before the starts
-// are compared; the best gets the rest of Config.StartEM. Most of what EM changes in a start's
-// log posterior it changes early, and the search costs a sixth of what full EM of every start
-// would.
-const startEMScreen = 50
-
-// screenEM is the number of EM sweeps of every start of the mode search.
-func (c Config) screenEM() int { return min(c.StartEM, startEMScreen) }
-
-// ascendEM carries θ sweeps EM sweeps towards a mode of m's posterior where m has a
-// data-augmentation kernel, and returns the passes over the data they made.
-func ascendEM(ctx context.Context, m models.Model, theta []float64, sweeps int) (int, error) {
-	a, ok := m.(models.Augmentable)
-	if !ok || sweeps == 0 {
-		return 0, nil
-	}
-	k := a.NewAugmented()
-	for range sweeps {
-		if err := ctx.Err(); err != nil {
-			return 0, err
-		}
-		k.Ascend(1, theta)
-		progress.Add(ctx, emPasses(len(m.Factors())))
-	}
-	return sweeps * emPasses(len(m.Factors())), nil
-}
-
-// basinTolerance is by how many nats of log posterior a fresh mode search may beat a replica's
-// saved state, carried to its mode, before a warm start drops the state (StartRankFrom). In one
-// diagnostic on growing CP data (rank 2, true rank 3) the saved states beat the fresh search by
-// 1.7–2.5 nats or trailed it by about 3 where warm chains were accurate, and trailed by 4–6 where
-// they were 9 nats low. The margin errs towards cold starts, which cost a full start stage but
-// no accuracy.
-const basinTolerance = 2
-
 // StartRankFrom is the start stage of a rank whose chains resume from the states of an earlier
 // run on data that have grown since (stirank reanalyze), read through load, which returns nil,
-// nil for a chain without one. Each replica resumes where its saved state at t = 1, carried to
-// its mode as the search's best start is, comes within basinTolerance of the log posterior of a
-// fresh mode search: data growth can move the dominant mode (after CP data grew by a third,
-// warm chains that stayed in the old basin were 9 nats low at rank 2, while the fresh search
-// beat their basin by 4–6 nats). Its chain at rung i then resumes from its saved state at the
-// rung whose temperature is closest, on a log scale, to min(1, g·t_i), g being how much the data
-// grew (their size ratio): the power posterior at t of data g times larger is close to the old
-// data's at g·t. The rows the data gained are drawn from the prior, and the chain's first sweep
-// draws them from their conditionals. A replica that fails the check, or has no states, starts
-// cold (StartRank's walk). It returns the stage and whether every replica resumed.
+// nil for a chain without one; its configuration's stage must resume (Config.Resumes: the
+// descent's resume). It returns the stage and whether every replica resumed.
 func (p *Problem) StartRankFrom(ctx context.Context, rank int, load func(context.Context, ChainID) (*models.State, error)) (*RankStart, bool, error) {
 	cfg := p.RankConfig(rank)
-	if !cfg.Gibbs || cfg.Descent == 0 || cfg.Starts == 0 {
-		return nil, false, fmt.Errorf("rank %d: only Gibbs chains that start from walks down the ladder resume in rounds", rank)
+	r, ok := cfg.startStage().(resumer)
+	if !ok {
+		return nil, false, fmt.Errorf("rank %d: the %q start stage does not resume from saved states", rank, cfg.Start)
 	}
 	m, err := p.model(rank)
 	if err != nil {
@@ -296,104 +125,21 @@ func (p *Problem) StartRankFrom(ctx context.Context, rank int, load func(context
 	if err != nil {
 		return nil, false, err
 	}
-	modes, passes, cells, err := p.searchModes(ctx, m, rank)
+	out, warm, err := r.resume(ctx, p, m, rank, load)
 	if err != nil {
 		return nil, false, err
 	}
-	out := &RankStart{States: make([][]ChainState, cfg.Chains), Steps: passes, CellEvals: cells}
-	defer out.budget(budget)
-	warm := true
-	for q := range cfg.Chains {
-		states, n, err := p.resumeReplica(ctx, m, rank, q, load, logPosterior(m, modes[q]))
-		if err != nil {
-			return nil, false, err
-		}
-		out.Steps += n
-		out.CellEvals += int64(n) * int64(models.PassCells(m))
-		out.States[q] = states
-		warm = warm && states != nil
-	}
-	if warm {
-		return out, true, nil
-	}
-	// The replicas that did not resume walk from their fresh modes, as a cold rank's do.
-	cold := &RankStart{States: make([][]ChainState, cfg.Chains)}
-	if err := p.descend(ctx, m, rank, modes, cold); err != nil {
-		return nil, false, err
-	}
-	for q := range cfg.Chains {
-		if out.States[q] == nil {
-			out.States[q] = cold.States[q]
-		}
-	}
-	out.Check, out.CheckFrom, out.ModeParams = cold.Check, cold.CheckFrom, m.Dim()
-	out.Steps += cold.Steps
-	out.CellEvals += cold.CellEvals
-	return out, false, nil
+	out.budget(budget)
+	return out, warm, nil
 }
 
-// resumeReplica is replica q's warm start (StartRankFrom): its chains' saved states mapped to
-// the grown data's rungs, or nil where it has none or fails the basin check against fresh, the
-// log posterior of the replica's fresh mode; and the passes over the data the check made.
-func (p *Problem) resumeReplica(ctx context.Context, m models.Model, rank, q int, load func(context.Context, ChainID) (*models.State, error), fresh float64) ([]ChainState, int, error) {
-	cfg := p.RankConfig(rank)
-	l := cfg.Ladder
-	top, err := load(ctx, ChainID{Rank: rank, TIndex: len(l) - 1, Chain: q})
-	if err != nil || top == nil {
-		return nil, 0, err
-	}
-	r := rng.New(p.Config.Seed, uint64(rank), 0, uint64(q), streamInit)
-	theta, err := resumed(m, top, r)
-	if err != nil {
-		return nil, 0, fmt.Errorf("rank %d, replica %d: %w", rank, q, err)
-	}
-	n, err := ascendEM(ctx, m, theta, cfg.StartEM)
-	if err != nil || logPosterior(m, theta) < fresh-basinTolerance {
-		return nil, n, err
-	}
-	var center []float64
-	if cfg.Runs(SteinName) {
-		center = theta
-	}
-	states := make([]ChainState, len(l))
-	for i, t := range l {
-		if t == 0 {
-			continue
+// budget sets the records every chain of the stage holds at the configured budget.
+func (s *RankStart) budget(records []int) {
+	for _, states := range s.States {
+		for i := range states {
+			states[i].Budget = records[i]
 		}
-		j := i
-		if top.Size > 0 {
-			j = l.Nearest(min(1, t*p.size/top.Size))
-		}
-		s, err := load(ctx, ChainID{Rank: rank, TIndex: j, Chain: q})
-		if err != nil {
-			return nil, n, err
-		}
-		if s == nil {
-			return nil, n, nil
-		}
-		th, err := resumed(m, s, r)
-		if err != nil {
-			return nil, n, fmt.Errorf("rank %d, replica %d, rung %d: %w", rank, q, j, err)
-		}
-		states[i] = ChainState{Theta: th, Center: center, Warm: true}
 	}
-	return states, n, nil
-}
-
-// resumed is a point of m with the parameters s knows and, at the indices the data gained since,
-// prior draws from r.
-func resumed(m models.Model, s *models.State, r *rand.Rand) ([]float64, error) {
-	theta := make([]float64, m.Dim())
-	m.SamplePrior(r, theta)
-	_, err := restore(m, s, theta)
-	return theta, err
-}
-
-// logPosterior is log p(θ) + log p(X | θ), the score of a start.
-func logPosterior(m models.Model, theta []float64) float64 {
-	e := m.NewEval()
-	e.Prepare(theta)
-	return e.LogPrior(nil) + models.LogLik(e, m)
 }
 
 // PhaseCheck is a rank's phase check (Config.Ascent; evidence.PhaseCheck): from theta, the first

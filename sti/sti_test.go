@@ -145,6 +145,8 @@ func TestPoissonRank1MatchesExact(t *testing.T) {
 		cfg.Gibbs = gibbs
 		if gibbs {
 			cfg.Steps, cfg.Burnin = 200, 40
+		} else {
+			cfg.Start = ModesStart // the walk down the ladder sweeps by the Gibbs kernel
 		}
 		t.Run(map[bool]string{false: "sgmcmc", true: "gibbs"}[gibbs], func(t *testing.T) { poissonRank1MatchesExact(t, cfg) })
 	}
@@ -258,7 +260,7 @@ func TestDivergenceIsReported(t *testing.T) {
 	cfg.Sampler = "sgld"
 	cfg.StepA, cfg.StepDecay = 1e6, 1
 	cfg.Ladder = evidence.Power(4, 3)
-	cfg.Steps, cfg.Burnin, cfg.Starts, cfg.StartSteps = 60, 20, 0, 0
+	cfg.Steps, cfg.Burnin, cfg.Start, cfg.StartSteps = 60, 20, PriorStart, 0
 	r := sweep(t, d, models.PoissonSpec("nmf", rates, models.Direct), cfg, []int{2})[0]
 	if len(r.Diverged) == 0 || !math.IsNaN(r.LogEvidence) {
 		t.Fatalf("no divergence reported: %+v", r)

@@ -14,7 +14,7 @@ import (
 func TestWalkerSamplesItsTemperature(t *testing.T) {
 	d, rates := poissonData(t, []int{12, 9}, 2, 2, 5)
 	cfg := DefaultSGMCMC("nmf")
-	cfg.Starts = 0
+	cfg.Start = PriorStart
 	p, err := NewProblem(d, models.PoissonSpec("nmf", rates, models.LogScale), cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -31,7 +31,7 @@ func smallWork(t *testing.T) (Work, sti.Config) {
 	}
 	cfg := sti.DefaultSGMCMC("nmf")
 	cfg.Ladder = evidence.Power(3, 4)
-	cfg.Steps, cfg.Burnin, cfg.Starts = 30, 10, 0
+	cfg.Steps, cfg.Burnin, cfg.Start = 30, 10, sti.PriorStart
 	return Work{Source: Source{Inline: data}, Model: models.PoissonSpec("nmf", []float64{1, 1}, models.LogScale), Estimator: spec(t, estimators.STIName, cfg)}, cfg
 }
 

@@ -331,7 +331,7 @@ func fixedLadder(s dataset, R int, gibbs bool, seed uint64) evidence.RankEvidenc
 		cfg.Relax = tune.relax
 	}
 	if tune.descent >= 0 {
-		cfg.Descent = tune.descent
+		cfg = cfg.WithDescent(tune.descent)
 	}
 	if tune.ascent >= 0 {
 		cfg.Ascent = tune.ascent

@@ -99,7 +99,7 @@ var selectSynopsis = `[--data DIR] [--model ` + strings.Join(models.Names(), "|"
 // selectDetails is what select -h -all adds to its description: the defaults, sti.Default's.
 func selectDetails() string {
 	start := func(c sti.Config) string {
-		if c.Starts == 0 {
+		if c.Start == sti.PriorStart {
 			return ""
 		}
 		em := ""
@@ -124,7 +124,7 @@ func selectDetails() string {
 				truncate = ",\n          records of a start's transient (MSER-5, at most half) dropped"
 			}
 			descent := ""
-			if g.cfg.Descent > 0 {
+			if g.cfg.Start == sti.DescentStart {
 				descent = fmt.Sprintf(",\n          carried by its replica's walk, %d sweeps at t = 1 (--relax) then %d per rung down the ladder, to its own rung (--descent)", g.cfg.Relax, g.cfg.Descent)
 			}
 			if g.cfg.Runs(sti.SteinName) {
@@ -826,13 +826,13 @@ func selectConfig(model string, f *selectFlags, set map[string]bool) (sti.Config
 		case !cfg.Gibbs || cfg.Annealing != nil:
 			return cfg, "", usagef("--descent starts the Gibbs chains of a fixed ladder (%s without --anneal or an SG-MCMC --sampler)", gibbsModels())
 		}
-		cfg.Descent = f.descent
+		cfg = cfg.WithDescent(f.descent)
 	}
 	if set["relax"] {
 		switch {
 		case f.relax < 0:
 			return cfg, "", usagef("--relax %d must not be negative", f.relax)
-		case !cfg.Gibbs || cfg.Annealing != nil || cfg.Descent == 0:
+		case cfg.Start != sti.DescentStart:
 			return cfg, "", usagef("--relax begins the walks down the ladder that start the Gibbs chains of a fixed ladder (%s without --anneal, an SG-MCMC --sampler or --descent 0)", gibbsModels())
 		}
 		cfg.Relax = f.relax
@@ -841,13 +841,13 @@ func selectConfig(model string, f *selectFlags, set map[string]bool) (sti.Config
 		switch {
 		case f.ascent < 0:
 			return cfg, "", usagef("--ascent %d must not be negative", f.ascent)
-		case !cfg.Gibbs || cfg.Annealing != nil || cfg.Descent == 0:
+		case cfg.Start != sti.DescentStart:
 			return cfg, "", usagef("--ascent walks back up from the walks down the ladder that start the Gibbs chains of a fixed ladder (%s without --anneal, an SG-MCMC --sampler or --descent 0)", gibbsModels())
 		}
 		cfg.Ascent = f.ascent
 	}
 	if set["stein"] {
-		if !cfg.Gibbs || cfg.Annealing != nil || cfg.Starts == 0 {
+		if !cfg.Gibbs || cfg.Annealing != nil || cfg.Start == sti.PriorStart {
 			return cfg, "", usagef("--stein controls the Gibbs chains of a fixed ladder that start from their rank's mode (%s without --anneal or an SG-MCMC --sampler)", gibbsModels())
 		}
 		// Given, it holds at every rank.

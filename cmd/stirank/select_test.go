@@ -137,6 +137,9 @@ func TestSelectFitsTheLadder(t *testing.T) {
 		if cfg.FitLadder != c.fitted || strings.Contains(r.LadderSpec, "fitted") != c.fitted {
 			t.Errorf("%s: fit_ladder %v, ladder_spec %q", c.name, cfg.FitLadder, r.LadderSpec)
 		}
+		if cfg.Start != sti.ModesStart || cfg.Descent != 0 {
+			t.Errorf("%s: --descent 0 runs the %q start stage with %d sweeps a rung, not every chain from its mode", c.name, cfg.Start, cfg.Descent)
+		}
 		// --steps, like any ladder or chain length given, applies to rank 1 too.
 		if cfg.Rank1 != nil || strings.Contains(r.LadderSpec, "rank 1") {
 			t.Errorf("%s: rank 1 kept a budget of its own (%+v, %q)", c.name, cfg.Rank1, r.LadderSpec)
