@@ -151,8 +151,8 @@ func (p *Problem) AIS(ctx context.Context, R, run int, cfg AISConfig) (AISRun, e
 	if err := cfg.Validate(); err != nil {
 		return AISRun{}, err
 	}
-	if R < 1 && (p.fixed == 0 || R < 0) {
-		return AISRun{}, fmt.Errorf("ais: rank %d must be at least 1 (0 beside a fixed dictionary)", R)
+	if err := p.checkRank("ais", R); err != nil {
+		return AISRun{}, err
 	}
 	if p.fixed > 0 && cfg.ReferenceSweeps > 0 {
 		return AISRun{}, errFixed("ais from a reference")

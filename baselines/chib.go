@@ -254,8 +254,8 @@ func (p *Problem) chib(ctx context.Context, R, replica int, cfg ChibConfig, from
 	if err := cfg.Validate(); err != nil {
 		return ChibResult{}, err
 	}
-	if R < 1 && (p.fixed == 0 || R < 0) {
-		return ChibResult{}, fmt.Errorf("chib: rank %d must be at least 1 (0 beside a fixed dictionary)", R)
+	if err := p.checkRank("chib", R); err != nil {
+		return ChibResult{}, err
 	}
 	res := ChibResult{Rank: R, Replica: replica}
 	r := rng.New(cfg.Seed, streamChib, uint64(R), uint64(replica))
@@ -438,6 +438,8 @@ type ordinates struct {
 	star  Factors
 	logF  [][]float64 // log θ*
 	L, Lf []float64   // R×R: block terms, fixed-part terms
+	beta  []float64   // K: rowTerms' Gamma rates, and their logarithms
+	lb    []float64
 	fix   [][]float64 // column sums of the fixed rows of every mode (θ*)
 	free  [][]float64 // column sums of the free rows (current state)
 	ps    *permScratch
@@ -448,6 +450,7 @@ type ordinates struct {
 func newOrdinates(p *Problem, star Factors, R int, sym bool) *ordinates {
 	K := star.R
 	o := &ordinates{p: p, R: R, K: K, F0: K - R, sym: sym && R > 1, star: star, L: make([]float64, R*R), Lf: make([]float64, R*R),
+		beta: make([]float64, K), lb: make([]float64, K),
 		tau: make([]int, R), tauK: make([]int, K)}
 	for m := range p.order {
 		lf := make([]float64, len(star.F[m]))
@@ -605,7 +608,7 @@ func (o *ordinates) rowTerms(g *gibbs, b chibBlock, rows [][]float64) {
 	p, K := o.p, o.K
 	_, S := g.Split()
 	lam := p.Rates[b.m]
-	beta, lb := make([]float64, K), make([]float64, K)
+	beta, lb := o.beta, o.lb
 	for k := range K {
 		v := 1.0
 		for m := range p.order {

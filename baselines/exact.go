@@ -41,8 +41,8 @@ func (p *Problem) exactLogEvidence(R, maxTerms int) (float64, error) {
 	if p.Auto {
 		return 0, errAuto("the exact evidence")
 	}
-	if R < 1 && (p.fixed == 0 || R < 0) {
-		return 0, fmt.Errorf("exact evidence: rank %d must be at least 1 (0 beside a fixed dictionary)", R)
+	if err := p.checkRank("exact evidence", R); err != nil {
+		return 0, err
 	}
 	K := p.fixed + R
 	terms := 1.0

@@ -65,6 +65,15 @@ type Problem struct {
 	dict  []float64
 }
 
+// checkRank says why method cannot estimate the evidence of free rank R: a rank below 1, or
+// below 0 beside a fixed dictionary, whose components alone are a model.
+func (p *Problem) checkRank(method string, R int) error {
+	if R < 1 && (p.fixed == 0 || R < 0) {
+		return fmt.Errorf("%s: rank %d must be at least 1 (0 beside a fixed dictionary)", method, R)
+	}
+	return nil
+}
+
 // errFixed is what a method that does not hold a dictionary block fixed says of a Problem that
 // has one.
 func errFixed(method string) error {

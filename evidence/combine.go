@@ -249,22 +249,19 @@ func combine(l Ladder, weights func([]Rung) (wf, wv []float64), chains []ChainSu
 		re.LogEvidence, re.StdErr, re.Trapezoid = math.NaN(), math.NaN(), math.NaN()
 		return re, nil
 	}
-	plain := 0.0
+	plain, controlled := 0.0, false
 	for i, r := range re.Rungs {
-		re.StdErrWithin += r.withinVariance(wf[i], wv[i])
+		w := r.withinVariance(wf[i], wv[i])
+		re.StdErrWithin += w
+		plain += w // a rung without controls counts as it is
 		if r.plainSE > 0 {
-			plain += r.withinVariance(wf[i], wv[i]) + wf[i]*wf[i]*(r.plainSE*r.plainSE-r.StdErr*r.StdErr)
+			plain += wf[i] * wf[i] * (r.plainSE*r.plainSE - r.StdErr*r.StdErr)
+			controlled = true
 		}
 	}
 	re.StdErrWithin = math.Sqrt(re.StdErrWithin)
-	if plain > 0 {
-		// The rungs without controls count as they are.
-		for i, r := range re.Rungs {
-			if r.plainSE == 0 {
-				plain += r.withinVariance(wf[i], wv[i])
-			}
-		}
-		re.StdErrPlain = math.Sqrt(plain)
+	if controlled {
+		re.StdErrPlain = math.Sqrt(max(plain, 0))
 	}
 	re.StdErr = re.StdErrWithin
 	if between, whole, ok := replicaVariance(wf, wv, byRung); ok {

@@ -114,7 +114,13 @@ func (s Standing) Continues(ranks []int, re RankEvidence, next, last int) bool {
 	case !s.Settled(ranks):
 		return true
 	}
-	return re.Rank == s.Leader && re.StdErr > RacePrecision && (next <= LeaderRounds || re.Unsteady() && !s.lets(re, next))
+	return re.Rank == s.Leader && re.StdErr > RacePrecision && (next <= LeaderRounds || re.Unsteady()) && !s.letsGo(re, next)
+}
+
+// letsGo reports whether a settled race's leader, which would run round next while its chains
+// are unsteady, stops instead because the race lets it go (lets).
+func (s Standing) letsGo(re RankEvidence, next int) bool {
+	return re.Rank == s.Leader && next > LeaderRounds && re.StdErr > RacePrecision && re.Unsteady() && s.lets(re, next)
 }
 
 // lets reports whether a settled race lets its unsteady leader go before round next, within the
@@ -278,12 +284,15 @@ func moved(prev, last RoundEstimate) float64 {
 // and a leader it let go (Continues) marked LetGo.
 func (s Standing) Final(ranks []RankEvidence) []RankEvidence {
 	out := slices.Clone(ranks)
-	settled := !slices.ContainsFunc(ranks, func(re RankEvidence) bool { return re.Rank != s.Leader && s.Live(re.Rank) })
+	all := make([]int, len(ranks))
+	for i, re := range ranks {
+		all[i] = re.Rank
+	}
 	for i, re := range out {
 		switch {
 		case !s.Live(re.Rank):
 			out[i] = re.Left()
-		case settled && re.Rank == s.Leader && re.Round >= LeaderRounds && re.StdErr > RacePrecision && re.Unsteady() && s.lets(re, re.Round+1):
+		case s.Settled(all) && s.letsGo(re, re.Round+1):
 			out[i].LetGo = true
 		}
 	}
@@ -343,10 +352,7 @@ func settling(rounds []RoundEstimate) bool {
 // larger part of StdErr (StdErr above StdErrWithin); as records, 1 + cost times the records
 // remove about cost·StdErr² of it. They are judged only where they do not add noise (StdErrWithin
 // at most StdErrPlain): from a few records their slopes are noise, which inflates the replicas'
-// spread too. On a Facebook-size tensor above rank 1 the replicas' spread is hundreds of times
-// the chains' own noise while the Stein pass costs a third of a chain's time; at rank 1 and on
-// the small sets the chains' noise is most of the error. Where no chain carried them
-// (StdErrPlain 0) there is nothing to weigh.
+// spread too. Where no chain carried them (StdErrPlain 0) there is nothing to weigh.
 func (re RankEvidence) ControlsPay(cost float64) bool {
 	plain, within, total := re.StdErrPlain*re.StdErrPlain, re.StdErrWithin*re.StdErrWithin, re.StdErr*re.StdErr
 	return re.StdErrPlain == 0 || within > plain || total <= within || plain > cost*total

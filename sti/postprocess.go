@@ -10,7 +10,7 @@ import (
 
 // A PostProcessor transforms a chain's records into its summary (Problem.summarize). Config.Post
 // names the ones a chain runs; each is one file that registers itself (registerPost), as
-// truncate.go and stein.go do. The summary is made in two passes over the configured list, so
+// truncate.go and controls.go do. The summary is made in two passes over the configured list, so
 // that no post-processor's estimate reads records another one drops: Keep narrows the records
 // the summary keeps, then Summarize adds what the post-processor estimates from them to the
 // summary, whose plain fields (Count, Mean, M2, ESS, HalfMean) already describe them.

@@ -9,7 +9,7 @@ import (
 // The ziggurats of math/rand/v2's NormFloat64 and ExpFloat64 (Marsaglia and Tsang 2000), built by
 // the paper's zigset: in float64 and rounded to the tables' types they come out bit for bit the
 // tables math/rand/v2 holds as literals, so the draws from them are what rand.Rand draws from the
-// same stream (TestZigguratsAreRands) without its call through the generator's interface per
+// same stream (TestGammaCountDrawsRandsZiggurats) without its call through the generator's interface per
 // number. Their first tries, taken more than 99 % of the time, are written in line where they are
 // drawn.
 const (
