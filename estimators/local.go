@@ -95,15 +95,14 @@ func RunRace(ctx context.Context, e Estimator, data *tensor.Sparse, ranks []int,
 		if round < 0 {
 			continue // the start stages started round 0
 		}
-		evs, err := combineAll(e, ranks, byRank)
+		_, next, goOn, err := Judge(e, rd, ranks, byRank, standing, round, extra)
 		if err != nil {
 			return nil, standing, err
 		}
-		standing = evidence.Decide(standing, evs, round)
+		standing = next
 		for _, r := range done {
-			re := evs[slices.Index(ranks, r.Task.Rank)]
-			if r.State != nil && standing.Continues(ranks, re, round+1, rd.FullRound(r.Task.Rank)+extra) {
-				tasks = append(tasks, Continue(r, !rd.Controlled(re)))
+			if plain, ok := goOn[r.Task.Rank]; ok && r.State != nil {
+				tasks = append(tasks, Continue(r, plain))
 			}
 		}
 	}
@@ -111,19 +110,60 @@ func RunRace(ctx context.Context, e Estimator, data *tensor.Sparse, ranks []int,
 	return evs, standing, err
 }
 
-// combineAll combines every rank's results so far.
-func combineAll(e Estimator, ranks []int, byRank map[int][]Result) ([]evidence.RankEvidence, error) {
-	out := make([]evidence.RankEvidence, len(ranks))
-	for i, r := range ranks {
-		rs := slices.Clone(byRank[r])
-		slices.SortStableFunc(rs, ByTask)
-		re, err := e.Combine(r, rs)
-		if err != nil {
-			return nil, fmt.Errorf("rank %d: %w", r, err)
+// Judge is what a racing estimator's race decides after round: every rank's evidence from its
+// results so far (byRank, each rank's in any order), in the order of ranks; the standing after
+// the round (evidence.Decide, from before); and the ranks whose chains go on to the next round
+// (evidence.Standing.Continues; at most extra rounds past the one that completes a rank's
+// configured budget, Rounder.FullRound), each with whether they go on plain, without their
+// control variates (Rounder.Controlled). The pipeline's race (package transforms) and RunRace
+// both judge by it, so that they decide alike to the bit.
+func Judge(e Estimator, rd Rounder, ranks []int, byRank map[int][]Result, before evidence.Standing, round, extra int) ([]evidence.RankEvidence, evidence.Standing, map[int]bool, error) {
+	evs, err := combineAll(e, ranks, byRank)
+	if err != nil {
+		return nil, before, nil, err
+	}
+	after := evidence.Decide(before, evs, round)
+	goOn := map[int]bool{}
+	for _, re := range evs {
+		if after.Continues(ranks, re, round+1, rd.FullRound(re.Rank)+extra) {
+			goOn[re.Rank] = !rd.Controlled(re)
 		}
-		out[i] = re
+	}
+	return evs, after, goOn, nil
+}
+
+// combineAll combines every rank's results so far, the ranks on every core.
+func combineAll(e Estimator, ranks []int, byRank map[int][]Result) ([]evidence.RankEvidence, error) {
+	out, errs := make([]evidence.RankEvidence, len(ranks)), make([]error, len(ranks))
+	par.Tasks(len(ranks), func(i int) {
+		out[i], errs[i] = CombineRank(e, ranks[i], byRank[ranks[i]])
+	})
+	for i, err := range errs {
+		if err != nil {
+			return nil, fmt.Errorf("rank %d: %w", ranks[i], err)
+		}
 	}
 	return out, nil
+}
+
+// CombineRank is e.Combine of rank's results rs, given in any order: sorted by task, each task
+// once.
+func CombineRank(e Estimator, rank int, rs []Result) (evidence.RankEvidence, error) {
+	if len(rs) == 0 {
+		return evidence.RankEvidence{}, fmt.Errorf("no task results")
+	}
+	rs = slices.Clone(rs)
+	slices.SortStableFunc(rs, ByTask)
+	for i, r := range rs {
+		if r.Task.Rank != rank {
+			return evidence.RankEvidence{}, fmt.Errorf("results of ranks %d and %d mixed", rank, r.Task.Rank)
+		}
+		// Sorted, a task that does not follow the one before is the same task.
+		if i > 0 && !rs[i-1].Task.Less(r.Task) {
+			return evidence.RankEvidence{}, fmt.Errorf("task %+v reported twice", r.Task)
+		}
+	}
+	return e.Combine(rank, rs)
 }
 
 // RunRanks is RunRank for every rank of ranks, in their order: each rank's tasks up to its

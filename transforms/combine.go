@@ -2,7 +2,6 @@ package transforms
 
 import (
 	"fmt"
-	"slices"
 	"sort"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
@@ -54,23 +53,11 @@ func (f *RankEvidenceFn) ExtractOutput(a results) (evidence.RankEvidence, error)
 	if len(a.Results) == 0 {
 		return evidence.RankEvidence{}, fmt.Errorf("no task results")
 	}
-	rs := append([]estimators.Result(nil), a.Results...)
-	slices.SortFunc(rs, estimators.ByTask)
-	rank := rs[0].Task.Rank
-	for i, r := range rs {
-		if r.Task.Rank != rank {
-			return evidence.RankEvidence{}, fmt.Errorf("results of ranks %d and %d mixed", rank, r.Task.Rank)
-		}
-		// Sorted, a task that does not follow the one before is the same task.
-		if i > 0 && !rs[i-1].Task.Less(r.Task) {
-			return evidence.RankEvidence{}, fmt.Errorf("rank %d: task %+v reported twice", rank, r.Task)
-		}
-	}
 	e, err := estimators.New(f.Model, f.Estimator)
 	if err != nil {
 		return evidence.RankEvidence{}, err
 	}
-	return e.Combine(rank, rs)
+	return estimators.CombineRank(e, a.Results[0].Task.Rank, a.Results)
 }
 
 // Gather collects a PCollection<evidence.RankEvidence> into a single []evidence.RankEvidence

@@ -3,6 +3,7 @@ package transforms
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
@@ -13,34 +14,35 @@ import (
 
 func init() {
 	register.Function2x2(stripState)
-	register.DoFn2x0[estimators.Task, func(estimators.Task)](&shardFn{})
-	register.Function1x2(keyEvidence)
+	register.Function2x2(keyResult)
 	register.Function1x2(keyStanding)
-	register.DoFn5x1[int, func(*[]evidence.RankEvidence) bool, func(*evidence.Standing) bool, func(evidence.Standing), func(int, verdict), error](&decideFn{})
-	register.Iter1[[]evidence.RankEvidence]()
-	register.Iter1[evidence.Standing]()
-	register.Emitter1[evidence.Standing]()
-	register.Emitter2[int, verdict]()
-	register.DoFn5x1[context.Context, int, func(*estimators.Result) bool, func(*verdict) bool, func(estimators.Task), error](&continueFn{})
+	register.DoFn2x0[estimators.Task, func(estimators.Task)](&shardFn{})
+	register.DoFn3x0[int, estimators.Result, func(int, estimators.Result)](&bucketFn{})
+	register.DoFn7x1[context.Context, int, func(*estimators.Result) bool, func(*evidence.Standing) bool, func(evidence.Standing), func(int, evidence.RankEvidence), func(int, goOn), error](&judgeFn{})
 	register.Iter1[estimators.Result]()
-	register.Iter1[verdict]()
+	register.Iter1[evidence.Standing]()
+	register.Iter1[goOn]()
+	register.Emitter1[evidence.Standing]()
+	register.Emitter2[int, evidence.RankEvidence]()
+	register.Emitter2[int, goOn]()
+	register.Emitter2[int, estimators.Result]()
+	register.DoFn5x1[context.Context, int, func(*estimators.Result) bool, func(*goOn) bool, func(estimators.Task), error](&continueFn{})
 }
 
 // Race runs a racing estimator (estimators.Racer) for ranks in at most rounds rounds, as one job:
-// the start stages (Expand), then round after round the chains the race still runs (Run), each
-// round's results combined per rank with every earlier round's (CombinePerRank keeps each
-// task's latest), the race's standing decided from them (evidence.Decide), and the next
-// round's tasks continued from this round's states for the ranks that go on
-// (evidence.Standing.Continues; estimators.Continue). States and decisions travel between rounds
-// as PCollections, joined by key (CoGroupByKey) rather than read as side inputs, so the job runs
-// on any runner, and a round with nothing to run costs only its stages. The chains travel in
-// shards parts (a task stays in its part from round to round, ShardOf): a runner may hand a
-// stage's whole input to a worker in one message, which prism does and gRPC caps at 2 GB, and
-// the states of a large tensor's chains weigh more. It returns every rank's evidence after the
-// last round, a PCollection<KV<int, evidence.RankEvidence>>, their costs, a
-// PCollection<KV<int, RankTime>>, and the final standing, a PCollection<evidence.Standing> of one
-// element. extra is how many rounds a rank may run past the one that completes its configured
-// budget (estimators.Rounder.FullRound).
+// the start stages (Expand), then round after round the chains the race still runs (Run), and
+// after each round the race judged (estimators.Judge) from every task's results so far joined
+// with the standing before, and the next round's tasks continued from this round's states for
+// the ranks that go on (estimators.Continue). States and decisions travel between rounds as
+// PCollections, joined by key (CoGroupByKey) rather than read as side inputs, so the job runs on
+// any runner; a round costs two shuffles, since a runner such as prism pays for every stage
+// whatever it carries. The chains travel in shards parts (a task stays in its part from round
+// to round, ShardOf): a runner may hand a stage's whole input to a worker in one message, which
+// prism does and gRPC caps at 2 GB, and the states of a large tensor's chains weigh more. It
+// returns every rank's evidence after the last round, a PCollection<KV<int,
+// evidence.RankEvidence>>, their costs, a PCollection<KV<int, RankTime>>, and the final
+// standing, a PCollection<evidence.Standing> of one element. extra is how many rounds a rank may
+// run past the one that completes its configured budget (estimators.Rounder.FullRound).
 func Race(s beam.Scope, e estimators.Estimator, ranks []int, fn *RunFn, rounds, extra, shards int) (ranksEv, times, standing beam.PCollection) {
 	s = s.Scope("Race")
 	shards = max(shards, 1)
@@ -62,20 +64,23 @@ func Race(s beam.Scope, e estimators.Estimator, ranks []int, fn *RunFn, rounds, 
 			outs[p] = Run(rs, fn, tasks[p])
 			all = append(all, beam.ParDo(rs, stripState, outs[p]))
 		}
-		ranksEv = CombinePerRank(rs, fn.Work, beam.Flatten(rs, all...))
-		gathered := Gather(rs, beam.DropKey(rs, ranksEv))
-		joined := beam.CoGroupByKey(rs, beam.ParDo(rs, keyEvidence, gathered), beam.ParDo(rs, keyStanding, standing))
-		var verdicts beam.PCollection
-		standing, verdicts = beam.ParDo2(rs, &decideFn{Round: k, RunID: fn.RunID}, joined)
+		joined := beam.CoGroupByKey(rs, beam.ParDo(rs, keyResult, beam.Flatten(rs, all...)), beam.ParDo(rs, keyStanding, standing))
+		var goes beam.PCollection
+		standing, ranksEv, goes = beam.ParDo3(rs, &judgeFn{Work: fn.Work, Ranks: ranks, Round: k, Extra: extra, Buckets: raceBuckets, RunID: fn.RunID, StartDir: fn.StartDir, StateDir: fn.StateDir}, joined)
 		if k+1 < rounds {
-			cont := &continueFn{Work: fn.Work, Ranks: ranks, Round: k, Extra: extra, RunID: fn.RunID, StartDir: fn.StartDir, StateDir: fn.StateDir}
 			for p := range tasks {
-				tasks[p] = beam.Reshuffle(rs, beam.ParDo(rs, cont, beam.CoGroupByKey(rs, outs[p], verdicts)))
+				bucketed := beam.ParDo(rs, &bucketFn{Buckets: raceBuckets}, outs[p])
+				tasks[p] = beam.ParDo(rs, &continueFn{RunID: fn.RunID}, beam.CoGroupByKey(rs, bucketed, goes))
 			}
 		}
 	}
 	return ranksEv, TimePerRank(s, beam.Flatten(s, all...)), standing
 }
+
+// raceBuckets is how many keys a round's results are spread over to meet the ranks that go on
+// (bucketFn): enough that a runner with many workers shares the next round's chains among
+// them, as a shuffle of their own would.
+const raceBuckets = 64
 
 // ShardOf is the part of Race's shards that task t travels in: a mix of its rank, rung, replica
 // and chain, so that every rank's chains spread over all parts.
@@ -95,66 +100,36 @@ func (f *shardFn) ProcessElement(t estimators.Task, emit func(estimators.Task)) 
 	}
 }
 
-// stripState drops a result's state, which the next round reads and the rank's combine does not.
+// stripState drops a result's state, which the next round reads and the judge does not.
 func stripState(rank int, r estimators.Result) (int, estimators.Result) {
 	r.State, r.Stored = nil, ""
 	return rank, r
 }
 
-// keyEvidence and keyStanding key every element by 0, for a join of collections of one element
-// each. (Beam registers functions by name, which a generic function's instances share.)
-func keyEvidence(v []evidence.RankEvidence) (int, []evidence.RankEvidence) { return 0, v }
+// keyResult and keyStanding key every element by 0, for the join of every result with the
+// standing before. (Beam registers functions by name, which a generic function's instances
+// share.)
+func keyResult(_ int, r estimators.Result) (int, estimators.Result) { return 0, r }
 
 func keyStanding(v evidence.Standing) (int, evidence.Standing) { return 0, v }
 
-// decideFn decides the race's standing after its round from every rank's evidence and the
-// standing before, joined by key, emits it and, for every rank, its verdict (keyed by rank, to
-// join with the round's results), and tells the in-process progress tracker of RunID.
-type decideFn struct {
-	Round int
-	RunID string
-}
-
-func (f *decideFn) ProcessElement(_ int, ranks func(*[]evidence.RankEvidence) bool, prev func(*evidence.Standing) bool, emit func(evidence.Standing), emitVerdict func(int, verdict)) error {
-	var evs []evidence.RankEvidence
-	if !ranks(&evs) {
-		return fmt.Errorf("round %d: no evidence to decide on", f.Round)
-	}
-	var p evidence.Standing
-	if !prev(&p) {
-		return fmt.Errorf("round %d: no standing before it", f.Round)
-	}
-	s := evidence.Decide(p, evs, f.Round)
-	publish(f.RunID, s)
-	emit(s)
-	for _, re := range evs {
-		emitVerdict(re.Rank, verdict{Standing: s, Evidence: re})
-	}
-	return nil
-}
-
-// verdict is what the race says of a rank after a round: the standing and the rank's evidence,
-// from which Standing.Continues decides whether its tasks go on.
-type verdict struct {
-	Standing evidence.Standing
-	Evidence evidence.RankEvidence
-}
-
-// continueFn emits, for each result of its round whose task stopped in a state, the task that
-// carries it on in the next round, where the race runs its rank on (evidence.Standing.Continues)
-// and the rank has not run its last round: extra past the round that completes its configured
-// budget, which the worker's problem knows from the data (estimators.Rounder).
-type continueFn struct {
+// judgeFn judges the race after its round (estimators.Judge) from every task's results so far
+// and the standing before, joined by key: it emits the standing, every rank's evidence keyed by
+// rank, and to every one of Buckets keys the ranks that go on (goOn); and tells the in-process
+// progress tracker of RunID. It knows each rank's configured budget from its worker's problem.
+type judgeFn struct {
 	Work               Work
 	Ranks              []int
 	Round, Extra       int
+	Buckets            int
 	RunID              string
 	StartDir, StateDir string
 
-	rounder estimators.Rounder
+	estimator estimators.Estimator
+	rounder   estimators.Rounder
 }
 
-func (f *continueFn) Setup(ctx context.Context) error {
+func (f *judgeFn) Setup(ctx context.Context) error {
 	_, p, err := loadResumed(ctx, f.Work, f.StartDir, f.StateDir)
 	if err != nil {
 		return err
@@ -164,24 +139,81 @@ func (f *continueFn) Setup(ctx context.Context) error {
 		return fmt.Errorf("estimator %s does not run in rounds", f.Work.Estimator.Name)
 	}
 	f.rounder = r
+	f.estimator, err = estimators.New(f.Work.Model, f.Work.Estimator)
+	return err
+}
+
+func (f *judgeFn) ProcessElement(ctx context.Context, _ int, results func(*estimators.Result) bool, prev func(*evidence.Standing) bool, emit func(evidence.Standing), emitEvidence func(int, evidence.RankEvidence), emitGoOn func(int, goOn)) error {
+	reportReads(ctx)
+	byRank := map[int][]estimators.Result{}
+	var r estimators.Result
+	for results(&r) {
+		byRank[r.Task.Rank] = append(byRank[r.Task.Rank], r)
+	}
+	if len(byRank) == 0 {
+		return fmt.Errorf("round %d: no evidence to decide on", f.Round)
+	}
+	var before evidence.Standing
+	if !prev(&before) {
+		return fmt.Errorf("round %d: no standing before it", f.Round)
+	}
+	evs, after, plain, err := estimators.Judge(f.estimator, f.rounder, f.Ranks, byRank, before, f.Round, f.Extra)
+	if err != nil {
+		return fmt.Errorf("round %d: %w", f.Round, err)
+	}
+	publish(f.RunID, after)
+	emit(after)
+	for _, re := range evs {
+		emitEvidence(re.Rank, re)
+	}
+	var g goOn
+	for _, rank := range f.Ranks {
+		if p, ok := plain[rank]; ok {
+			g.Ranks, g.Plain = append(g.Ranks, rank), append(g.Plain, p)
+		}
+	}
+	for b := range f.Buckets {
+		emitGoOn(b, g)
+	}
 	return nil
 }
 
-func (f *continueFn) ProcessElement(ctx context.Context, rank int, results func(*estimators.Result) bool, verdicts func(*verdict) bool, emit func(estimators.Task)) error {
+// goOn lists the ranks whose chains go on to the next round, and for each whether it goes on
+// plain, without control variates (estimators.Judge).
+type goOn struct {
+	Ranks []int
+	Plain []bool
+}
+
+// bucketFn keys a round's results by one of Buckets keys, a mix of the task alone (ShardOf), for
+// the join with the ranks that go on.
+type bucketFn struct {
+	Buckets int
+}
+
+func (f *bucketFn) ProcessElement(_ int, r estimators.Result, emit func(int, estimators.Result)) {
+	emit(ShardOf(r.Task, f.Buckets), r)
+}
+
+// continueFn emits, for each result of its round whose task stopped in a state and whose rank
+// goes on (goOn), the task that carries it on in the next round.
+type continueFn struct {
+	RunID string
+}
+
+func (f *continueFn) ProcessElement(ctx context.Context, _ int, results func(*estimators.Result) bool, goes func(*goOn) bool, emit func(estimators.Task)) error {
 	reportReads(ctx)
-	var v verdict
-	if !verdicts(&v) {
-		return fmt.Errorf("round %d: the race said nothing of rank %d", f.Round, rank)
-	}
-	if !v.Standing.Continues(f.Ranks, v.Evidence, f.Round+1, f.rounder.FullRound(rank)+f.Extra) {
-		return nil
+	var g goOn
+	if !goes(&g) {
+		return fmt.Errorf("the race said nothing of the round's ranks")
 	}
 	var r estimators.Result
 	for results(&r) {
-		if r.State == nil && r.Stored == "" {
+		i := slices.Index(g.Ranks, r.Task.Rank)
+		if i < 0 || (r.State == nil && r.Stored == "") {
 			continue
 		}
-		t := estimators.Continue(r, !f.rounder.Controlled(v.Evidence))
+		t := estimators.Continue(r, g.Plain[i])
 		planned(f.RunID, []estimators.Task{t})
 		emit(t)
 	}
