@@ -21,6 +21,7 @@ import (
 	"gonum.org/v1/plot/vg/vgsvg"
 
 	"github.com/stirank/stirank/internal/atomicfile"
+	"github.com/stirank/stirank/internal/par"
 )
 
 // HTML is the name of the page Write writes.
@@ -110,11 +111,22 @@ func (r Report) Render() ([]File, []byte, error) {
 		Figure      *figureView
 		Table       *Table
 	}
+	// The figures render on every core: drawing and compressing them is most of a report's cost.
+	type rendered struct {
+		svg, png []byte
+		err      error
+	}
+	figures := make([]rendered, len(r.Sections))
+	par.Tasks(len(r.Sections), func(i int) {
+		if f := r.Sections[i].Figure; f != nil {
+			figures[i].svg, figures[i].png, figures[i].err = f.render()
+		}
+	})
 	var sections []sectionView
-	for _, s := range r.Sections {
+	for i, s := range r.Sections {
 		sv := sectionView{Title: s.Title, Text: s.Text, Table: s.Table}
 		if f := s.Figure; f != nil {
-			svg, png, err := f.render()
+			svg, png, err := figures[i].svg, figures[i].png, figures[i].err
 			if err != nil {
 				return nil, nil, fmt.Errorf("figure %s: %w", f.Name, err)
 			}
