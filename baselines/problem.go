@@ -77,7 +77,8 @@ func (p *Problem) checkRank(method string, R int) error {
 // errFixed is what a method that does not hold a dictionary block fixed says of a Problem that
 // has one.
 func errFixed(method string) error {
-	return fmt.Errorf("%s does not hold a dictionary block fixed (ssnmf): chib and ais from the prior do", method)
+	return fmt.Errorf("%s does not hold a dictionary block fixed (%s): %s and %s from the prior do",
+		method, models.Or(models.NamesOf(FixedModels())), MethodChib, MethodAIS)
 }
 
 // Models are the registered models the baselines estimate: Poisson factorisations with
@@ -86,12 +87,15 @@ func Models() []*models.Info {
 	return models.Where(func(i *models.Info) bool { return i.ExpPoissonRates != nil })
 }
 
-// ChibAISModels are the models Chib's method and AIS from the prior estimate: Models, and the
-// Poisson models with a fixed dictionary block (ssnmf), whose free block has the same exponential
-// priors.
+// ChibAISModels are the models Chib's method and AIS from the prior estimate: Models and
+// FixedModels.
 func ChibAISModels() []*models.Info {
 	return models.Where(func(i *models.Info) bool { return i.ExpPoissonRates != nil || fixedPoisson(i) })
 }
+
+// FixedModels are the Poisson models with a fixed dictionary block (ssnmf), whose free block has
+// the exponential priors of Models.
+func FixedModels() []*models.Info { return models.Where(fixedPoisson) }
 
 // fixedPoisson reports whether info is a Poisson NMF with a fixed dictionary (ssnmf).
 func fixedPoisson(info *models.Info) bool {
