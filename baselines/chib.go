@@ -270,9 +270,10 @@ func (p *Problem) chib(ctx context.Context, R, replica int, cfg ChibConfig, from
 	var g *gibbs
 	if from != nil {
 		var err error
-		if g, err = p.newGibbs(*from); err != nil {
+		if g, err = p.newGibbs(R); err != nil {
 			return res, err
 		}
+		g.SetState(*from)
 	} else {
 		var (
 			sweeps int

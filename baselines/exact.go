@@ -36,7 +36,7 @@ func ExactLogEvidence(data *tensor.Sparse, R int, rates []float64, maxTerms int)
 //
 //	p(Y | d_c) = Π_n 1/Y_n! · Π_i d_ic^{Σ_j Y_ij} · Π_j λ_1 Γ(Σ_i Y_ij + 1) / (λ_1 + Σ_i d_ic)^{Σ_i Y_ij + 1},
 //
-// a Gamma integral per column (dictTerm).
+// a Gamma integral per column (dictColumn.term).
 func (p *Problem) exactLogEvidence(R, maxTerms int) (float64, error) {
 	if p.Auto {
 		return 0, errAuto("the exact evidence")
@@ -53,6 +53,9 @@ func (p *Problem) exactLogEvidence(R, maxTerms int) (float64, error) {
 		}
 	}
 	e := &enumerator{p: p, K: K, memo: map[string]float64{}, total: math.Inf(-1)}
+	for c := range p.fixed {
+		e.dict = append(e.dict, p.dictColumn(c))
+	}
 	e.margins = make([][][]int, K)
 	for r := range K {
 		e.margins[r] = make([][]int, p.order)
@@ -74,7 +77,8 @@ func logBinom(n, k int) float64 {
 
 type enumerator struct {
 	p       *Problem
-	K       int       // components, a dictionary's first
+	K       int // components, a dictionary's first
+	dict    []dictColumn
 	margins [][][]int // margins[r][m][i]: Σ of component r's counts in row i of mode m
 	part    []int
 	memo    map[string]float64
@@ -87,7 +91,7 @@ func (e *enumerator) walk(n int, lf float64) {
 		v := lf
 		for r := range e.K {
 			if r < e.p.fixed {
-				v += e.dictTerm(r, e.margins[r])
+				v += e.dict[r].term(e.p, e.margins[r])
 			} else {
 				v += e.rank1(e.margins[r])
 			}
@@ -157,22 +161,39 @@ func (e *enumerator) rank1(margins [][]int) float64 {
 	return v
 }
 
-// dictTerm returns log p(Y | d_c) of dictionary component c with the given margins, without its
-// Π 1/Y! factor (exactLogEvidence).
-func (e *enumerator) dictTerm(c int, margins [][]int) float64 {
-	p := e.p
+// dictColumn is what a dictionary component's term reads of its column c, the same at every
+// allocation: log d_ic of every row i, log λ_1 and log(λ_1 + Σ_i d_ic).
+type dictColumn struct {
+	logD                []float64
+	logRate, logRateSum float64
+}
+
+// dictColumn returns dictionary column c's constants, once for every allocation's term.
+func (p *Problem) dictColumn(c int) dictColumn {
 	l := p.Rates[1]
-	D, v := 0.0, 0.0
-	for i, y := range margins[0] {
+	col := dictColumn{logD: make([]float64, p.shape[0]), logRate: math.Log(l)}
+	D := 0.0
+	for i := range col.logD {
 		d := p.dict[i*p.fixed+c]
 		D += d
+		col.logD[i] = math.Log(d)
+	}
+	col.logRateSum = math.Log(l + D)
+	return col
+}
+
+// term returns log p(Y | d_c) of the column's component with the given margins, without its
+// Π 1/Y! factor (exactLogEvidence).
+func (col dictColumn) term(p *Problem, margins [][]int) float64 {
+	v := 0.0
+	for i, y := range margins[0] {
 		if y > 0 {
-			v += float64(y) * math.Log(d)
+			v += float64(y) * col.logD[i]
 		}
 	}
 	for _, y := range margins[1] {
 		s := float64(y)
-		v += math.Log(l) + p.logFact0(y) - (s+1)*math.Log(l+D)
+		v += col.logRate + p.logFact0(y) - (s+1)*col.logRateSum
 	}
 	return v
 }

@@ -10,55 +10,46 @@ import (
 
 // gibbs is a chain of the engine's Gibbs sampler of the augmented Poisson model (Cemgil 2009;
 // models.Blocked) at t = 1, in the factors' own units: its θ is the factors' values (the direct
-// parameterisation), and State is a view of them. The sweeps are plain Gibbs sweeps with the
-// scale moves; the moves along the other lines the likelihood leaves flat are off, and the
-// callers that want them make them (sliceState.crossFlats, or the kernel's own: SetFlat).
+// parameterisation), and State is a view of the kernel's values. The sweeps are plain Gibbs
+// sweeps with the scale moves; the moves along the other lines the likelihood leaves flat are
+// off, and the callers that want them make them (sliceState.crossFlats, or the kernel's own:
+// SetFlat).
 type gibbs struct {
 	p     *Problem
+	m     *models.Poisson
 	k     models.Blocked
 	theta []float64
 	acc   []float64
-	// State is θ as factors; Sweep keeps it current, SetState writes it. Beside a fixed
-	// dictionary θ's mode-0 rows hold the free entries only, and State is a copy of the kernel's
-	// values with the dictionary's columns first (Factors); otherwise it is a view of θ.
+	// State is the kernel's values (Blocked.Values), which its sweeps keep equal to θ; beside a
+	// fixed dictionary they hold the dictionary's columns first (Factors).
 	State Factors
-	// layout is θ's factors' (models.Factor), for writing θ from a State that is a copy.
-	layout []models.Factor
 	// held[m] rows of mode m are held (Blocked.Hold); nil: none.
 	held []int
 	// cells is the number of cells a sweep splits, cellEvals the splits so far.
 	cells, cellEvals int64
 }
 
-// newGibbs returns a chain of init's rank starting at init (copied), with nothing held.
-func (p *Problem) newGibbs(init Factors) (*gibbs, error) {
-	m, err := p.model(init.R-p.fixed, models.Direct)
+// newGibbs returns a chain of free rank R at the kernel's first values, zero but for a
+// dictionary's, with nothing held: SetState sets its start.
+func (p *Problem) newGibbs(R int) (*gibbs, error) {
+	m, err := p.model(R, models.Direct)
 	if err != nil {
 		return nil, err
 	}
-	g := &gibbs{p: p, k: m.NewBlocked(), theta: make([]float64, m.Dim()), acc: make([]float64, p.order),
-		State: Factors{R: init.R}, cells: int64(m.NumCells())}
+	g := &gibbs{p: p, m: m, k: m.NewBlocked(), theta: make([]float64, m.Dim()), acc: make([]float64, p.order),
+		State: Factors{R: p.fixed + R}, cells: int64(m.NumCells())}
 	g.k.SetFlat(false)
-	if p.fixed > 0 {
-		g.State, g.layout = p.NewFactors(init.R-p.fixed), m.Factors()
-	} else {
-		for _, f := range m.Factors() {
-			g.State.F = append(g.State.F, g.theta[f.Offset:f.Offset+f.Rows*f.Cols])
-		}
+	for k := range m.Factors() {
+		g.State.F = append(g.State.F, g.k.Values(k))
 	}
-	g.SetState(init)
 	return g, nil
 }
 
-// SetState replaces the current point.
+// SetState replaces the current point; f's dictionary columns must be the dictionary's.
 func (g *gibbs) SetState(f Factors) {
+	// State is the kernel's values, which its next sweep derives from θ again (Forget).
 	g.State.CopyFrom(f)
-	for k, fac := range g.layout {
-		lead := f.R - fac.Cols
-		for i := range fac.Rows {
-			copy(g.theta[fac.Offset+i*fac.Cols:fac.Offset+(i+1)*fac.Cols], f.F[k][i*f.R+lead:(i+1)*f.R])
-		}
-	}
+	g.m.StoreFactorValues(g.theta, f.F)
 	g.k.Forget()
 }
 
@@ -80,22 +71,15 @@ func (g *gibbs) heldRows(m int) int {
 func (g *gibbs) Sweep(r *rand.Rand) {
 	g.k.Move(r, 1, g.theta, g.acc)
 	g.cellEvals += g.cells
-	if g.layout != nil {
-		for m := range g.p.order {
-			copy(g.State.F[m], g.k.Values(m))
-		}
-	}
 }
 
 // Split is the point and the split counts of every mode in the hook of Blocked.OnSplit.
 func (g *gibbs) Split() (Factors, [][]float64) {
-	f := Factors{R: g.State.R}
 	var S [][]float64
 	for m := range g.p.order {
-		f.F = append(f.F, g.k.Values(m))
 		S = append(S, g.k.Counts(m))
 	}
-	return f, S
+	return g.State, S
 }
 
 // LogJoint returns log p(X | θ) + log p(θ) at the current point.
@@ -107,11 +91,15 @@ func (g *gibbs) LogJoint() float64 {
 // sweeps, by log joint p(X | θ) p(θ): a guard against a poor local mode, and the sweeps that
 // took. With one start it is at its prior draw, unrun.
 func (p *Problem) bestStart(ctx context.Context, r *rand.Rand, R, starts, startSweeps int) (*gibbs, int, error) {
-	start := p.NewFactors(R)
+	g, err := p.newGibbs(R)
+	if err != nil {
+		return nil, 0, err
+	}
+	start := g.State.Clone()
 	p.SamplePrior(r, start)
-	g, err := p.newGibbs(start)
-	if err != nil || starts <= 1 {
-		return g, 0, err
+	g.SetState(start)
+	if starts <= 1 {
+		return g, 0, nil
 	}
 	best, bestLJ := start.Clone(), math.Inf(-1)
 	for s := range starts {

@@ -147,10 +147,11 @@ func TestGibbsGeweke(t *testing.T) {
 			K += tc.dict.Cols
 		}
 		geweke(t, tc.name, tc.shape, K, tc.rates, tc.fixed, tc.dict, iters, func(r *rand.Rand, p *Problem, f Factors) {
-			g, err := p.newGibbs(f)
+			g, err := p.newGibbs(R)
 			if err != nil {
 				t.Fatal(err)
 			}
+			g.SetState(f)
 			g.Hold(tc.fixed)
 			// The relabeling move of Chib's reduced runs, on a block of the first free rows; the
 			// fixed rows' values stand for θ*, the rest only needs to be positive.

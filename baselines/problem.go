@@ -77,7 +77,8 @@ func (p *Problem) checkRank(method string, R int) error {
 // errFixed is what a method that does not hold a dictionary block fixed says of a Problem that
 // has one.
 func errFixed(method string) error {
-	return fmt.Errorf("%s does not hold a dictionary block fixed (ssnmf): chib and ais from the prior do", method)
+	return fmt.Errorf("%s does not hold a dictionary block fixed (%s): %s and %s from the prior do",
+		method, models.Or(models.NamesOf(FixedModels())), MethodChib, MethodAIS)
 }
 
 // Models are the registered models the baselines estimate: Poisson factorisations with
@@ -86,12 +87,15 @@ func Models() []*models.Info {
 	return models.Where(func(i *models.Info) bool { return i.ExpPoissonRates != nil })
 }
 
-// ChibAISModels are the models Chib's method and AIS from the prior estimate: Models, and the
-// Poisson models with a fixed dictionary block (ssnmf), whose free block has the same exponential
-// priors.
+// ChibAISModels are the models Chib's method and AIS from the prior estimate: Models and
+// FixedModels.
 func ChibAISModels() []*models.Info {
 	return models.Where(func(i *models.Info) bool { return i.ExpPoissonRates != nil || fixedPoisson(i) })
 }
+
+// FixedModels are the Poisson models with a fixed dictionary block (ssnmf), whose free block has
+// the exponential priors of Models.
+func FixedModels() []*models.Info { return models.Where(fixedPoisson) }
 
 // fixedPoisson reports whether info is a Poisson NMF with a fixed dictionary (ssnmf).
 func fixedPoisson(info *models.Info) bool {
@@ -221,33 +225,28 @@ func (p *Problem) NumCells() int { return len(p.x) }
 
 // Factors is a point θ of a rank-R model: F[m] is the shape[m]×R factor of mode m, row-major.
 // Beside a fixed dictionary R counts its columns too: they lead every row of F[0] and hold the
-// dictionary's entries, which are not parameters (NewFactors).
+// dictionary's entries, which are not parameters (models.Poisson.FactorValues).
 type Factors struct {
 	R int
 	F [][]float64
 }
 
-// NewFactors returns zero factors of rank R for the problem's shape; beside a fixed dictionary R
-// is the free block's rank, the factors have the dictionary's columns first and F[0]'s hold it.
+// NewFactors returns zero factors of rank R for the problem's shape. Beside a fixed dictionary
+// it panics: the methods that hold one start from the Gibbs kernel's values (gibbs.State), which
+// hold its entries.
 func (p *Problem) NewFactors(R int) Factors {
-	K := p.fixed + R
-	f := Factors{R: K, F: make([][]float64, p.order)}
-	for m, n := range p.shape {
-		f.F[m] = make([]float64, n*K)
+	if p.fixed > 0 {
+		panic("baselines: NewFactors beside a fixed dictionary")
 	}
-	for i := range p.shape[0] {
-		copy(f.F[0][i*K:], p.dict[i*p.fixed:(i+1)*p.fixed])
+	f := Factors{R: R, F: make([][]float64, p.order)}
+	for m, n := range p.shape {
+		f.F[m] = make([]float64, n*R)
 	}
 	return f
 }
 
 // lead is the number of fixed leading columns of mode m's factor: the dictionary's in mode 0.
-func (p *Problem) lead(m int) int {
-	if m == 0 {
-		return p.fixed
-	}
-	return 0
-}
+func (p *Problem) lead(m int) int { return models.FixedLead(m, p.fixed) }
 
 // params calls do with every parameter of f (every entry but the dictionary's) in mode order.
 func (p *Problem) params(f Factors, do func(m, entry int)) {

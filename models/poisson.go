@@ -294,9 +294,13 @@ func (m *Poisson) rank1Cells(f []float64, w float64, grad []float64) float64 {
 
 // lead is the number of fixed leading components of factor k: its values' first columns, which
 // no parameter stands for.
-func (m *Poisson) lead(k int) int {
+func (m *Poisson) lead(k int) int { return FixedLead(k, m.kFixed) }
+
+// FixedLead is the number of leading columns of factor k's values that kFixed fixed components
+// (NewPoissonFixed) hold constant: theirs in mode 0, whose entries they fix, none elsewhere.
+func FixedLead(k, kFixed int) int {
 	if k == 0 {
-		return m.kFixed
+		return kFixed
 	}
 	return 0
 }
@@ -313,7 +317,7 @@ func (m *Poisson) newValues() []float64 {
 
 // FactorValues returns the factors at θ: for each mode, its rows × K entries row-major, the
 // fixed entries of a row (ssnmf's dictionary) first. It is θ in the factors' own units, for
-// methods that work on them (baselines.Factors).
+// methods that work on them (baselines.Factors); StoreFactorValues goes back.
 func (m *Poisson) FactorValues(theta []float64) [][]float64 {
 	f := m.newValues()
 	colsum := make([]float64, m.K)
@@ -324,6 +328,14 @@ func (m *Poisson) FactorValues(theta []float64) [][]float64 {
 		out[k] = f[m.values[k] : m.values[k]+rows*m.K]
 	}
 	return out
+}
+
+// StoreFactorValues sets the factors' parameters in θ from values laid out as FactorValues returns
+// them; the fixed entries are not read, and a hyperprior's rates in θ are left as they are.
+func (m *Poisson) StoreFactorValues(theta []float64, values [][]float64) {
+	for k, fac := range m.factors {
+		m.storeRows(theta, values[k], k, 0, fac.Rows)
+	}
 }
 
 // loadRows sets the values of rows [lo, hi) of factor k in f from the parameters θ and adds
@@ -1039,23 +1051,23 @@ func leastRatio(f []float64, K, x, y int) (num, den float64) {
 	return num, den
 }
 
-// storeRows sets the parameters of rows [lo, hi) of factor k in θ from their values in f: one
-// run of logarithms (logtab.Logs) where the factor has no fixed entries, and θ's rows are laid
-// out as its values' are.
-func (m *Poisson) storeRows(theta, f []float64, k, lo, hi int) {
+// storeRows sets the parameters of rows [lo, hi) of factor k in θ from their values in values
+// (the factor's rows × K): one run of logarithms (logtab.Logs) where the factor has no fixed
+// entries, and θ's rows are laid out as its values' are.
+func (m *Poisson) storeRows(theta, values []float64, k, lo, hi int) {
 	K, lead, fac := m.K, m.lead(k), m.factors[k]
 	if lead == 0 {
 		lo, hi = lo*K, hi*K
-		params, values := theta[fac.Offset+lo:fac.Offset+hi], f[m.values[k]+lo:m.values[k]+hi]
+		params := theta[fac.Offset+lo : fac.Offset+hi]
 		if m.Param == LogScale {
-			logtab.Logs(params, values)
+			logtab.Logs(params, values[lo:hi])
 		} else {
-			copy(params, values)
+			copy(params, values[lo:hi])
 		}
 		return
 	}
 	for i := lo; i < hi; i++ {
-		params, row := m.paramRow(theta, k, i), m.valueRow(f, k, i)[lead:]
+		params, row := m.paramRow(theta, k, i), values[i*K+lead:(i+1)*K]
 		if m.Param == LogScale {
 			logtab.Logs(params, row)
 		} else {

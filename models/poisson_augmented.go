@@ -687,7 +687,7 @@ func (a *poissonAugmented) Ascend(t float64, theta []float64) {
 				}
 				addTo(ch.colsum, row)
 			}
-			m.storeRows(theta, a.f, k, lo, hi)
+			m.storeRows(theta, a.fac[k], k, lo, hi)
 		})
 	}
 	if m.auto() {
@@ -1003,7 +1003,7 @@ func (a *poissonAugmented) store(theta []float64) {
 				}
 				if j > i {
 					clear(moved[i:j])
-					a.m.storeRows(theta, a.f, k, i, j)
+					a.m.storeRows(theta, a.fac[k], k, i, j)
 				}
 				i = j + 1
 			}

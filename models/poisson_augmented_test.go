@@ -646,7 +646,7 @@ func TestShearKeepsThePosterior(t *testing.T) {
 				m.shear(r, f, colsum, m.Rates)
 			}
 			for k, fac := range m.factors {
-				m.storeRows(theta, f, k, 0, fac.Rows)
+				m.storeRows(theta, f[m.values[k]:], k, 0, fac.Rows)
 			}
 			if theta[0] != before {
 				moved++

@@ -23,7 +23,8 @@ type Blocked interface {
 	// may Relabel.
 	OnSplit(hook func(r *rand.Rand))
 	// Counts is factor k's split counts (rows × K, whole numbers), Values its values (rows × K)
-	// and ColSums their column sums: the kernel's own, read-only but through Relabel.
+	// and ColSums their column sums: the kernel's own, read-only but through Relabel. Values' free
+	// entries may also be written, with θ, before a Forget: the next sweep reloads them from θ.
 	Counts(k int) []float64
 	Values(k int) []float64
 	ColSums(k int) []float64

@@ -37,8 +37,7 @@ func runAIS(ctx context.Context, args []string, stdout io.Writer) error {
 	fs.Float64Var(&width, "width", d.Width, "initial slice width, in e-folds of a factor entry (with --reference-sweeps)")
 	fs.IntVar(&refSweeps, "reference-sweeps", 0, "anneal from a Gamma reference fitted to this many Gibbs sweeps at t = 1 instead of from the prior (0: from the prior)")
 	fs.IntVar(&refBurnin, "reference-burnin", core.DefaultReferenceBurnin, "Gibbs sweeps of burn-in before the reference's sweeps (with --reference-sweeps)")
-	help := `Estimates log p(X | R) of every candidate rank R of Poisson NMF or CP with exponential priors (or
-of the free block of ssnmf, beside the fixed dictionary of --dict) by
+	help := baselineModels() + `
 annealed importance sampling (Neal 2001) from the prior to the posterior along the power
 posteriors p(θ) p(X | θ)^t, as a baseline for stirank select: the same data, rank and output
 conventions (evidence.json, evidence.csv), one Beam element per (rank, run). The transitions are

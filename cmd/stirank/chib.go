@@ -47,6 +47,13 @@ func baselineSynopsis(supported []*models.Info) string {
 	return `[--data DIR] [--model ` + strings.Join(models.NamesOf(supported), "|") + `] [--ranks 1-10] --out OUTDIR [flags] [Beam runner flags]`
 }
 
+// baselineModels opens the help of chib and ais: the models they estimate, named as the registry
+// names them.
+func baselineModels() string {
+	return "Estimates log p(X | R) of every candidate rank R of Poisson " + models.Or(models.NamesOf(core.Models())) +
+		" with exponential priors (or\nof the free block of " + models.Or(models.NamesOf(core.FixedModels())) + ", beside the fixed dictionary of --dict) by"
+}
+
 // addBaselineFlags adds the shared flags; replicas is the default number of replicas per rank.
 // f.supported must be set.
 func addBaselineFlags(fs *flag.FlagSet, f *baselineFlags, replicas int, replicaHelp string) {
@@ -221,8 +228,7 @@ func runChib(ctx context.Context, args []string, stdout io.Writer) error {
 	fs.IntVar(&c.maxExtend, "max-extend", d.MaxExtend, "most sweeps of a block, in multiples of its own (1: never extend)")
 	fs.IntVar(&c.maxPerm, "max-perm-rank", d.MaxPermRank, "largest rank whose ordinates are symmetrised exactly over the R! relabelings (cost 2^R·R per sweep)")
 	fs.BoolVar(&c.paper, "paper", false, "the ICASSP 2016 recipe instead of the defaults: two whole-factor blocks, 7000 burn-in + 2000 sweeps, 5000 reduced (biased beyond toy sizes; for comparison)")
-	help := `Estimates log p(X | R) of every candidate rank R of Poisson NMF or CP with exponential priors (or
-of the free block of ssnmf, beside the fixed dictionary of --dict) by Chib's method on a Gibbs sampler of the augmented model (latent per-component counts, Gamma full
+	help := baselineModels() + ` Chib's method on a Gibbs sampler of the augmented model (latent per-component counts, Gamma full
 conditionals), as a baseline for stirank select: the same data, rank and output conventions
 (evidence.json, evidence.csv), one Beam element per (rank, replica). The posterior ordinate is
 taken block by block (about --block-size entries per block, one reduced Gibbs run each),
