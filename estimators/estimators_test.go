@@ -155,10 +155,14 @@ func TestIsStaged(t *testing.T) {
 	for _, c := range []struct {
 		e    Estimator
 		want bool
-	}{{STI{Config: sti.Config{Start: sti.PriorStart}}, false}, {Chib{}, false}, {AIS{}, false}, {stagedSTI{on: false}, false}, {stagedSTI{on: true}, true}, {STI{Config: sti.Default("nmf")}, true}, {STI{Config: sti.Default("gauss")}, false}, {Path{}, true}} {
+	}{{STI{Config: sti.Config{Start: sti.PriorStart}}, false}, {Chib{}, false}, {AIS{}, false}, {stagedSTI{on: false}, false}, {stagedSTI{on: true}, true}, {STI{Config: sti.Default("nmf")}, true}, {STI{Config: sti.Default("gauss")}, false}, {STI{Config: sti.DefaultAnnealed("gauss")}, true}, {Path{}, true}} {
 		if got := IsStaged(c.e); got != c.want {
 			t.Errorf("IsStaged(%T %+v) = %v", c.e, c.e, got)
 		}
+	}
+	// The annealed start makes its own ladders: its chains run once, not in rounds.
+	if IsRacer(STI{Config: sti.DefaultAnnealed("nmf")}) || !IsRacer(STI{Config: sti.Default("nmf")}) {
+		t.Error("IsRacer does not follow the start stage")
 	}
 }
 

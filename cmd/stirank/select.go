@@ -823,7 +823,7 @@ func selectConfig(model string, f *selectFlags, set map[string]bool) (sti.Config
 		switch {
 		case f.descent < 0:
 			return cfg, "", usagef("--descent %d must not be negative", f.descent)
-		case !cfg.Gibbs || cfg.Annealing != nil:
+		case !cfg.Gibbs:
 			return cfg, "", usagef("--descent starts the Gibbs chains of a fixed ladder (%s without --anneal or an SG-MCMC --sampler)", gibbsModels())
 		}
 		cfg = cfg.WithDescent(f.descent)
@@ -847,7 +847,7 @@ func selectConfig(model string, f *selectFlags, set map[string]bool) (sti.Config
 		cfg.Ascent = f.ascent
 	}
 	if set["stein"] {
-		if !cfg.Gibbs || cfg.Annealing != nil || cfg.Start == sti.PriorStart {
+		if !cfg.Gibbs || cfg.Start == sti.PriorStart {
 			return cfg, "", usagef("--stein controls the Gibbs chains of a fixed ladder that start from their rank's mode (%s without --anneal or an SG-MCMC --sampler)", gibbsModels())
 		}
 		// Given, it holds at every rank.
@@ -855,7 +855,7 @@ func selectConfig(model string, f *selectFlags, set map[string]bool) (sti.Config
 		cfg.SteinBelow = 0
 	}
 	if set["allocate"] {
-		if cfg.Annealing != nil {
+		if cfg.OwnLadders() {
 			return cfg, "", usagef("--allocate shares the records of a fixed ladder's chains among its rungs: it does not apply with --anneal")
 		}
 		if info, _ := models.Lookup(model); f.allocate && info.ExpPoissonRates == nil && info.PowerVariance == nil {
