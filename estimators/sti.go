@@ -83,10 +83,6 @@ func (e STI) Tasks(rank int) []Task {
 	return ts
 }
 
-// checkChain marks in Task.Chain the follow-on task that runs a rank's phase check
-// (sti.Problem.PhaseCheck) from the start stage's state at rung Index.
-const checkChain = 1
-
 // chainOf is chain id as a states directory names it.
 func chainOf(id sti.ChainID) chainstate.Chain {
 	return chainstate.Chain{Rank: id.Rank, Rung: id.TIndex, Replica: id.Chain}
@@ -171,14 +167,6 @@ type startSummary struct {
 	Annealed []evidence.AnnealSummary
 }
 
-// phaseSummary is what a rank's phase check reports: the walk's means at rungs From, ….
-type phaseSummary struct {
-	From      int
-	Means     []float64
-	Steps     int
-	CellEvals int64
-}
-
 // chainStart is the payload of a chain on its replica's annealed ladder: its temperature and its
 // start, a member of the population its replica's annealing had there.
 type chainStart struct {
@@ -228,25 +216,18 @@ func (p *stiProblem) Expand(ctx context.Context, t Task) (Result, []Task, error)
 			next = append(next, Task{Rank: t.Rank, Stage: 1, Index: i, Replica: q, Payload: payload})
 		}
 	}
-	if st.Check != nil {
-		next = append(next, Task{Rank: t.Rank, Stage: 1, Index: st.CheckFrom, Chain: checkChain, Payload: Pack(st.Check)})
-	}
-	return res, next, nil
+	return res, append(next, phaseTask(t.Rank, st)...), nil
 }
 
 func (p *stiProblem) Run(ctx context.Context, t Task) (Result, error) {
 	id := ChainID(t)
 	switch {
-	case t.Chain == checkChain:
-		theta, err := Unpack[[]float64](t.Payload)
-		if err != nil {
-			return Result{}, fmt.Errorf("rank %d: phase check: %w", t.Rank, err)
+	case t.Kind != "":
+		c, ok := stiChecks[t.Kind]
+		if !ok {
+			return Result{}, fmt.Errorf("rank %d: no check %q", t.Rank, t.Kind)
 		}
-		means, steps, cells, err := p.p.PhaseCheck(ctx, t.Rank, t.Index, theta)
-		if err != nil {
-			return Result{}, err
-		}
-		return Result{Task: t, Steps: steps, CellEvals: cells, Summary: Pack(phaseSummary{t.Index, means, steps, cells})}, nil
+		return c.run(ctx, p.p, t)
 	case p.p.Config.OwnLadders():
 		start, err := Unpack[chainStart](t.Payload)
 		if err != nil {
@@ -307,8 +288,8 @@ func (p *stiProblem) TaskSteps(t Task) int {
 	switch {
 	case t.Stage == 0 && STI{Config: c}.Staged():
 		return c.StartStageSteps(t.Rank, fixed, order, nnz)
-	case t.Chain == checkChain:
-		return c.CheckSteps(t.Rank, fixed, order, nnz)
+	case t.Kind != "":
+		return stiChecks[t.Kind].steps(c, t, fixed, order, nnz)
 	case p.races():
 		return c.RoundSteps(t.Rank, fixed, t.Round, order, nnz)
 	}
@@ -377,7 +358,7 @@ func (e STI) combineRound(rank int, results []Result, round int) (evidence.RankE
 		chains []evidence.ChainSummary
 		steps  int
 		cells  int64
-		check  *phaseSummary
+		checks []evidence.Check
 		warm   bool
 		params int
 		full   int
@@ -390,13 +371,17 @@ func (e STI) combineRound(rank int, results []Result, round int) (evidence.RankE
 				return evidence.RankEvidence{}, fmt.Errorf("rank %d: start: %w", rank, err)
 			}
 			steps, cells, warm, params, full = steps+s.Steps, cells+s.CellEvals, s.Warm, s.ModeParams, s.FullRound
-		case r.Task.Chain == checkChain:
-			s, err := Unpack[phaseSummary](r.Summary)
-			if err != nil {
-				return evidence.RankEvidence{}, fmt.Errorf("rank %d: phase check: %w", rank, err)
+		case r.Task.Kind != "":
+			c, ok := stiChecks[r.Task.Kind]
+			if !ok {
+				return evidence.RankEvidence{}, fmt.Errorf("rank %d: no check %q", rank, r.Task.Kind)
 			}
-			check = &s
-			steps, cells = steps+s.Steps, cells+s.CellEvals
+			check, err := c.read(r.Summary)
+			if err != nil {
+				return evidence.RankEvidence{}, fmt.Errorf("rank %d: %s check: %w", rank, r.Task.Kind, err)
+			}
+			checks = append(checks, check)
+			steps, cells = steps+r.Steps, cells+r.CellEvals
 		default:
 			c, err := Unpack[evidence.ChainSummary](r.Summary)
 			if err != nil {
@@ -414,7 +399,7 @@ func (e STI) combineRound(rank int, results []Result, round int) (evidence.RankE
 			return evidence.RankEvidence{}, err
 		}
 	}
-	re, err := evidence.Combine(l, chains)
+	re, err := evidence.Combine(l, chains, checks...)
 	if err != nil {
 		return re, err
 	}
@@ -423,9 +408,6 @@ func (e STI) combineRound(rank int, results []Result, round int) (evidence.RankE
 	re.ModeParams, re.FullRound = params, full
 	if warm && re.WarmChains == 0 {
 		re.WarmChains = len(chains)
-	}
-	if check != nil && len(re.Diverged) == 0 {
-		re = evidence.WithPhaseCheck(re, l, check.From, check.Means)
 	}
 	return re, nil
 }
