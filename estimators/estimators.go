@@ -38,8 +38,12 @@ type Task struct {
 	// Stage is 0 for the tasks Estimator.Tasks lists, 1 for follow-on tasks.
 	Stage int
 	// Chain numbers a follow-on task among those of its (Rank, Index, Replica); 0 for
-	// first-stage tasks, or what the estimator makes of it (marking one kind of them, say).
+	// first-stage tasks, or what the estimator makes of it.
 	Chain int
+	// Kind names what a follow-on task runs where it is not the estimator's own work but a
+	// check of it (the phase check: PhaseKind), whose result the rank's combiner merges with
+	// the estimate; empty otherwise.
+	Kind string
 	// Round is the round of a follow-on task of a racing estimator (see Racer): a task of round
 	// k + 1 carries on from where its round-k self stopped (Continue). 0 otherwise.
 	Round int
@@ -55,7 +59,7 @@ type Task struct {
 	Plain bool
 }
 
-// Less orders tasks by rank, stage, index, replica and chain; the payload plays no part, so
+// Less orders tasks by rank, stage, index, replica, chain and kind; the payload plays no part, so
 // two tasks neither of which is less than the other are the same task.
 func (t Task) Less(u Task) bool {
 	switch {
@@ -69,6 +73,8 @@ func (t Task) Less(u Task) bool {
 		return t.Replica < u.Replica
 	case t.Chain != u.Chain:
 		return t.Chain < u.Chain
+	case t.Kind != u.Kind:
+		return t.Kind < u.Kind
 	}
 	return t.Round < u.Round
 }

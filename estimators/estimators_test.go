@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/stirank/stirank/models"
 	"github.com/stirank/stirank/rng"
 	"github.com/stirank/stirank/sti"
+	"github.com/stirank/stirank/tensor"
 )
 
 func TestRegistry(t *testing.T) {
@@ -116,7 +118,7 @@ func TestSTIResume(t *testing.T) {
 	}
 }
 
-// Less orders by rank, stage, index, replica and chain, each field deciding only when those
+// Less orders by rank, stage, index, replica, chain and kind, each field deciding only when those
 // before it tie, and ignores the payload.
 func TestTaskLess(t *testing.T) {
 	ordered := []Task{
@@ -128,6 +130,7 @@ func TestTaskLess(t *testing.T) {
 		{Rank: 2, Stage: 1, Index: 1, Replica: 0, Chain: 5},
 		{Rank: 2, Stage: 1, Index: 1, Replica: 1, Chain: 0},
 		{Rank: 2, Stage: 1, Index: 1, Replica: 1, Chain: 1},
+		{Rank: 2, Stage: 1, Index: 1, Replica: 1, Chain: 1, Kind: PhaseKind},
 	}
 	for i, a := range ordered {
 		for j, b := range ordered {
@@ -155,10 +158,14 @@ func TestIsStaged(t *testing.T) {
 	for _, c := range []struct {
 		e    Estimator
 		want bool
-	}{{STI{Config: sti.Config{Start: sti.PriorStart}}, false}, {Chib{}, false}, {AIS{}, false}, {stagedSTI{on: false}, false}, {stagedSTI{on: true}, true}, {STI{Config: sti.Default("nmf")}, true}, {STI{Config: sti.Default("gauss")}, false}, {Path{}, true}} {
+	}{{STI{Config: sti.Config{Start: sti.PriorStart}}, false}, {Chib{}, false}, {AIS{}, false}, {stagedSTI{on: false}, false}, {stagedSTI{on: true}, true}, {STI{Config: sti.Default("nmf")}, true}, {STI{Config: sti.Default("gauss")}, false}, {STI{Config: sti.DefaultAnnealed("gauss")}, true}, {Path{}, true}} {
 		if got := IsStaged(c.e); got != c.want {
 			t.Errorf("IsStaged(%T %+v) = %v", c.e, c.e, got)
 		}
+	}
+	// The annealed start makes its own ladders: its chains run once, not in rounds.
+	if IsRacer(STI{Config: sti.DefaultAnnealed("nmf")}) || !IsRacer(STI{Config: sti.Default("nmf")}) {
+		t.Error("IsRacer does not follow the start stage")
 	}
 }
 
@@ -166,7 +173,6 @@ func TestIsStaged(t *testing.T) {
 // on data with counts in the hundreds (at rank 2: rank 1's twice as many rungs keep exponent 6); Combine integrates over the temperatures the chains ran at
 // and refuses chains of one rung that disagree on it.
 func TestSTICombinesTheFittedLadder(t *testing.T) {
-	ctx := context.Background()
 	rates := []float64{0.1, 0.1}
 	data, _, err := models.GeneratePoisson(rng.New(3), []int{250, 250}, 2, rates)
 	if err != nil {
@@ -175,23 +181,7 @@ func TestSTICombinesTheFittedLadder(t *testing.T) {
 	cfg := sti.Default("nmf")
 	cfg.Steps, cfg.Burnin, cfg.Start, cfg.Chains = 3, 1, sti.PriorStart, 1
 	e := STI{Model: models.PoissonSpec("nmf", rates, models.LogScale), Config: cfg}
-	p, err := e.Prepare(data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	start, chains, err := p.(Expander).Expand(ctx, e.Tasks(2)[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	results := []Result{start}
-	for _, task := range chains {
-		r, err := p.Run(ctx, task)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r.State = nil
-		results = append(results, r)
-	}
+	results, _ := runRank(t, e, data, 2)
 	re, err := e.Combine(2, results)
 	if err != nil {
 		t.Fatal(err)
@@ -208,4 +198,77 @@ func TestSTICombinesTheFittedLadder(t *testing.T) {
 	if _, err := e.Combine(2, append(results, odd)); err == nil || !strings.Contains(err.Error(), "temperature index 5") {
 		t.Errorf("chains of one rung at two temperatures combined (%v)", err)
 	}
+}
+
+// A rank whose start stage leaves the phase check a state gets one follow-on task of the check's
+// own kind (PhaseKind), not a chain: it reports the walk (evidence.PhaseWalk), its cost counts in
+// the rank's, and the combiner merges its verdict with the estimate.
+func TestPhaseCheckIsATaskOfItsOwnKind(t *testing.T) {
+	rates := []float64{1, 1}
+	data, _, err := models.GeneratePoisson(rng.New(5), []int{12, 10}, 2, rates)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := sti.Default("nmf")
+	cfg.Ladder, cfg.FitLadder, cfg.Allocate, cfg.Rank1 = evidence.Power(8, 4), false, false, nil
+	cfg.Steps, cfg.Burnin, cfg.Chains, cfg.Starts, cfg.StartEM, cfg.Relax, cfg.Descent, cfg.Ascent = 16, 4, 2, 2, 5, 5, 2, 2
+	e := STI{Model: models.PoissonSpec("nmf", rates, models.LogScale), Config: cfg}
+	results, next := runRank(t, e, data, 2)
+	var checks []Task
+	for _, task := range next {
+		if task.Kind != "" {
+			checks = append(checks, task)
+		}
+	}
+	if len(checks) != 1 || checks[0].Kind != PhaseKind || checks[0].Chain != 0 || len(next) != 2*len(cfg.Ladder)+1 {
+		t.Fatalf("follow-on tasks %d, checks %+v; want a chain per rung and replica and one phase check", len(next), checks)
+	}
+	slices.SortFunc(results, ByTask)
+	var walk evidence.PhaseWalk
+	checkSteps := 0
+	for _, r := range results {
+		if r.Task.Kind == PhaseKind {
+			if walk, err = Unpack[evidence.PhaseWalk](r.Summary); err != nil || walk.From != checks[0].Index || len(walk.Means) != len(cfg.Ladder)-walk.From {
+				t.Fatalf("the check reported %+v (%v)", walk, err)
+			}
+			checkSteps = r.Steps
+		}
+	}
+	re, err := e.Combine(2, results)
+	if err != nil {
+		t.Fatal(err)
+	}
+	without, err := e.Combine(2, slices.DeleteFunc(slices.Clone(results), func(r Result) bool { return r.Task.Kind != "" }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(re.Ascent, walk.Means) || re.AscentFrom != walk.From || without.Ascent != nil || re.Steps != without.Steps+checkSteps || re.LogEvidence != without.LogEvidence {
+		t.Errorf("the combiner did not merge the check: walk %v from %d (%d steps, %d without the check)", re.Ascent, re.AscentFrom, re.Steps, without.Steps)
+	}
+}
+
+// runRank runs rank's start stage of the staged STI estimator e on data and then every
+// follow-on task once (round 0), and returns the results, the start's first, and the follow-on
+// tasks.
+func runRank(t *testing.T, e STI, data *tensor.Sparse, rank int) ([]Result, []Task) {
+	t.Helper()
+	ctx := context.Background()
+	p, err := e.Prepare(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start, next, err := p.(Expander).Expand(ctx, e.Tasks(rank)[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	results := []Result{start}
+	for _, task := range next {
+		r, err := p.Run(ctx, task)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.State = nil
+		results = append(results, r)
+	}
+	return results, next
 }

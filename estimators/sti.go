@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/stirank/stirank/evidence"
 	"github.com/stirank/stirank/io/chainstate"
@@ -26,19 +27,19 @@ func init() {
 }
 
 // STI is Stochastic Thermodynamic Integration (package sti), configured by sti.Config. A rank's
-// tasks take one of three shapes:
+// tasks take one of two shapes:
 //
 //   - a start stage (sti.Problem.StartRank, the one sti.Config.Start names: the mode search and,
-//     for Gibbs chains, each replica's walk down the ladder), whose follow-on tasks are one chain
-//     per (rung, replica) from its state there and, where the configuration has one, the phase
-//     check; Gibbs chains then run in rounds (Racer: sti.Problem.Extend), SG-MCMC chains once
-//     (sti.Problem.RunChain);
-//   - an annealing per replica (sti.Config.Annealing; sti.Problem.Anneal), whose follow-on tasks
-//     are one chain at each of some of its temperatures from its population there;
+//     for Gibbs chains, each replica's walk down the ladder, or each replica's annealing), whose
+//     follow-on tasks are one chain per (rung, replica) from its state there and, where the
+//     configuration has one, the phase check; Gibbs chains then run in rounds (Racer:
+//     sti.Problem.Extend), SG-MCMC chains once (sti.Problem.RunChain), and chains on a replica's
+//     annealed ladder once from its population (sti.Problem.RunFrom);
 //   - under the prior start stage, one SG-MCMC chain per (rung, replica) from its own prior draw,
 //     which needs no stage of its own.
 //
-// The chains' summaries (evidence.ChainSummary) combine by the ladder's rule (evidence.Combine).
+// The chains' summaries (evidence.ChainSummary) combine by the ladder's rule (evidence.Combine),
+// or on the replicas' own ladders with their annealings (evidence.CombineAnnealed).
 type STI struct {
 	Model  models.Spec
 	Config sti.Config
@@ -53,15 +54,14 @@ var (
 	_ Planner   = (*stiProblem)(nil)
 )
 
-// Staged reports whether a rank's tasks start from a first stage: an annealing, a start stage
-// other than the chains' own prior draws, or the start of a race.
-func (e STI) Staged() bool {
-	return e.Config.Annealing != nil || e.Config.Start != sti.PriorStart || e.Races()
-}
+// Staged reports whether a rank's tasks start from a first stage: a start stage other than the
+// chains' own prior draws, or the start of a race.
+func (e STI) Staged() bool { return e.Config.Start != sti.PriorStart || e.Races() }
 
 // Races reports whether the configuration's chains run in rounds: Gibbs chains on a fixed
-// ladder (sti.Default's), whose state is their parameters and records alone (sti.ChainState).
-func (e STI) Races() bool { return e.Config.Gibbs && e.Config.Annealing == nil }
+// ladder (sti.Default's; the annealed start, which makes its own, refuses Gibbs chains), whose
+// state is their parameters and records alone (sti.ChainState).
+func (e STI) Races() bool { return e.Config.Gibbs }
 
 func (e STI) Validate() error {
 	if err := e.Model.Validate(); err != nil {
@@ -72,26 +72,16 @@ func (e STI) Validate() error {
 
 func (e STI) Tasks(rank int) []Task {
 	var ts []Task
-	switch {
-	case e.Config.Annealing != nil:
-		for q := range e.Config.Chains {
-			ts = append(ts, Task{Rank: rank, Replica: q})
-		}
-	case e.Staged():
-		ts = append(ts, Task{Rank: rank})
-	default:
-		for ti := range e.Config.AtRank(rank).Ladder {
-			for c := range e.Config.Chains {
-				ts = append(ts, Task{Rank: rank, Index: ti, Replica: c})
-			}
+	if e.Staged() {
+		return []Task{{Rank: rank}}
+	}
+	for ti := range e.Config.AtRank(rank).Ladder {
+		for c := range e.Config.Chains {
+			ts = append(ts, Task{Rank: rank, Index: ti, Replica: c})
 		}
 	}
 	return ts
 }
-
-// checkChain marks in Task.Chain the follow-on task that runs a rank's phase check
-// (sti.Problem.PhaseCheck) from the start stage's state at rung Index.
-const checkChain = 1
 
 // chainOf is chain id as a states directory names it.
 func chainOf(id sti.ChainID) chainstate.Chain {
@@ -136,9 +126,6 @@ func (p *stiProblem) Controlled(re evidence.RankEvidence) bool {
 // Annealed chains start from their populations and save nothing. A retried task rewrites its
 // state with the same bytes.
 func (p *stiProblem) Resume(startDir, stateDir string) Problem {
-	if p.p.Config.Annealing != nil {
-		return p
-	}
 	return &stiProblem{p: p.p, from: startDir, stateDir: stateDir}
 }
 
@@ -175,44 +162,22 @@ type startSummary struct {
 	// FullRound is the round in which the rank's chains reach their configured records
 	// (sti.Problem.Doublings).
 	FullRound int
+	// Annealed is sti.RankStart.Annealed: the replicas' annealings, on whose ladders the rank's
+	// chains ran.
+	Annealed []evidence.AnnealSummary
 }
 
-// phaseSummary is what a rank's phase check reports: the walk's means at rungs From, ….
-type phaseSummary struct {
-	From      int
-	Means     []float64
-	Steps     int
-	CellEvals int64
-}
-
-// chainStart is the payload of an annealing's follow-on chain: its temperature and its start, a
-// member of the population its replica's annealing had there.
+// chainStart is the payload of a chain on its replica's annealed ladder: its temperature and its
+// start, a member of the population its replica's annealing had there.
 type chainStart struct {
 	T     float64
 	Theta []float64
 }
 
 // Expand runs a first-stage task: a rank's start stage, which starts a chain per rung and replica
-// and its phase check, or an annealing of replica t.Replica, which starts one chain per rung of
-// its own ladder (sti.Annealed.Rungs) from the population there.
+// (on an annealed start, per stage of a replica's own ladder that got a start) and its phase
+// check.
 func (p *stiProblem) Expand(ctx context.Context, t Task) (Result, []Task, error) {
-	if a := p.p.Config.Annealing; a != nil {
-		run, err := p.p.Anneal(ctx, t.Rank, t.Replica, *a)
-		if err != nil {
-			return Result{}, nil, err
-		}
-		sum := run.Summary()
-		res := Result{Task: t, Steps: sum.Steps, CellEvals: sum.CellEvals, Divergence: sum.Divergence, Summary: Pack(sum)}
-		var next []Task
-		if sum.Divergence == "" {
-			for _, k := range run.Rungs(a.Rungs) {
-				s := run.Stages[k]
-				next = append(next, Task{Rank: t.Rank, Stage: 1, Index: k, Replica: t.Replica,
-					Payload: Pack(chainStart{T: s.T, Theta: s.Start})})
-			}
-		}
-		return res, next, nil
-	}
 	var (
 		st   *sti.RankStart
 		warm bool
@@ -226,39 +191,44 @@ func (p *stiProblem) Expand(ctx context.Context, t Task) (Result, []Task, error)
 	if err != nil {
 		return Result{}, nil, fmt.Errorf("rank %d: start: %w", t.Rank, err)
 	}
-	res := Result{Task: t, Steps: st.Steps, CellEvals: st.CellEvals, Summary: Pack(startSummary{st.Steps, st.CellEvals, warm, st.ModeParams, p.p.Doublings(t.Rank)})}
+	res := Result{Task: t, Steps: st.Steps, CellEvals: st.CellEvals, Summary: Pack(startSummary{st.Steps, st.CellEvals, warm, st.ModeParams, p.p.Doublings(t.Rank), st.Annealed})}
+	var diverged []string
+	for _, a := range st.Annealed {
+		if a.Divergence != "" {
+			diverged = append(diverged, a.Divergence)
+		}
+	}
+	res.Divergence = strings.Join(diverged, "; ")
 	var next []Task
 	for q, states := range st.States {
 		for i, s := range states {
 			var payload []byte
-			if p.races() {
+			switch {
+			case st.Annealed != nil && s.Theta == nil:
+				continue
+			case st.Annealed != nil:
+				payload = Pack(chainStart{T: st.Annealed[q].T[i], Theta: s.Theta})
+			case p.races():
 				payload = Pack(s)
-			} else if s.Theta != nil {
+			case s.Theta != nil:
 				payload = Pack(s.Theta)
 			}
 			next = append(next, Task{Rank: t.Rank, Stage: 1, Index: i, Replica: q, Payload: payload})
 		}
 	}
-	if st.Check != nil {
-		next = append(next, Task{Rank: t.Rank, Stage: 1, Index: st.CheckFrom, Chain: checkChain, Payload: Pack(st.Check)})
-	}
-	return res, next, nil
+	return res, append(next, phaseTask(t.Rank, st)...), nil
 }
 
 func (p *stiProblem) Run(ctx context.Context, t Task) (Result, error) {
 	id := ChainID(t)
 	switch {
-	case t.Chain == checkChain:
-		theta, err := Unpack[[]float64](t.Payload)
-		if err != nil {
-			return Result{}, fmt.Errorf("rank %d: phase check: %w", t.Rank, err)
+	case t.Kind != "":
+		c, ok := stiChecks[t.Kind]
+		if !ok {
+			return Result{}, fmt.Errorf("rank %d: no check %q", t.Rank, t.Kind)
 		}
-		means, steps, cells, err := p.p.PhaseCheck(ctx, t.Rank, t.Index, theta)
-		if err != nil {
-			return Result{}, err
-		}
-		return Result{Task: t, Steps: steps, CellEvals: cells, Summary: Pack(phaseSummary{t.Index, means, steps, cells})}, nil
-	case p.p.Config.Annealing != nil:
+		return c.run(ctx, p.p, t)
+	case p.p.Config.OwnLadders():
 		start, err := Unpack[chainStart](t.Payload)
 		if err != nil {
 			return Result{}, fmt.Errorf("chain rank %d, stage %d, replica %d: start: %w", t.Rank, t.Index, t.Replica, err)
@@ -308,22 +278,18 @@ func (p *stiProblem) Run(ctx context.Context, t Task) (Result, error) {
 	return chainResult(t, sum, err)
 }
 
-// TaskSteps is about how many steps task t reports: an annealing's length is known only when it
-// ends (it costs about as much as the chains it starts, which is what the plan assumes until it
-// says), a racing chain's round's from its configuration (sti.Config.RoundSteps).
+// TaskSteps is about how many steps task t reports: a start stage's what the stage says
+// (sti.Config.StartStageSteps), a racing chain's round's from its configuration
+// (sti.Config.RoundSteps).
 func (p *stiProblem) TaskSteps(t Task) int {
 	c := p.p.Config
 	order, _ := p.p.Spec.Order()
 	nnz, fixed := p.p.Data.NNZ(), p.p.Spec.FixedComponents()
 	switch {
-	case c.Annealing != nil && t.Stage == 0:
-		return c.Annealing.Rungs * c.Steps
-	case c.Annealing != nil:
-		return c.Steps
 	case t.Stage == 0 && STI{Config: c}.Staged():
 		return c.StartStageSteps(t.Rank, fixed, order, nnz)
-	case t.Chain == checkChain:
-		return c.CheckSteps(t.Rank, fixed, order, nnz)
+	case t.Kind != "":
+		return stiChecks[t.Kind].steps(c, t, fixed, order, nnz)
 	case p.races():
 		return c.RoundSteps(t.Rank, fixed, t.Round, order, nnz)
 	}
@@ -346,17 +312,20 @@ func chainResult(t Task, sum evidence.ChainSummary, err error) (Result, error) {
 // the ladder and its phase check. A racing rank's Rounds hold its estimate after every round its
 // chains ran, and its Drift and StdErr include how far the last round moved it (RoundDrift).
 func (e STI) Combine(rank int, results []Result) (evidence.RankEvidence, error) {
-	if e.Config.Annealing != nil {
+	if e.Config.OwnLadders() {
 		first, rest := stages(results)
-		anneals, err := unpackAll[evidence.AnnealSummary](first)
+		if len(first) != 1 {
+			return evidence.RankEvidence{}, fmt.Errorf("rank %d: %d start stages, want 1", rank, len(first))
+		}
+		start, err := Unpack[startSummary](first[0].Summary)
 		if err != nil {
-			return evidence.RankEvidence{}, err
+			return evidence.RankEvidence{}, fmt.Errorf("rank %d: start: %w", rank, err)
 		}
 		chains, err := unpackAll[evidence.ChainSummary](rest)
 		if err != nil {
 			return evidence.RankEvidence{}, err
 		}
-		return evidence.CombineAnnealed(anneals, chains)
+		return evidence.CombineAnnealed(start.Annealed, chains)
 	}
 	last := 0
 	for _, r := range results {
@@ -389,7 +358,7 @@ func (e STI) combineRound(rank int, results []Result, round int) (evidence.RankE
 		chains []evidence.ChainSummary
 		steps  int
 		cells  int64
-		check  *phaseSummary
+		checks []evidence.Check
 		warm   bool
 		params int
 		full   int
@@ -402,13 +371,17 @@ func (e STI) combineRound(rank int, results []Result, round int) (evidence.RankE
 				return evidence.RankEvidence{}, fmt.Errorf("rank %d: start: %w", rank, err)
 			}
 			steps, cells, warm, params, full = steps+s.Steps, cells+s.CellEvals, s.Warm, s.ModeParams, s.FullRound
-		case r.Task.Chain == checkChain:
-			s, err := Unpack[phaseSummary](r.Summary)
-			if err != nil {
-				return evidence.RankEvidence{}, fmt.Errorf("rank %d: phase check: %w", rank, err)
+		case r.Task.Kind != "":
+			c, ok := stiChecks[r.Task.Kind]
+			if !ok {
+				return evidence.RankEvidence{}, fmt.Errorf("rank %d: no check %q", rank, r.Task.Kind)
 			}
-			check = &s
-			steps, cells = steps+s.Steps, cells+s.CellEvals
+			check, err := c.read(r.Summary)
+			if err != nil {
+				return evidence.RankEvidence{}, fmt.Errorf("rank %d: %s check: %w", rank, r.Task.Kind, err)
+			}
+			checks = append(checks, check)
+			steps, cells = steps+r.Steps, cells+r.CellEvals
 		default:
 			c, err := Unpack[evidence.ChainSummary](r.Summary)
 			if err != nil {
@@ -426,7 +399,7 @@ func (e STI) combineRound(rank int, results []Result, round int) (evidence.RankE
 			return evidence.RankEvidence{}, err
 		}
 	}
-	re, err := evidence.Combine(l, chains)
+	re, err := evidence.Combine(l, chains, checks...)
 	if err != nil {
 		return re, err
 	}
@@ -435,9 +408,6 @@ func (e STI) combineRound(rank int, results []Result, round int) (evidence.RankE
 	re.ModeParams, re.FullRound = params, full
 	if warm && re.WarmChains == 0 {
 		re.WarmChains = len(chains)
-	}
-	if check != nil && len(re.Diverged) == 0 {
-		re = evidence.WithPhaseCheck(re, l, check.From, check.Means)
 	}
 	return re, nil
 }

@@ -47,11 +47,6 @@ type ChainSummary struct {
 	HalfCount int
 	// Warm says the chain resumed from a saved state instead of the configured start.
 	Warm bool
-	// Ascent, carried by one chain of a rank, holds the mean log-likelihood of a walk back up the
-	// ladder at each rung from AscentFrom to t = 1 (sti's phase check), which Combine compares
-	// with the rungs' means (PhaseCheck).
-	Ascent     []float64
-	AscentFrom int
 	// RateMean and RateM2 are, for a chain at t = 1 under a hyperprior (--rate auto), the mean
 	// and the sum of squared deviations over the Count records' draws of every factor's prior
 	// rate, by mode, and last of their product; empty at fixed rates and at other rungs.
@@ -142,8 +137,8 @@ type RankEvidence struct {
 	Replicas                 int
 	TIStdErr, SMC, SMCStdErr float64
 	Disagree                 bool
-	// Hysteresis is the area between the rungs' means and a walk back up the ladder where one
-	// of the rank's chains carries it (ChainSummary.Ascent), and Phase says the two part beyond
+	// Hysteresis is the area between the rungs' means and a walk back up the ladder where the
+	// rank ran the phase check (PhaseWalk), and Phase says the two part beyond
 	// their noise: f(t) changes phase and the chains keep the phase of t = 1 below where it
 	// gives way, or they sit in a basin the walk did not reach. StdErr then includes
 	// PhaseVariance(Hysteresis). See PhaseCheck.
@@ -152,8 +147,8 @@ type RankEvidence struct {
 	Hysteresis     float64
 	Phase          bool
 	PhaseUnchecked bool
-	// Ascent and AscentFrom are the walk's means the phase check compared (ChainSummary.Ascent),
-	// at rungs AscentFrom, …; nil where no chain carried them.
+	// Ascent and AscentFrom are the walk's means the phase check compared (PhaseWalk), at rungs
+	// AscentFrom, …; nil where the rank ran none.
 	Ascent     []float64
 	AscentFrom int
 	// Apart holds, for a rank whose replicas each ran on the path from their own reference
@@ -182,13 +177,22 @@ type RoundEstimate struct {
 
 // Combine reduces the chain summaries of one rank into its log evidence by Ladder.Rule, each rung's
 // slope taken from the means (slopesFromMeans) where it is not steady: its records rest on fewer
-// than MinESS effective samples or hold a transient. Every rung of the ladder needs at least one chain; replicas are indexed by
-// Chain.
-func Combine(l Ladder, chains []ChainSummary) (RankEvidence, error) {
-	return combine(l, func(rungs []Rung) ([]float64, []float64) {
+// than MinESS effective samples or hold a transient, and then merges the checks' verdicts
+// (Check.Merge) into a rank none of whose chains diverged. Every rung of the ladder needs at
+// least one chain; replicas are indexed by Chain.
+func Combine(l Ladder, chains []ChainSummary, checks ...Check) (RankEvidence, error) {
+	re, err := combine(l, func(rungs []Rung) ([]float64, []float64) {
 		wf, wv := l.Rule()
 		return l.slopesFromMeans(wf, wv, func(i int) bool { return rungs[i].steady() })
 	}, chains)
+	if err != nil || len(re.Diverged) > 0 {
+		// A diverged rank has no estimate to check.
+		return re, err
+	}
+	for _, c := range checks {
+		re = c.Merge(re, l)
+	}
+	return re, nil
 }
 
 // combine is Combine by the rule whose weights, wf on the rungs' means and wv on their variances,
@@ -281,20 +285,29 @@ func combine(l Ladder, weights func([]Rung) (wf, wv []float64), chains []ChainSu
 		re.Drift = d
 		re.StdErr = math.Hypot(re.StdErr, d)
 	}
-	for _, c := range chains {
-		if len(c.Ascent) > 0 {
-			re = WithPhaseCheck(re, l, c.AscentFrom, c.Ascent)
-		}
-	}
 	return re, nil
 }
 
-// WithPhaseCheck is re with the phase check of a walk back up the ladder l whose means at rungs
-// from, … are ascent (PhaseCheck): where the walk and the rungs part beyond their noise, the
-// area between them widens the standard error.
-func WithPhaseCheck(re RankEvidence, l Ladder, from int, ascent []float64) RankEvidence {
-	re.Ascent, re.AscentFrom = ascent, from
-	re.Hysteresis, re.Phase, re.PhaseUnchecked = PhaseCheck(l, re.Rungs, from, ascent)
+// A Check is the result of an estimator that tests a rank's estimate instead of entering it
+// (PhaseWalk): Combine merges it into the rank's evidence.
+type Check interface {
+	// Merge returns re, the estimate on ladder l, with the check's verdict.
+	Merge(re RankEvidence, l Ladder) RankEvidence
+}
+
+// PhaseWalk is the phase check's result: the mean log-likelihood of a walk back up the ladder at
+// each rung from From to t = 1 (sti's phase check), which Merge compares with the rungs' means
+// (PhaseCheck).
+type PhaseWalk struct {
+	From  int
+	Means []float64
+}
+
+// Merge is re with the phase check of the walk: where the walk and the rungs part beyond their
+// noise, the area between them widens the standard error.
+func (w PhaseWalk) Merge(re RankEvidence, l Ladder) RankEvidence {
+	re.Ascent, re.AscentFrom = w.Means, w.From
+	re.Hysteresis, re.Phase, re.PhaseUnchecked = PhaseCheck(l, re.Rungs, w.From, w.Means)
 	if re.Phase {
 		re.StdErr = math.Sqrt(re.StdErr*re.StdErr + PhaseVariance(re.Hysteresis))
 	}

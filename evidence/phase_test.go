@@ -51,9 +51,7 @@ func TestPhaseCheck(t *testing.T) {
 		if phase != c.phase || unchecked != c.unchecked || math.Abs(area-want) > 1e-9 {
 			t.Errorf("%s: area %v, phase %v, unchecked %v; want %v, %v, %v", c.name, area, phase, unchecked, want, c.phase, c.unchecked)
 		}
-		withWalk := append([]ChainSummary(nil), cs...)
-		withWalk[len(withWalk)-2].Ascent, withWalk[len(withWalk)-2].AscentFrom = ascent, from
-		re, err := Combine(l, withWalk)
+		re, err := Combine(l, cs, PhaseWalk{From: from, Means: ascent})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -68,5 +66,11 @@ func TestPhaseCheck(t *testing.T) {
 	// A walk that does not end at t = 1 is not compared.
 	if _, phase, unchecked := PhaseCheck(l, base.Rungs, from, walk(nil)[1:]); phase || !unchecked {
 		t.Errorf("a walk short of the ladder's top was compared")
+	}
+	// A rank with a diverged chain has no estimate to check.
+	diverged := append([]ChainSummary(nil), cs...)
+	diverged[0].Divergence = "a test's"
+	if re, err := Combine(l, diverged, PhaseWalk{From: from, Means: walk(map[int]float64{4: 5, 5: 9, 6: 4})}); err != nil || re.Phase || re.Ascent != nil {
+		t.Errorf("the check was merged into a diverged rank: phase %v, walk %v (%v)", re.Phase, re.Ascent, err)
 	}
 }

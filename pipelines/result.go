@@ -130,7 +130,7 @@ type RankResult struct {
 	WarmChains int `json:"warm_chains,omitempty"`
 	// Diverged lists the chains of this rank that diverged.
 	Diverged []string `json:"diverged,omitempty"`
-	// Annealed runs (sti.Config.Annealing) have two estimates per rank: log_evidence, the
+	// Annealed runs (the anneal start stage, sti.AnnealStage) have two estimates per rank: log_evidence, the
 	// thermodynamic integral over the replicas' adaptive ladders, with ti_stderr its standard
 	// error over the replicas, and smc, the annealing's normalising-constant estimate, with
 	// smc_stderr. stderr adds what of their difference the two standard errors do not explain;

@@ -260,8 +260,7 @@ func (p *Problem) Anneal(ctx context.Context, rank, replica int, a Annealing) (*
 			out.Steps += a.Chains * (P - 1) * movers[0].passes(a.Sweeps)
 		} else {
 			if resampled {
-				theta, pop.LogLik = resample(rng.New(seed, uint64(rank), uint64(k), uint64(replica), streamResample), theta, pop)
-				pop.Uniform()
+				theta = pop.Resample(rng.New(seed, uint64(rank), uint64(k), uint64(replica), streamResample).Float64(), theta)
 			}
 			var alive []int
 			for i, lw := range pop.LogW {
@@ -408,17 +407,4 @@ func (p *Problem) stage(k int, logZ, ess float64, theta [][]float64, pop *smc.Te
 	r := rng.New(p.Config.Seed, uint64(rank), uint64(k), uint64(replica), streamStarts)
 	s.Start = append([]float64(nil), theta[smc.Systematic(r.Float64(), pop.LogW, 1)[0]]...)
 	return s
-}
-
-// resample draws a new equally weighted population by systematic resampling: the particles and
-// their log-likelihoods.
-func resample(r interface{ Float64() float64 }, theta [][]float64, pop *smc.Tempered) ([][]float64, []float64) {
-	idx := smc.Systematic(r.Float64(), pop.LogW, len(theta))
-	nt := make([][]float64, len(theta))
-	nl := make([]float64, len(theta))
-	for j, i := range idx {
-		nt[j] = append([]float64(nil), theta[i]...)
-		nl[j] = pop.LogLik[i]
-	}
-	return nt, nl
 }

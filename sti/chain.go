@@ -47,7 +47,7 @@ type Problem struct {
 // gibbsSweeps reports whether the problem's chains or annealing move θ by the model's Gibbs
 // kernel: the chains under Config.Gibbs, and an annealing of a model that has one.
 func (p *Problem) gibbsSweeps() bool {
-	return p.Config.Gibbs || (p.Config.Annealing != nil && p.Spec.Gibbs())
+	return p.Config.Gibbs || (p.Config.OwnLadders() && p.Spec.Gibbs())
 }
 
 // top is the index of t = 1 on rank's ladder.
@@ -538,11 +538,14 @@ func emPasses(factors int) int { return factors }
 // ChainSteps is the number of sampler steps an SG-MCMC chain id (RunChain, or Resume when warm)
 // of a model of the given order reports, with Steps − Burnin records at every rung: prior draws
 // at t = 0; otherwise its burn-in and records, and for a warm chain the steps that settle new
-// rows (which it spends only when the data gained rows).
+// rows (which it spends only when the data gained rows). A chain on its replica's own ladder
+// (RunFrom) counts Steps, whatever its temperature, which only its start stage knows.
 func (cfg Config) ChainSteps(id ChainID, warm bool) int {
 	cfg = cfg.AtRank(id.Rank)
 	records := cfg.Steps - cfg.Burnin
 	switch {
+	case cfg.OwnLadders():
+		return cfg.Steps
 	case cfg.Ladder[id.TIndex] == 0:
 		return records
 	case warm:

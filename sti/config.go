@@ -79,7 +79,8 @@ type Config struct {
 	CVRefresh       int  `json:"cv_refresh,omitempty"`
 	// Start names the start stage of a rank's chains (StartStage): "prior" starts every chain
 	// from a prior draw of its own, "modes" at its replica's mode, "descent" where its replica's
-	// walk from that mode down the ladder arrives. An annealed run starts from its populations.
+	// walk from that mode down the ladder arrives, "anneal" from its replica's annealed
+	// population, which also makes the replica's ladder (AnnealStage).
 	Start string `json:"start"`
 	// Starts is the number of prior draws that compete, StartSteps steps of ascent each, in a
 	// rank's mode search (searchModes), shared out among its replicas.
@@ -100,11 +101,11 @@ type Config struct {
 	// check's walk back up the ladder (see ascend), from the first replica's descent at the
 	// first rung with t ≥ phaseFrom; 0 runs none.
 	Ascent int `json:"ascent,omitempty"`
-	// Annealing, when set, replaces the fixed ladder and the mode search: each replica of a rank
-	// (Chains of them) first anneals a population from the prior to t = 1 (see Annealing), which
-	// gives the replica its own adaptive ladder and an SMC estimate of the evidence, and then runs
-	// one chain of Steps steps (Burnin of them discarded) from a population draw at each of at
-	// most Annealing.Rungs of its temperatures. Ladder is then not used.
+	// Annealing, for the anneal start stage (AnnealStage), configures each replica's annealing
+	// of a population from the prior to t = 1 (see Annealing), which gives the replica its own
+	// adaptive ladder and an SMC estimate of the evidence; the replica then runs one chain of
+	// Steps steps (Burnin of them discarded) from a population draw at each of at most
+	// Annealing.Rungs of its temperatures. Ladder is then not used.
 	Annealing *Annealing `json:"annealing,omitempty"`
 	// Allocate gives each rung of the ladder its share of the chains' records, (Steps − Burnin)
 	// times the number of rungs above t = 0 in all, in proportion to the standard deviation it
@@ -153,9 +154,6 @@ func (c Config) AtRank(rank int) Config {
 // Validate checks the configuration against itself.
 func (c Config) Validate() error {
 	if c.Rank1 != nil {
-		if c.Annealing != nil {
-			return fmt.Errorf("an annealed run makes its own ladder at every rank: it cannot take rank 1's")
-		}
 		if c.Rank1.Rungs < 1 {
 			return fmt.Errorf("rank 1's ladder needs at least 1 temperature above 0, not %d", c.Rank1.Rungs)
 		}
@@ -164,18 +162,10 @@ func (c Config) Validate() error {
 			return fmt.Errorf("rank 1: %w", err)
 		}
 	}
-	if c.Annealing != nil {
-		if err := c.Annealing.Validate(); err != nil {
+	if !c.OwnLadders() {
+		if err := c.Ladder.Validate(); err != nil {
 			return err
 		}
-	} else if err := c.Ladder.Validate(); err != nil {
-		return err
-	}
-	if c.FitLadder && c.Annealing != nil {
-		return fmt.Errorf("an annealed run makes its own ladder: it cannot fit one")
-	}
-	if c.Allocate && c.Annealing != nil {
-		return fmt.Errorf("an annealed run's chains record Steps − Burnin each: it cannot allocate records to rungs")
 	}
 	switch {
 	case c.Chains < 1:

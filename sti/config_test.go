@@ -33,7 +33,8 @@ func TestRank1Budget(t *testing.T) {
 	}{
 		{"no rungs", func(c *Config) { c.Rank1.Rungs = 0 }, "rank 1's ladder"},
 		{"burn-in past the steps", func(c *Config) { c.Rank1.Burnin = c.Rank1.Steps }, "rank 1: burn-in"},
-		{"annealed", func(c *Config) { c.Annealing = DefaultAnnealed("nmf").Annealing }, "annealed"},
+		{"annealed", func(c *Config) { c.Start, c.Annealing = AnnealStart, DefaultAnnealed("nmf").Annealing }, "annealed"},
+		{"annealing without its stage", func(c *Config) { c.Annealing = DefaultAnnealed("nmf").Annealing }, "does not anneal"},
 	} {
 		c0 := Default("nmf")
 		rb := *c0.Rank1

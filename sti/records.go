@@ -29,7 +29,7 @@ const splitCost = 0.15
 // (which its start stage reports) and an annealed one count what a uniform ladder records.
 func (p *Problem) Records(R, ti int) int {
 	cfg := p.RankConfig(R)
-	if cfg.Annealing != nil {
+	if cfg.OwnLadders() {
 		// An annealed replica runs its chains on a ladder of its own, not the configuration's.
 		return cfg.Steps - cfg.Burnin
 	}

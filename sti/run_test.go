@@ -57,21 +57,23 @@ func runRank(t testing.TB, p *Problem, rank int) evidence.RankEvidence {
 			t.Fatal(err)
 		}
 	}
-	l := cfg.Ladder
-	re, err := evidence.Combine(l, sums)
+	var (
+		checks []evidence.Check
+		steps  int
+	)
+	if st != nil && st.Check != nil {
+		means, n, _, err := p.PhaseCheck(ctx, rank, st.CheckFrom, st.Check)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checks, steps = append(checks, evidence.PhaseWalk{From: st.CheckFrom, Means: means}), n
+	}
+	re, err := evidence.Combine(cfg.Ladder, sums, checks...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if st != nil {
-		re.Steps += st.Steps
-		if st.Check != nil && len(re.Diverged) == 0 {
-			means, steps, _, err := p.PhaseCheck(ctx, rank, st.CheckFrom, st.Check)
-			if err != nil {
-				t.Fatal(err)
-			}
-			re.Steps += steps
-			re = evidence.WithPhaseCheck(re, l, st.CheckFrom, means)
-		}
+		re.Steps += st.Steps + steps
 	}
 	return re
 }

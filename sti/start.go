@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/stirank/stirank/evidence"
 	"github.com/stirank/stirank/models"
 	"github.com/stirank/stirank/rng"
 )
@@ -28,6 +29,11 @@ type RankStart struct {
 	// (evidence.RankEvidence.StartAllowance); 0 where every chain starts from a prior draw or from a
 	// saved state.
 	ModeParams int
+	// Annealed is, from a stage that makes each replica's own ladder (AnnealStage), every
+	// replica's annealing: States[q][k] starts replica q's chain at Annealed[q].T[k], and only the
+	// states with parameters start one. It is the one thing such a stage adds to a start, because
+	// the rank's evidence is read on those ladders (evidence.CombineAnnealed); nil otherwise.
+	Annealed []evidence.AnnealSummary
 }
 
 // A StartStage hands every chain of a rank its start, once per rank before its chains run.
@@ -56,6 +62,14 @@ type resumer interface {
 	resume(ctx context.Context, p *Problem, m models.Model, rank int, load func(context.Context, ChainID) (*models.State, error)) (*RankStart, bool, error)
 }
 
+// A laddered stage makes each replica's own ladder as it starts it (AnnealStage): the configured
+// ladder, its fitting and its allocation do not apply, and its chains run once from their
+// starts (RunFrom), not in rounds.
+type laddered interface {
+	StartStage
+	ownLadders()
+}
+
 // startStages are the registered start stages by name.
 var startStages = map[string]StartStage{}
 
@@ -74,11 +88,21 @@ func (c Config) validateStart() error {
 	if err := s.Check(c); err != nil {
 		return fmt.Errorf("start stage %q: %w", c.Start, err)
 	}
+	if c.Annealing != nil && !c.OwnLadders() {
+		return fmt.Errorf("start stage %q does not anneal: drop the annealing settings", c.Start)
+	}
 	return nil
 }
 
 // startStage is the start stage of c (validateStart has checked the name).
 func (c Config) startStage() StartStage { return startStages[c.Start] }
+
+// OwnLadders reports whether c's start stage makes each replica's own ladder (the annealed
+// start), in place of Ladder.
+func (c Config) OwnLadders() bool {
+	_, ok := c.startStage().(laddered)
+	return ok
+}
 
 // Resumes reports whether c's start stage can resume a rank's chains from saved states
 // (StartRankFrom).
@@ -95,11 +119,12 @@ func (p *Problem) StartRank(ctx context.Context, rank int) (*RankStart, error) {
 	if err != nil {
 		return nil, err
 	}
-	budget, err := p.rankRecords(rank)
-	if err != nil {
-		return nil, err
-	}
 	out, err := cfg.startStage().Start(ctx, p, m, rank)
+	if err != nil || cfg.OwnLadders() {
+		// Chains on a replica's own ladder record Steps − Burnin each (Records).
+		return out, err
+	}
+	budget, err := p.rankRecords(rank)
 	if err != nil {
 		return nil, err
 	}

@@ -47,7 +47,7 @@ func TestStartStageIsChosenByName(t *testing.T) {
 		cfg  Config
 		want string
 	}{
-		{Default("gauss"), PriorStart}, {DefaultAnnealed("nmf"), PriorStart}, {DefaultSGMCMC("nmf"), ModesStart},
+		{Default("gauss"), PriorStart}, {DefaultAnnealed("nmf"), AnnealStart}, {DefaultAnnealed("gauss"), AnnealStart}, {DefaultSGMCMC("nmf"), ModesStart},
 		{Default("nmf"), DescentStart}, {Default("cp"), DescentStart}, {Default("nmf").WithDescent(0), ModesStart},
 	} {
 		if c.cfg.Start != c.want {
@@ -99,5 +99,53 @@ func TestStartStageIsChosenByName(t *testing.T) {
 		if err := c0.Validate(); err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("%s: %v, want one line with %q", c.name, err, c.want)
 		}
+	}
+}
+
+// The annealed presets name the anneal start stage, and StartRank runs it: every replica's
+// annealing, bit for bit Anneal's on its own streams, with a chain's start at each of the stages
+// Annealed.Rungs chooses and none elsewhere; it makes the ladders, so the rank does not race, and
+// a start stage that does not anneal refuses annealing settings.
+func TestAnnealStartIsChosenByName(t *testing.T) {
+	d := gaussData(t, 5, 1)
+	cfg := DefaultAnnealed("gauss")
+	cfg.Chains, cfg.Annealing.Particles, cfg.Annealing.Rungs = 2, 16, 5
+	p, err := NewProblem(d, models.GaussSpec(models.ICASSPGauss), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !cfg.OwnLadders() || Default("gauss").OwnLadders() {
+		t.Error("OwnLadders does not follow the stage")
+	}
+	st, err := p.StartRank(context.Background(), 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Annealed) != 2 || len(st.States) != 2 {
+		t.Fatalf("%d annealings and %d replicas' states, want 2 of each", len(st.Annealed), len(st.States))
+	}
+	steps := 0
+	for q := range 2 {
+		run, err := p.Anneal(context.Background(), 2, q, *cfg.Annealing)
+		if err != nil {
+			t.Fatal(err)
+		}
+		steps += run.Steps
+		if a := st.Annealed[q]; a.LogZ != run.LogZ || len(a.T) != len(run.Stages) || len(st.States[q]) != len(run.Stages) {
+			t.Errorf("replica %d: the stage's annealing (log Z %v, %d stages) is not Anneal's (%v, %d)", q, a.LogZ, len(a.T), run.LogZ, len(run.Stages))
+			continue
+		}
+		chosen := map[int]bool{}
+		for _, k := range run.Rungs(cfg.Annealing.Rungs) {
+			chosen[k] = true
+		}
+		for k, s := range st.States[q] {
+			if chosen[k] != (s.Theta != nil) || (s.Theta != nil && s.Theta[0] != run.Stages[k].Start[0]) {
+				t.Errorf("replica %d, stage %d: start %v, chosen %v", q, k, s.Theta, chosen[k])
+			}
+		}
+	}
+	if st.Steps != steps {
+		t.Errorf("the stage reports %d steps, its annealings made %d", st.Steps, steps)
 	}
 }

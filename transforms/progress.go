@@ -100,10 +100,13 @@ func tracker(runID string) *Progress {
 }
 
 // taskKey is a task without its payload, by which the tracker knows it.
-type taskKey struct{ rank, stage, index, replica, chain, round int }
+type taskKey struct {
+	rank, stage, index, replica, chain, round int
+	kind                                      string
+}
 
 func key(t estimators.Task) taskKey {
-	return taskKey{t.Rank, t.Stage, t.Index, t.Replica, t.Chain, t.Round}
+	return taskKey{t.Rank, t.Stage, t.Index, t.Replica, t.Chain, t.Round, t.Kind}
 }
 
 // join adds tasks to the plan; call it with p.mu held or before p is shared.

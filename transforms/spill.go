@@ -19,7 +19,7 @@ import (
 // spillPath is the file task t's payload is left in under dir: a task's identity and round name
 // it, so a retried bundle rewrites the same file with the same bytes.
 func spillPath(dir string, t estimators.Task) string {
-	return filepath.Join(dir, fmt.Sprintf("r%d-k%d-s%d-i%d-q%d-c%d", t.Rank, t.Round, t.Stage, t.Index, t.Replica, t.Chain))
+	return filepath.Join(dir, fmt.Sprintf("r%d-k%d-s%d-i%d-q%d-c%d%s", t.Rank, t.Round, t.Stage, t.Index, t.Replica, t.Chain, t.Kind))
 }
 
 // SpillBytes is the smallest payload spill moves to a file: a small one costs the collections

@@ -169,7 +169,7 @@ Models (--model):%s`, list.String())
 
 // selectFlags are the command's own flags (the Beam flags are forwarded by the runners package).
 type selectFlags struct {
-	data, model, ranks, out, ladder, sampler               string
+	data, model, ranks, out, ladder, sampler, start        string
 	samplerParams                                          map[string]float64
 	temperatures, chains, steps, burnin, subsample, blocks int
 	descent, relax, ascent                                 int
@@ -233,7 +233,7 @@ func selectGroups(hypers *modelFlags) []flagGroup {
 	}
 	return []flagGroup{
 		{"the ladder of temperatures", []string{"temperatures", "ladder", "allocate", "anneal", "particles", "reference"}},
-		{"the chains", []string{"steps", "burnin", "warm-burnin", "sampler", "sampler-param", "step", "subsample", "blocks"}},
+		{"the chains", []string{"start", "steps", "burnin", "warm-burnin", "sampler", "sampler-param", "step", "subsample", "blocks"}},
 		{"the Gibbs chains' starts and checks (" + gibbsModels() + ")", []string{"relax", "descent", "ascent", "stein"}},
 		{"the models' priors and inputs", append(priors, "dict")},
 		{"running and output", []string{"out", "workers", "quiet", "progress-every", "verbose", "no-report", "exact", "state-url"}},
@@ -256,6 +256,7 @@ func newSelectFlagSet(name, synopsis, about, details string, user []userFlag, ex
 	fs.IntVar(&f.chains, "chains", p.Chains, "chains (replicas) per rank and temperature; with --anneal, annealed replicas per rank (default 3)")
 	fs.BoolVar(&f.anneal, "anneal", false, "anneal a population per replica (adaptive-tempered SMC) for an adaptive ladder, chain starts and a second estimate, SMC's, flagged where the two disagree (docs/method.md: as accurate as the default ladder on small sets; on large data it costs several times more and can miss modes)")
 	fs.BoolVar(&f.reference, "reference", false, fmt.Sprintf("integrate along the path from a reference fitted to the posterior instead of the power posteriors (%s): each of 4 replicas per rank fits its own to a Gibbs run at t = 1, then runs one chain per rung of a path:6 ladder of 27 temperatures (--steps and --burnin count its slice-sampling sweeps); replicas whose runs found basins of less mass are listed apart (docs/method.md: slower; on large informative matrices it avoids the phase change of the path from the prior))", models.Or(models.NamesOf(estimators.BaselineModels()))))
+	fs.StringVar(&f.start, "start", "", fmt.Sprintf("start stage of every rank's chains: %s (%s: --anneal) (default: %s)", strings.Join(sti.StartNames(), ", "), sti.AnnealStart, perModelDefault(func(c sti.Config) any { return c.Start })))
 	fs.IntVar(&f.particles, "particles", 0, fmt.Sprintf("particles per annealed replica (with --anneal; default: %s)",
 		perModel(configGroupsOf(sti.DefaultAnnealed), func(c sti.Config) any { return c.Annealing.Particles })))
 	fs.StringVar(&f.sampler, "sampler", "", "kernel of the chains: "+gibbsSampler+" (for "+gibbsModels()+": the model's exact data-augmentation Gibbs sampler; --steps and --burnin count its sweeps) or an SG-MCMC kernel: "+strings.Join(samplers.Names(), ", ")+" (their parameters are listed below) (default: "+
@@ -743,10 +744,22 @@ func selectConfig(model string, f *selectFlags, set map[string]bool) (sti.Config
 		cfg = sti.DefaultSGMCMC(model)
 	}
 	ladderSpec := fmt.Sprintf("%s with %d temperatures", defaultLadder, len(cfg.Ladder)-1)
-	if f.anneal && f.reference {
+	// --start anneal is --anneal: the annealed start comes with its own ladders and settings.
+	anneal := f.anneal || (set["start"] && f.start == sti.AnnealStart)
+	if set["start"] {
+		switch {
+		case !slices.Contains(sti.StartNames(), f.start):
+			return cfg, "", usagef("--start %q: no such start stage (there are %s)", f.start, strings.Join(sti.StartNames(), ", "))
+		case f.anneal && f.start != sti.AnnealStart:
+			return cfg, "", usagef("--anneal starts the chains from annealed populations: give --anneal or --start %s, not both", f.start)
+		case set["descent"]:
+			return cfg, "", usagef("--descent chooses the start stage itself (%s, or %s for 0): give --start or --descent, not both", sti.DescentStart, sti.ModesStart)
+		}
+	}
+	if anneal && f.reference {
 		return cfg, "", usagef("give --anneal or --reference, not both")
 	}
-	if f.anneal {
+	if anneal {
 		if set["ladder"] || set["temperatures"] {
 			return cfg, "", usagef("--anneal makes its own ladder: give --ladder or --temperatures without it")
 		}
@@ -792,10 +805,13 @@ func selectConfig(model string, f *selectFlags, set map[string]bool) (sti.Config
 	if set["chains"] {
 		cfg.Chains = f.chains
 	}
+	if set["start"] {
+		cfg.Start = f.start
+	}
 	if set["sampler"] && f.sampler != gibbsSampler {
 		cfg.Sampler = f.sampler
 	}
-	if f.sampler == gibbsSampler && !cfg.Gibbs && !f.anneal {
+	if f.sampler == gibbsSampler && !cfg.Gibbs && !anneal {
 		return cfg, "", usagef("--sampler %s: the %s model has no Gibbs kernel (%s)", gibbsSampler, model, gibbsModels())
 	}
 	// Every parameter's value is recorded, so evidence.json says what ran.
@@ -823,7 +839,7 @@ func selectConfig(model string, f *selectFlags, set map[string]bool) (sti.Config
 		switch {
 		case f.descent < 0:
 			return cfg, "", usagef("--descent %d must not be negative", f.descent)
-		case !cfg.Gibbs || cfg.Annealing != nil:
+		case !cfg.Gibbs:
 			return cfg, "", usagef("--descent starts the Gibbs chains of a fixed ladder (%s without --anneal or an SG-MCMC --sampler)", gibbsModels())
 		}
 		cfg = cfg.WithDescent(f.descent)
@@ -847,7 +863,7 @@ func selectConfig(model string, f *selectFlags, set map[string]bool) (sti.Config
 		cfg.Ascent = f.ascent
 	}
 	if set["stein"] {
-		if !cfg.Gibbs || cfg.Annealing != nil || cfg.Start == sti.PriorStart {
+		if !cfg.Gibbs || cfg.Start == sti.PriorStart {
 			return cfg, "", usagef("--stein controls the Gibbs chains of a fixed ladder that start from their rank's mode (%s without --anneal or an SG-MCMC --sampler)", gibbsModels())
 		}
 		// Given, it holds at every rank.
@@ -855,7 +871,7 @@ func selectConfig(model string, f *selectFlags, set map[string]bool) (sti.Config
 		cfg.SteinBelow = 0
 	}
 	if set["allocate"] {
-		if cfg.Annealing != nil {
+		if cfg.OwnLadders() {
 			return cfg, "", usagef("--allocate shares the records of a fixed ladder's chains among its rungs: it does not apply with --anneal")
 		}
 		if info, _ := models.Lookup(model); f.allocate && info.ExpPoissonRates == nil && info.PowerVariance == nil {
@@ -917,7 +933,7 @@ func pathConfig(model string, f *selectFlags, set map[string]bool) (estimators.P
 	if info.ExpPoissonRates == nil {
 		return c, "", usagef("--reference runs on %s, not %s", models.Or(models.NamesOf(estimators.BaselineModels())), model)
 	}
-	for _, name := range []string{"anneal", "sampler", "sampler-param", "blocks", "subsample", "descent", "relax", "ascent", "stein", "allocate", "step", "particles", "warm-burnin"} {
+	for _, name := range []string{"anneal", "start", "sampler", "sampler-param", "blocks", "subsample", "descent", "relax", "ascent", "stein", "allocate", "step", "particles", "warm-burnin"} {
 		if set[name] {
 			return c, "", usagef("--%s does not apply with --reference, whose chains slice-sample from their references", name)
 		}

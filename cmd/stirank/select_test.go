@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"runtime"
 	"strings"
 	"testing"
@@ -148,6 +149,35 @@ func TestSelectFitsTheLadder(t *testing.T) {
 			if len(rr.Ladder) != 31 || (rr.Ladder[1].T < power6[1]) != c.fitted || rr.Ladder[30].T != 1 {
 				t.Errorf("%s: rank %d ran %d rungs, the first above 0 at %v (power:6: %v)", c.name, rr.Rank, len(rr.Ladder), rr.Ladder[1].T, power6[1])
 			}
+		}
+	}
+}
+
+// --start names the stage every rank's chains start from: the modes stage on nmf's Gibbs chains,
+// and the annealed one, which is --anneal; -h -all lists every registered stage.
+func TestSelectStartNamesTheStage(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{append([]string{"--start", "modes"}, cheap...), sti.ModesStart},
+		{[]string{"--start", "anneal", "--particles", "16", "--steps", "40", "--quiet"}, sti.AnnealStart},
+	} {
+		out := filepath.Join(t.TempDir(), "out")
+		selectOK(t, append([]string{"select", "--out", out, "--no-report", "--ranks", "2"}, c.args...)...)
+		r := readResult(t, out)
+		var cfg sti.Config
+		if err := r.DecodeConfig(&cfg); err != nil {
+			t.Fatal(err)
+		}
+		if cfg.Start != c.want || (c.want == sti.AnnealStart) != (r.Ranks[0].Replicas > 0) {
+			t.Errorf("--start %s ran the %q stage (%d annealed replicas)", c.want, cfg.Start, r.Ranks[0].Replicas)
+		}
+	}
+	all := helpOf(t, "select", "-h", "-all")
+	for _, name := range sti.StartNames() {
+		if !regexp.MustCompile(`-start string\n[^\n]*` + name).MatchString(all) {
+			t.Errorf("select -h -all does not list the start stage %s under --start", name)
 		}
 	}
 }
@@ -372,6 +402,11 @@ func TestSelectBadInput(t *testing.T) {
 		{"stein with SG-MCMC", 2, []string{"--sampler", "lmsgld", "--stein=false"}, "--stein"},
 		{"reference on gauss", 2, []string{"--data", gauss, "--reference"}, "--reference runs on"},
 		{"reference and anneal", 2, []string{"--reference", "--anneal"}, "not both"},
+		{"unknown start", 2, []string{"--start", "nope"}, `--start "nope": no such start stage (there are ` + strings.Join(sti.StartNames(), ", ")},
+		{"start and anneal", 2, []string{"--anneal", "--start", "modes"}, "not both"},
+		{"start and descent", 2, []string{"--start", "modes", "--descent", "5"}, "not both"},
+		{"descent start on gauss", 2, []string{"--data", gauss, "--start", "descent"}, `start stage "descent"`},
+		{"start with reference", 2, []string{"--reference", "--start", "prior"}, "--start"},
 		{"reference with SG-MCMC", 2, []string{"--reference", "--sampler", "lmsgld"}, "--reference"},
 		{"subsample and blocks", 2, []string{"--subsample", "10", "--blocks", "2"}, "--subsample"},
 		{"blocks on gauss", 2, []string{"--data", gauss, "--blocks", "2"}, "--blocks"},

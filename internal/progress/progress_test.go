@@ -29,3 +29,16 @@ func TestExpectReachesThePlan(t *testing.T) {
 		t.Fatalf("plan %d steps, want the last one, 90", got)
 	}
 }
+
+// A part's plan is the task's after the parts before it and with as much again for each after.
+func TestPartPlansTheWholeTask(t *testing.T) {
+	if ctx := context.Background(); Part(ctx, 10, 2) != ctx {
+		t.Error("Part made a plan where the task has none")
+	}
+	got := 0
+	ctx := WithPlan(context.Background(), func(n int) { got = n })
+	Expect(Part(ctx, 100, 2), 30)
+	if got != 190 {
+		t.Fatalf("plan %d steps, want 100 spent + 3 × 30", got)
+	}
+}

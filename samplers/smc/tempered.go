@@ -94,6 +94,22 @@ func Systematic(u float64, logW []float64, m int) []int {
 	return idx
 }
 
+// Resample draws an equally weighted population from s by systematic resampling with the single
+// uniform u (Systematic): it returns copies of the particles drawn, replaces LogLik by theirs and
+// makes the weights uniform. particles[i] is the particle whose log-likelihood is LogLik[i].
+func (s *Tempered) Resample(u float64, particles [][]float64) [][]float64 {
+	idx := Systematic(u, s.LogW, len(particles))
+	out := make([][]float64, len(particles))
+	ll := make([]float64, len(particles))
+	for j, i := range idx {
+		out[j] = append([]float64(nil), particles[i]...)
+		ll[j] = s.LogLik[i]
+	}
+	s.LogLik = ll
+	s.Uniform()
+	return out
+}
+
 // Anneal carries s from its temperature to t = 1 in stages k = 1, 2, …: next(k) gives stage k's
 // temperature, at least s.T and at most 1; Anneal reweights the population to it (Temper) and
 // calls stage(k, logZ) with the stage's log mean incremental weight, which resamples and moves

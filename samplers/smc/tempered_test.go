@@ -97,6 +97,27 @@ func TestSystematicDrawsInProportion(t *testing.T) {
 	}
 }
 
+// Resample keeps each particle with its own log-likelihood, copies rather than aliases it, and
+// leaves the weights uniform.
+func TestResampleCarriesLogLik(t *testing.T) {
+	s := NewTempered([]float64{-1, -2, -3})
+	s.LogW = []float64{math.Log(0.1), math.Log(0.8), math.Log(0.1)}
+	particles := [][]float64{{1}, {2}, {3}}
+	out := s.Resample(0.5, particles)
+	for j, x := range out {
+		if s.LogLik[j] != -x[0] {
+			t.Errorf("particle %d is %v with log-likelihood %v", j, x, s.LogLik[j])
+		}
+		if math.Abs(s.LogW[j]-math.Log(1.0/3)) > 1e-15 {
+			t.Errorf("weight %d is %v after resampling", j, math.Exp(s.LogW[j]))
+		}
+	}
+	out[1][0] = 7
+	if particles[1][0] != 2 {
+		t.Error("a resampled particle aliases its ancestor")
+	}
+}
+
 // Anneal stops at a temperature that goes back, and passes on the callers' errors.
 func TestAnnealStopsOnABadStage(t *testing.T) {
 	pop := NewTempered([]float64{-1, -2})
