@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/stirank/stirank/evidence"
+	"github.com/stirank/stirank/internal/par"
 	"github.com/stirank/stirank/internal/progress"
 	"github.com/stirank/stirank/models"
 )
@@ -23,17 +24,18 @@ type AnnealStage struct{}
 
 var _ laddered = AnnealStage{}
 
-// Start anneals every replica in turn, each on its own streams (Anneal), and starts its chains
+// Start anneals every replica at once, each on its own streams (Anneal), and starts its chains
 // at the chosen stages; a replica whose annealing diverged starts none.
 func (AnnealStage) Start(ctx context.Context, p *Problem, _ models.Model, rank int) (*RankStart, error) {
 	cfg := p.RankConfig(rank)
+	runs, errs := make([]*Annealed, cfg.Chains), make([]error, cfg.Chains)
+	par.Tasks(cfg.Chains, func(q int) {
+		runs[q], errs[q] = p.Anneal(progress.Part(ctx, cfg.Chains), rank, q, *cfg.Annealing)
+	})
 	out := &RankStart{States: make([][]ChainState, cfg.Chains), Annealed: make([]evidence.AnnealSummary, cfg.Chains)}
-	for q := range out.States {
-		// The replicas before this one have spent what they spent, and each after it will
-		// spend about what this one does.
-		run, err := p.Anneal(progress.Part(ctx, out.Steps, cfg.Chains-1-q), rank, q, *cfg.Annealing)
-		if err != nil {
-			return nil, err
+	for q, run := range runs {
+		if errs[q] != nil {
+			return nil, errs[q]
 		}
 		out.Annealed[q] = run.Summary()
 		out.Steps += run.Steps

@@ -39,13 +39,13 @@ func Expect(ctx context.Context, steps int) {
 	}
 }
 
-// Part returns ctx for one of a task's parts that run in turn, after parts that spent spent
-// steps and before after more parts: a part's plan (Expect) becomes the task's on the guess that
-// each part after it spends what it expects to, so a task of several adaptive parts keeps its ETA.
-func Part(ctx context.Context, spent, after int) context.Context {
+// Part returns ctx for one of n parts of a task that run at once: a part's plan (Expect)
+// becomes the task's on the guess that every part spends what it expects to, so a task of
+// several adaptive parts keeps its ETA.
+func Part(ctx context.Context, n int) context.Context {
 	plan, ok := ctx.Value(planKey{}).(func(int))
 	if !ok {
 		return ctx
 	}
-	return WithPlan(ctx, func(steps int) { plan(spent + steps*(1+after)) })
+	return WithPlan(ctx, func(steps int) { plan(steps * n) })
 }
