@@ -2,6 +2,7 @@ package estimators
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/stirank/stirank/evidence"
 	"github.com/stirank/stirank/sti"
@@ -26,4 +27,13 @@ func registerCheck(kind string, c stiCheck) {
 		panic("estimators: check " + kind + " registered twice")
 	}
 	stiChecks[kind] = c
+}
+
+// checkOf is the registered check of kind.
+func checkOf(kind string) (stiCheck, error) {
+	c, ok := stiChecks[kind]
+	if !ok {
+		return c, fmt.Errorf("no check %q", kind)
+	}
+	return c, nil
 }

@@ -72,7 +72,10 @@ func RunRace(ctx context.Context, e Estimator, data *tensor.Sparse, ranks []int,
 	for _, r := range ranks {
 		tasks = append(tasks, e.Tasks(r)...)
 	}
-	var standing evidence.Standing
+	var (
+		standing evidence.Standing
+		evs      []evidence.RankEvidence
+	)
 	for round := -1; len(tasks) > 0; round++ {
 		res, more, errs := make([]Result, len(tasks)), make([][]Task, len(tasks)), make([]error, len(tasks))
 		par.Tasks(len(tasks), func(i int) {
@@ -95,18 +98,22 @@ func RunRace(ctx context.Context, e Estimator, data *tensor.Sparse, ranks []int,
 		if round < 0 {
 			continue // the start stages started round 0
 		}
-		_, next, goOn, err := Judge(e, rd, ranks, byRank, standing, round, extra)
+		var goOn map[int]bool
+		evs, standing, goOn, err = Judge(e, rd, ranks, byRank, standing, round, extra)
 		if err != nil {
 			return nil, standing, err
 		}
-		standing = next
 		for _, r := range done {
 			if plain, ok := goOn[r.Task.Rank]; ok && r.State != nil {
 				tasks = append(tasks, Continue(r, plain))
 			}
 		}
 	}
-	evs, err := combineAll(e, ranks, byRank)
+	if evs == nil {
+		// No start stage started a round, so nothing was judged; otherwise the last judgement
+		// combined every result there is.
+		evs, err = combineAll(e, ranks, byRank)
+	}
 	return evs, standing, err
 }
 

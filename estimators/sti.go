@@ -223,9 +223,9 @@ func (p *stiProblem) Run(ctx context.Context, t Task) (Result, error) {
 	id := ChainID(t)
 	switch {
 	case t.Kind != "":
-		c, ok := stiChecks[t.Kind]
-		if !ok {
-			return Result{}, fmt.Errorf("rank %d: no check %q", t.Rank, t.Kind)
+		c, err := checkOf(t.Kind)
+		if err != nil {
+			return Result{}, fmt.Errorf("rank %d: %w", t.Rank, err)
 		}
 		return c.run(ctx, p.p, t)
 	case p.p.Config.OwnLadders():
@@ -289,7 +289,10 @@ func (p *stiProblem) TaskSteps(t Task) int {
 	case t.Stage == 0 && STI{Config: c}.Staged():
 		return c.StartStageSteps(t.Rank, fixed, order, nnz)
 	case t.Kind != "":
-		return stiChecks[t.Kind].steps(c, t, fixed, order, nnz)
+		if k, err := checkOf(t.Kind); err == nil {
+			return k.steps(c, t, fixed, order, nnz)
+		}
+		return 0
 	case p.races():
 		return c.RoundSteps(t.Rank, fixed, t.Round, order, nnz)
 	}
@@ -372,9 +375,9 @@ func (e STI) combineRound(rank int, results []Result, round int) (evidence.RankE
 			}
 			steps, cells, warm, params, full = steps+s.Steps, cells+s.CellEvals, s.Warm, s.ModeParams, s.FullRound
 		case r.Task.Kind != "":
-			c, ok := stiChecks[r.Task.Kind]
-			if !ok {
-				return evidence.RankEvidence{}, fmt.Errorf("rank %d: no check %q", rank, r.Task.Kind)
+			c, err := checkOf(r.Task.Kind)
+			if err != nil {
+				return evidence.RankEvidence{}, fmt.Errorf("rank %d: %w", rank, err)
 			}
 			check, err := c.read(r.Summary)
 			if err != nil {
