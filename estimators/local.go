@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/stirank/stirank/evidence"
 	"github.com/stirank/stirank/internal/par"
@@ -55,9 +56,10 @@ func RunRank(ctx context.Context, e Estimator, data *tensor.Sparse, rank int) (e
 // for ranks of a racing estimator e on data: every rank's start stage, then rounds of its chains,
 // each round run on every core, the race's standing decided after each (evidence.Decide), until
 // no rank continues (evidence.Standing.Continues); a rank runs at most extra rounds past the one
-// that completes its configured budget (Rounder.FullRound). It returns each rank's evidence, in
-// the order of ranks, and the final standing. Every task depends on itself alone, as on Beam.
-func RunRace(ctx context.Context, e Estimator, data *tensor.Sparse, ranks []int, extra int) ([]evidence.RankEvidence, evidence.Standing, error) {
+// that completes its configured budget (Rounder.FullRound), and no round starts that budget does
+// not expect to end in time (TimeBudget.NextFits). It returns each rank's evidence, in the order
+// of ranks, and the final standing. Every task depends on itself alone, as on Beam.
+func RunRace(ctx context.Context, e Estimator, data *tensor.Sparse, ranks []int, extra int, budget TimeBudget) ([]evidence.RankEvidence, evidence.Standing, error) {
 	p, err := e.Prepare(data)
 	if err != nil {
 		return nil, evidence.Standing{}, err
@@ -99,7 +101,7 @@ func RunRace(ctx context.Context, e Estimator, data *tensor.Sparse, ranks []int,
 			continue // the start stages started round 0
 		}
 		var goOn map[int]bool
-		evs, standing, goOn, err = Judge(e, rd, ranks, byRank, standing, round, extra)
+		evs, standing, goOn, err = Judge(e, rd, ranks, byRank, standing, round, extra, budget, time.Now().UnixNano())
 		if err != nil {
 			return nil, standing, err
 		}
@@ -122,12 +124,17 @@ func RunRace(ctx context.Context, e Estimator, data *tensor.Sparse, ranks []int,
 // the round (evidence.Decide, from before); and the ranks whose chains go on to the next round
 // (evidence.Standing.Continues; at most extra rounds past the one that completes a rank's
 // configured budget, Rounder.FullRound), each with whether they go on plain, without their
-// control variates (Rounder.Controlled). The pipeline's race (package transforms) and RunRace
-// both judge by it, so that they decide alike to the bit.
-func Judge(e Estimator, rd Rounder, ranks []int, byRank map[int][]Result, before evidence.Standing, round, extra int) ([]evidence.RankEvidence, evidence.Standing, map[int]bool, error) {
+// control variates (Rounder.Controlled). When the next round is not expected to end by the time
+// budget at time now (TimeBudget.NextFits), no rank goes on and the standing says the time is
+// up; a race whose time is up keeps that standing. The pipeline's race (package transforms) and
+// RunRace both judge by it, so that they decide alike to the bit.
+func Judge(e Estimator, rd Rounder, ranks []int, byRank map[int][]Result, before evidence.Standing, round, extra int, budget TimeBudget, now int64) ([]evidence.RankEvidence, evidence.Standing, map[int]bool, error) {
 	evs, err := combineAll(e, ranks, byRank)
 	if err != nil {
 		return nil, before, nil, err
+	}
+	if before.TimeUp {
+		return evs, before, map[int]bool{}, nil
 	}
 	after := evidence.Decide(before, evs, round)
 	goOn := map[int]bool{}
@@ -135,6 +142,10 @@ func Judge(e Estimator, rd Rounder, ranks []int, byRank map[int][]Result, before
 		if after.Continues(ranks, re, round+1, rd.FullRound(re.Rank)+extra) {
 			goOn[re.Rank] = !rd.Controlled(re)
 		}
+	}
+	if len(goOn) > 0 && !budget.NextFits(now, byRank, round, goOn) {
+		after.TimeUp = true
+		goOn = map[int]bool{}
 	}
 	return evs, after, goOn, nil
 }

@@ -18,6 +18,9 @@ type Standing struct {
 	Round, Leader int
 	// Left are the ranks the race no longer runs, in the order it left them.
 	Left []Departure
+	// TimeUp says the race stopped after Round because its next round would not have ended
+	// within its time budget (select --time): the ranks it still ran are unresolved.
+	TimeUp bool
 }
 
 // Departure is a rank the race left behind after Round: Leader's evidence lay Gap above its own,

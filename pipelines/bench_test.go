@@ -51,7 +51,7 @@ func BenchmarkPipelineVsSweep(b *testing.B) {
 			b.Fatal(err)
 		}
 		t1, c1 := time.Now(), cpuTime()
-		if _, _, err := estimators.RunRace(context.Background(), e, data, o.Ranks, 0); err != nil {
+		if _, _, err := estimators.RunRace(context.Background(), e, data, o.Ranks, 0, estimators.TimeBudget{}); err != nil {
 			b.Fatal(err)
 		}
 		t2, c2 := time.Now(), cpuTime()

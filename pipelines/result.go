@@ -102,6 +102,9 @@ type Result struct {
 	// Unresolved lists, for a race (estimators.Racer), the ranks it still ran at its end beside
 	// the best: those it could not tell from the best within its budget (evidence.RaceZ).
 	Unresolved []int `json:"unresolved,omitempty"`
+	// TimeUpAfterRound is, for a race that stopped because its next round would not have ended
+	// within its time budget (select --time), the last round it ran; nil otherwise.
+	TimeUpAfterRound *int `json:"time_up_after_round,omitempty"`
 	// Command is the command line that produced the result and Version the stirank build that
 	// ran it, so a report can say how to reproduce it.
 	Command []string `json:"command,omitempty"`
@@ -259,6 +262,10 @@ func NewRaceResult(meta Meta, ranks []evidence.RankEvidence, standing *evidence.
 			r.Ranks[i].Left = standing.Why(r.Ranks[i].Rank)
 		}
 		r.Unresolved = standing.Unresolved(meta.Ranks)
+		if standing.TimeUp {
+			round := standing.Round
+			r.TimeUpAfterRound = &round
+		}
 	}
 	return r, nil
 }
@@ -584,6 +591,7 @@ func (r Result) Verdict() string {
 }
 
 // moreWork says how to run again with more work to tell the ranks near the best apart: for a race
+// whose time ran out (--time) while it still ran near ranks, a longer time; for a race
 // (a result with rounds) whose near ranks it still ran at its end, a larger --budget than the
 // command line's; for one that left a near rank behind on earlier estimates, which no budget
 // runs again, those ranks on their own where their chains could not yet show their transient
@@ -595,6 +603,9 @@ func (r Result) moreWork(near []int) string {
 			return "run again with more --replicas"
 		}
 		return "run again with longer chains (--steps) or more of them (--chains)"
+	}
+	if r.TimeUpAfterRound != nil && slices.ContainsFunc(near, func(n int) bool { return slices.Contains(r.Unresolved, n) }) {
+		return fmt.Sprintf("run again with a longer --time (this run's time was up after round %d)", *r.TimeUpAfterRound)
 	}
 	var unsettled []int
 	for _, rr := range r.Ranks {

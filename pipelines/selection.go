@@ -65,6 +65,8 @@ type Options struct {
 	// Shards is how many parts a race's chains travel in between its stages (transforms.Race),
 	// 0 for one.
 	Shards int
+	// Budget is the wall-clock time a race may take (estimators.TimeBudget); zero for none.
+	Budget estimators.TimeBudget
 }
 
 // DefaultRounds is the most rounds of a race whose launcher did not count them from the data:
@@ -124,7 +126,7 @@ func Evidence(s beam.Scope, o Options) (ranks, times, standing beam.PCollection)
 		if rounds == 0 {
 			rounds = DefaultRounds
 		}
-		return transforms.Race(s, e, o.Ranks, fn, rounds, o.Extra, o.Shards)
+		return transforms.Race(s, e, o.Ranks, fn, rounds, o.Extra, o.Shards, o.Budget)
 	}
 	ranks, times = transforms.Estimate(s, e, o.Ranks, fn)
 	return ranks, times, beam.CreateList(s, []evidence.Standing{})
@@ -185,7 +187,7 @@ func (f *writeFn) ProcessElement(ctx context.Context, _ int, gathered func(*[]ev
 	var standing *evidence.Standing
 	var st evidence.Standing
 	for standings(&st) {
-		standing = &evidence.Standing{Round: st.Round, Leader: st.Leader, Left: st.Left}
+		standing = &evidence.Standing{Round: st.Round, Leader: st.Leader, Left: st.Left, TimeUp: st.TimeUp}
 	}
 	r, err := NewRaceResult(f.Meta, ranks, standing)
 	if err != nil {

@@ -89,7 +89,7 @@ func sweep(t testing.TB, o Options, data *tensor.Sparse) Result {
 	}
 	var r Result
 	if estimators.IsRacer(e) {
-		res, standing, err := estimators.RunRace(context.Background(), e, data, o.Ranks, o.Extra)
+		res, standing, err := estimators.RunRace(context.Background(), e, data, o.Ranks, o.Extra, estimators.TimeBudget{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
@@ -42,8 +43,9 @@ func init() {
 // returns every rank's evidence after the last round, a PCollection<KV<int,
 // evidence.RankEvidence>>, their costs, a PCollection<KV<int, RankTime>>, and the final
 // standing, a PCollection<evidence.Standing> of one element. extra is how many rounds a rank may
-// run past the one that completes its configured budget (estimators.Rounder.FullRound).
-func Race(s beam.Scope, e estimators.Estimator, ranks []int, fn *RunFn, rounds, extra, shards int) (ranksEv, times, standing beam.PCollection) {
+// run past the one that completes its configured budget (estimators.Rounder.FullRound), and
+// budget the wall-clock time the race may take (its judges read the worker's clock).
+func Race(s beam.Scope, e estimators.Estimator, ranks []int, fn *RunFn, rounds, extra, shards int, budget estimators.TimeBudget) (ranksEv, times, standing beam.PCollection) {
 	s = s.Scope("Race")
 	shards = max(shards, 1)
 	first, next := Expand(s, fn, FanOut(s, e, ranks))
@@ -66,7 +68,7 @@ func Race(s beam.Scope, e estimators.Estimator, ranks []int, fn *RunFn, rounds, 
 		}
 		joined := beam.CoGroupByKey(rs, beam.ParDo(rs, keyResult, beam.Flatten(rs, all...)), beam.ParDo(rs, keyStanding, standing))
 		var goes beam.PCollection
-		standing, ranksEv, goes = beam.ParDo3(rs, &judgeFn{Work: fn.Work, Ranks: ranks, Round: k, Extra: extra, Buckets: raceBuckets, RunID: fn.RunID, StartDir: fn.StartDir, StateDir: fn.StateDir}, joined)
+		standing, ranksEv, goes = beam.ParDo3(rs, &judgeFn{Work: fn.Work, Ranks: ranks, Round: k, Extra: extra, Budget: budget, Buckets: raceBuckets, RunID: fn.RunID, StartDir: fn.StartDir, StateDir: fn.StateDir}, joined)
 		if k+1 < rounds {
 			for p := range tasks {
 				bucketed := beam.ParDo(rs, &bucketFn{Buckets: raceBuckets}, outs[p])
@@ -121,6 +123,7 @@ type judgeFn struct {
 	Work               Work
 	Ranks              []int
 	Round, Extra       int
+	Budget             estimators.TimeBudget
 	Buckets            int
 	RunID              string
 	StartDir, StateDir string
@@ -157,7 +160,7 @@ func (f *judgeFn) ProcessElement(ctx context.Context, _ int, results func(*estim
 	if !prev(&before) {
 		return fmt.Errorf("round %d: no standing before it", f.Round)
 	}
-	evs, after, plain, err := estimators.Judge(f.estimator, f.rounder, f.Ranks, byRank, before, f.Round, f.Extra)
+	evs, after, plain, err := estimators.Judge(f.estimator, f.rounder, f.Ranks, byRank, before, f.Round, f.Extra, f.Budget, time.Now().UnixNano())
 	if err != nil {
 		return fmt.Errorf("round %d: %w", f.Round, err)
 	}

@@ -6,7 +6,11 @@
 // its reference), and the chosen rank separated from the others beyond 3 combined standard
 // errors or reported unresolved.
 //
-//	go run ./bench/race [-seeds 4] [-only NAME] [-markdown]
+//	go run ./bench/race [-seeds 4] [-only NAME] [-budget B] [-markdown]
+//
+// With -budget B (a power of two) a rank may reach B times its configured records, as select
+// --budget B gives it: run beside the default, it checks that the choice does not change when the
+// race is given more budget.
 //
 // With -markdown it prints docs/accuracy.md's table and summary, which hold no time (a race's
 // numbers are the same on any machine and number of cores, its time is not): the cost column is
@@ -47,15 +51,23 @@ func main() {
 	seeds := flag.Int("seeds", 4, "seeds of each data set")
 	only := flag.String("only", "", "run only the data sets whose name contains this")
 	markdown := flag.Bool("markdown", false, "print a markdown table (docs/accuracy.md)")
+	budget := flag.Int("budget", 1, "a rank may reach this many times its configured records (a power of two), as select --budget")
 	flag.Parse()
-	if err := race(os.Stdout, *seeds, *only, *markdown); err != nil {
+	extra := 0
+	for b := 1; b < *budget; b *= 2 {
+		extra++
+	}
+	if *budget < 1 || 1<<extra != *budget {
+		log.Fatalf("-budget %d: want a power of two", *budget)
+	}
+	if err := race(os.Stdout, *seeds, *only, *markdown, extra); err != nil {
 		log.Fatal(err)
 	}
 }
 
-// race runs the races of seeds 1 to seeds on the data sets whose name contains only and prints
-// them to w.
-func race(w io.Writer, seeds int, only string, markdown bool) error {
+// race runs the races of seeds 1 to seeds on the data sets whose name contains only, each rank
+// allowed extra rounds past its configured records, and prints them to w.
+func race(w io.Writer, seeds int, only string, markdown bool, extra int) error {
 	var sets []set
 	gen := func(name string, seed uint64, shape []int, trueR int, rate, rowShape float64, ranks []int) {
 		d, spec, err := refs.Generated(seed, shape, trueR, rate, rowShape)
@@ -93,7 +105,7 @@ func race(w io.Writer, seeds int, only string, markdown bool) error {
 			cfg := sti.Default(s.spec.Name)
 			cfg.Seed = uint64(seed)
 			t0 := time.Now()
-			evs, standing, err := estimators.RunRace(context.Background(), estimators.STI{Model: s.spec, Config: cfg}, s.data, s.ranks, 0)
+			evs, standing, err := estimators.RunRace(context.Background(), estimators.STI{Model: s.spec, Config: cfg}, s.data, s.ranks, extra, estimators.TimeBudget{})
 			if err != nil {
 				return fmt.Errorf("%s seed %d: %w", s.name, seed, err)
 			}

@@ -93,7 +93,7 @@ func printUsage(w io.Writer, fs *flag.FlagSet, all bool) {
 		if brief == "" {
 			brief = fl.Usage
 		}
-		if d := fl.DefValue; d != "" && d != "0" && d != "false" && !strings.Contains(brief, "default") {
+		if d := fl.DefValue; d != "" && d != "0" && d != "0s" && d != "false" && !strings.Contains(brief, "default") {
 			brief += " (default " + d + ")"
 		}
 		fmt.Fprintf(w, "  --%-*s  %s\n", width, u.name+" "+u.arg, brief)

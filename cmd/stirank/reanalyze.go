@@ -53,6 +53,7 @@ var reanalyzeUser = []userFlag{
 	{"model", "NAME", ""},
 	rateUser,
 	budgetUser,
+	timeUser,
 	chainsUser,
 	{"seed", "N", "random seed, mixed with the dataset version"},
 }

@@ -178,6 +178,10 @@ type selectFlags struct {
 	workers                                                int
 	// budget is --budget: the multiple of the configured records a racing rank may reach.
 	budget int
+	// timeLimit is --time, the wall-clock time a race may take from started, when the flags
+	// were read; 0 for no limit.
+	timeLimit time.Duration
+	started   time.Time
 	// warmBurnin is reanalyze's --warm-burnin (sti.Config.WarmBurnin).
 	warmBurnin     int
 	seed           uint64
@@ -212,6 +216,7 @@ var selectUser = []userFlag{
 	{"ranks", "LIST", ""},
 	rateUser,
 	budgetUser,
+	timeUser,
 	chainsUser,
 	{"seed", "N", "random seed: the same seed gives the same numbers on any runner"},
 	{"out", "DIR", ""},
@@ -220,6 +225,7 @@ var selectUser = []userFlag{
 var (
 	rateUser   = userFlag{"rate", "R", "prior rate of every factor of nmf, ssnmf, cp: prior mean 1/rate (README: Choosing the prior)"}
 	budgetUser = userFlag{"budget", "N", "when the choice is not settled, a rank may run up to N times its records (a power of two)"}
+	timeUser   = userFlag{"time", "D", fmt.Sprintf("start no round that would not end within D (such as 10m or 1h30m) and say which ranks are unresolved; a rank may then reach %d times its records unless --budget is given", timedBudget)}
 	chainsUser = userFlag{"chains", "N", "replicas per rank and temperature, whose spread sets the error bars: more narrow a close choice's"}
 )
 
@@ -289,6 +295,8 @@ func newSelectFlagSet(name, synopsis, about, details string, user []userFlag, ex
 	fs.StringVar(&f.dict, "dict", "", dictHelp())
 	fs.IntVar(&f.workers, "workers", 0, "chains run at once per worker process (default: one per core)")
 	fs.IntVar(&f.budget, "budget", 1, "Gibbs chains run in rounds that double their records until the choice of rank is settled: a rank may reach this many times the configured records (a power of two) before the run stops and says which ranks it could not tell apart")
+	fs.DurationVar(&f.timeLimit, "time", 0, fmt.Sprintf("wall-clock time the race may take from the start: it starts no round that it does not expect to end in time, then says which ranks it could not tell apart; without --budget, a rank may reach %d times its configured records within it", timedBudget))
+	f.started = time.Now()
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress on stderr")
 	fs.DurationVar(&f.progressEvery, "progress-every", 30*time.Second, "interval between progress lines when stderr is not a terminal (a log file, a pipe)")
 	fs.BoolVar(&f.verbose, "verbose", false, "show Beam's and prism's logs on stderr")
@@ -503,6 +511,9 @@ func prepareSelection(ctx context.Context, f *selectFlags, set map[string]bool) 
 	if err != nil {
 		return nil, err
 	}
+	if err := checkRaceFlags(f, set, est, es.Name); err != nil {
+		return nil, err
+	}
 	work := transforms.Work{Source: src, Model: spec, Estimator: es}
 	j := &selection{work: work, est: est, meta: meta, ladderSpec: ladderSpec, data: data, nnz: meta.Cells}
 	if data != nil {
@@ -523,6 +534,28 @@ func prepareSelection(ctx context.Context, f *selectFlags, set map[string]bool) 
 		j.manifest = m
 	}
 	return j, nil
+}
+
+// timedBudget is the budget (--budget) of a race given a time (--time) and no budget: the time,
+// not a multiple of the records, decides when it stops.
+const timedBudget = 16
+
+// checkRaceFlags checks --budget and --time against each other and against the estimator, and
+// lifts the budget to timedBudget when only a time is given.
+func checkRaceFlags(f *selectFlags, set map[string]bool, est estimators.Estimator, name string) error {
+	if f.budget < 1 || f.budget&(f.budget-1) != 0 {
+		return usagef("--budget %d: want a power of two (1, 2, 4, …)", f.budget)
+	}
+	if f.timeLimit < 0 {
+		return usagef("--time %v: want a positive duration, such as 10m", f.timeLimit)
+	}
+	if f.timeLimit > 0 && !estimators.IsRacer(est) {
+		return usagef("--time applies to a race of Gibbs chains in rounds, which the %s estimator does not run", name)
+	}
+	if f.timeLimit > 0 && !set["budget"] {
+		f.budget = timedBudget
+	}
+	return nil
 }
 
 // rounds is the most rounds a race of ranks runs with budget (a power of two, --budget), and how
@@ -572,6 +605,9 @@ func (j *selection) run(ctx context.Context, f *selectFlags, o pipelines.Options
 	runID := newRunID()
 	o.Work, o.RunID, o.Workers = j.work, runID, f.workers
 	o.Rounds, o.Extra = j.rounds(o.Ranks, f.budget)
+	if f.timeLimit > 0 {
+		o.Budget = estimators.TimeBudget{Start: f.started.UnixNano(), Deadline: f.started.Add(f.timeLimit).UnixNano()}
+	}
 	o.Shards = j.shards(o.Ranks)
 	if local && !dry && estimators.IsRacer(j.est) {
 		// The in-process runner holds every collection in memory: the states travel through
