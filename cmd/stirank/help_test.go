@@ -57,7 +57,7 @@ func TestHelpFitsOneScreen(t *testing.T) {
 		}
 	}
 	help := helpOf(t, "select", "-h")
-	for _, name := range []string{"data", "model", "ranks", "rate", "budget", "seed", "out", "runner"} {
+	for _, name := range []string{"data", "model", "ranks", "rate", "budget", "time", "seed", "out", "runner"} {
 		if lines := regexp.MustCompile(`(?m)^  --`+name+` .*$`).FindAllString(help, -1); len(lines) != 1 {
 			t.Errorf("select -h lists --%s on %d lines; want one:\n%s", name, len(lines), help)
 		}
