@@ -25,6 +25,7 @@ import (
 	"io"
 	"log"
 	"math"
+	"math/bits"
 	"os"
 	"strconv"
 	"strings"
@@ -53,14 +54,10 @@ func main() {
 	markdown := flag.Bool("markdown", false, "print a markdown table (docs/accuracy.md)")
 	budget := flag.Int("budget", 1, "a rank may reach this many times its configured records (a power of two), as select --budget")
 	flag.Parse()
-	extra := 0
-	for b := 1; b < *budget; b *= 2 {
-		extra++
-	}
-	if *budget < 1 || 1<<extra != *budget {
+	if *budget < 1 || bits.OnesCount(uint(*budget)) != 1 {
 		log.Fatalf("-budget %d: want a power of two", *budget)
 	}
-	if err := race(os.Stdout, *seeds, *only, *markdown, extra); err != nil {
+	if err := race(os.Stdout, *seeds, *only, *markdown, bits.TrailingZeros(uint(*budget))); err != nil {
 		log.Fatal(err)
 	}
 }
