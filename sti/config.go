@@ -114,6 +114,10 @@ type Config struct {
 	// Steps − Burnin at every rung (see allocateRecords). Every worker computes it from the same
 	// data, and Problem.ChainSteps counts it.
 	Allocate bool `json:"allocate,omitempty"`
+	// RoundWork is what round 0 of the race may cost a rank at most, in cell-component
+	// operations (see Doublings); 0 is roundWork. A time budget (select --time) sets it so that
+	// round 0 of every rank fits in a share of the time.
+	RoundWork float64 `json:"round_work,omitempty"`
 	// Rank1, when set, replaces at rank 1 the ladder by the power ladder of Rank1.Rungs
 	// temperatures (fitted to the data like Ladder under FitLadder) and the chains' lengths by
 	// Rank1's; every other rank runs Ladder and Steps. See AtRank.

@@ -89,3 +89,29 @@ func TestDoublingsCountFixedComponents(t *testing.T) {
 		t.Errorf("round 0 costs %.3g cell-components, more than %.3g", got, float64(roundWork))
 	}
 }
+
+// A time budget sizes round 0 by TimedRoundWork: less time or more ranks give each rank's round 0
+// less work and more doublings, every rank's round 0 within it, and a long time keeps the
+// configured round 0 (roundWork), never more.
+func TestTimedRoundWorkSizesRoundZero(t *testing.T) {
+	const nnz = 70675
+	c := Default("nmf")
+	if got := TimedRoundWork(1e9, 10); got != roundWork {
+		t.Errorf("a long time: round work %.3g, want %.3g", got, float64(roundWork))
+	}
+	last := c.Doublings(6, 0, nnz)
+	for _, budget := range []struct {
+		seconds float64
+		ranks   int
+	}{{3600, 10}, {600, 10}, {60, 10}, {60, 20}} {
+		c.RoundWork = TimedRoundWork(budget.seconds, budget.ranks)
+		k := c.Doublings(6, 0, nnz)
+		if k < last || c.roundZeroSweeps(6, k)*nnz*6 > c.RoundWork {
+			t.Errorf("%v s over %d ranks: %d doublings after %d, round 0 %.3g beyond %.3g", budget.seconds, budget.ranks, k, last, c.roundZeroSweeps(6, k)*nnz*6, c.RoundWork)
+		}
+		last = k
+	}
+	if last <= Default("nmf").Doublings(6, 0, nnz) {
+		t.Errorf("60 s over 20 ranks: %d doublings, no more than untimed", last)
+	}
+}

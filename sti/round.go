@@ -61,15 +61,40 @@ type ChainState struct {
 const minDoublings = 3
 
 // roundWork is what round 0 may cost a rank at most, in cell-component operations (a stored
-// cell's share of a Gibbs sweep per component): on data where round 0 at an eighth of the
-// records, with the whole start stage, costs more, it gives its start stage and its records a
-// smaller share of the configuration's (Doublings), so that the first answer comes in about the
-// same time whatever the size of the data.
+// cell's share of a Gibbs sweep per component), where Config.RoundWork does not say: on data
+// where round 0 at an eighth of the records, with the whole start stage, costs more, it gives its
+// start stage and its records a smaller share of the configuration's (Doublings), so that the
+// first answer comes in about the same time whatever the size of the data.
 const roundWork = 2e9
 
+// roundZeroWork is what round 0 may cost a rank, Config.RoundWork or else roundWork.
+func (c Config) roundZeroWork() float64 {
+	if c.RoundWork > 0 {
+		return c.RoundWork
+	}
+	return roundWork
+}
+
+// roundWorkRate is about the cell-component operations round 0 makes in a second of wall time
+// on two cores, at the slow end of the data measured (large counts, whose splits draw binomials),
+// by which a time budget sizes round 0 (TimedRoundWork).
+const roundWorkRate = 3e7
+
+// timedRoundShare is the share of a time budget round 0 of all ranks may take, so that the rounds
+// that double it have room to run.
+const timedRoundShare = 0.25
+
+// TimedRoundWork is the RoundWork that makes round 0 of a race of ranks take about a quarter of
+// seconds on two cores, at most roundWork. It depends on the time and the ranks alone, so that a
+// rerun with the same --time starts from the same states on any machine; a faster one has more
+// rounds to go on with.
+func TimedRoundWork(seconds float64, ranks int) float64 {
+	return min(roundWork, timedRoundShare*seconds*roundWorkRate/float64(max(ranks, 1)))
+}
+
 // Doublings is K, the number of rounds in which rank's records double from round 0 to the
-// configured budget: the least K from minDoublings up whose round 0 costs at most roundWork
-// (roundSweeps).
+// configured budget: the least K from minDoublings up whose round 0 costs at most
+// Config.RoundWork (roundZeroSweeps).
 func (p *Problem) Doublings(rank int) int {
 	return p.Config.Doublings(rank, p.Spec.FixedComponents(), p.Data.NNZ())
 }
@@ -79,7 +104,7 @@ func (p *Problem) Doublings(rank int) int {
 // that has not read the data can bound from their manifest.
 func (c Config) Doublings(rank, fixed, nnz int) int {
 	k := minDoublings
-	for c.roundZeroSweeps(rank, k)*float64(nnz)*float64(max(rank+fixed, 1)) > roundWork && k < 30 {
+	for c.roundZeroSweeps(rank, k)*float64(nnz)*float64(max(rank+fixed, 1)) > c.roundZeroWork() && k < 30 {
 		k++
 	}
 	return k

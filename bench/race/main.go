@@ -53,18 +53,20 @@ func main() {
 	only := flag.String("only", "", "run only the data sets whose name contains this")
 	markdown := flag.Bool("markdown", false, "print a markdown table (docs/accuracy.md)")
 	budget := flag.Int("budget", 1, "a rank may reach this many times its configured records (a power of two), as select --budget")
+	roundWork := flag.Float64("round-work", 0, "round 0 may cost a rank at most this many cell-component operations, as select --time sets it (sti.TimedRoundWork); 0: the default")
 	flag.Parse()
 	if *budget < 1 || bits.OnesCount(uint(*budget)) != 1 {
 		log.Fatalf("-budget %d: want a power of two", *budget)
 	}
-	if err := race(os.Stdout, *seeds, *only, *markdown, bits.TrailingZeros(uint(*budget))); err != nil {
+	if err := race(os.Stdout, *seeds, *only, *markdown, bits.TrailingZeros(uint(*budget)), *roundWork); err != nil {
 		log.Fatal(err)
 	}
 }
 
 // race runs the races of seeds 1 to seeds on the data sets whose name contains only, each rank
-// allowed extra rounds past its configured records, and prints them to w.
-func race(w io.Writer, seeds int, only string, markdown bool, extra int) error {
+// allowed extra rounds past its configured records and round 0 roundWork (sti.Config.RoundWork),
+// and prints them to w.
+func race(w io.Writer, seeds int, only string, markdown bool, extra int, roundWork float64) error {
 	var sets []set
 	gen := func(name string, seed uint64, shape []int, trueR int, rate, rowShape float64, ranks []int) {
 		d, spec, err := refs.Generated(seed, shape, trueR, rate, rowShape)
@@ -100,7 +102,7 @@ func race(w io.Writer, seeds int, only string, markdown bool, extra int) error {
 		}
 		for seed := 1; seed <= seeds; seed++ {
 			cfg := sti.Default(s.spec.Name)
-			cfg.Seed = uint64(seed)
+			cfg.Seed, cfg.RoundWork = uint64(seed), roundWork
 			t0 := time.Now()
 			evs, standing, err := estimators.RunRace(context.Background(), estimators.STI{Model: s.spec, Config: cfg}, s.data, s.ranks, extra, estimators.TimeBudget{})
 			if err != nil {

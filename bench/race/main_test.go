@@ -21,7 +21,7 @@ func TestAccuracyDocReproduces(t *testing.T) {
 	}
 	const name = "nmf 30x20 rank 3, rate 0.3"
 	var out bytes.Buffer
-	if err := race(&out, 1, name, true, 0); err != nil {
+	if err := race(&out, 1, name, true, 0, 0); err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(out.String(), "\n")

@@ -225,7 +225,7 @@ var selectUser = []userFlag{
 var (
 	rateUser   = userFlag{"rate", "R", "prior rate of every factor of nmf, ssnmf, cp: prior mean 1/rate (README: Choosing the prior)"}
 	budgetUser = userFlag{"budget", "N", "when the choice is not settled, a rank may run up to N times its records (a power of two)"}
-	timeUser   = userFlag{"time", "D", fmt.Sprintf("start no round after the first that would not end within D (such as 10m or 1h30m) and say which ranks are unresolved; a rank may then reach %d times its records unless --budget is given", timedBudget)}
+	timeUser   = userFlag{"time", "D", fmt.Sprintf("size the first round to about a quarter of D (such as 10m or 1h30m), start no round that would not end within D and say which ranks are unresolved; a rank may then reach %d times its records unless --budget is given", timedBudget)}
 	chainsUser = userFlag{"chains", "N", "replicas per rank and temperature, whose spread sets the error bars: more narrow a close choice's"}
 )
 
@@ -295,7 +295,7 @@ func newSelectFlagSet(name, synopsis, about, details string, user []userFlag, ex
 	fs.StringVar(&f.dict, "dict", "", dictHelp())
 	fs.IntVar(&f.workers, "workers", 0, "chains run at once per worker process (default: one per core)")
 	fs.IntVar(&f.budget, "budget", 1, "Gibbs chains run in rounds that double their records until the choice of rank is settled: a rank may reach this many times the configured records (a power of two) before the run stops and says which ranks it could not tell apart")
-	fs.DurationVar(&f.timeLimit, "time", 0, fmt.Sprintf("wall-clock time the race may take from the start: after its first round, which always runs in full, it starts no round that it does not expect to end in time, then says which ranks it could not tell apart; without --budget, a rank may reach %d times its configured records within it", timedBudget))
+	fs.DurationVar(&f.timeLimit, "time", 0, fmt.Sprintf("wall-clock time the race may take from the start: its first round (the start stage and the first records) is sized to take about a quarter of it on 2 cores, and it starts no later round that it does not expect to end in time, then says which ranks it could not tell apart; without --budget, a rank may reach %d times its configured records within it", timedBudget))
 	f.started = time.Now()
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress on stderr")
 	fs.DurationVar(&f.progressEvery, "progress-every", 30*time.Second, "interval between progress lines when stderr is not a terminal (a log file, a pipe)")
@@ -486,6 +486,9 @@ func prepareSelection(ctx context.Context, f *selectFlags, set map[string]bool) 
 	ranks, err := parseRanks(f.ranks)
 	if err != nil {
 		return nil, usageError{err}
+	}
+	if f.timeLimit > 0 {
+		cfg.RoundWork = sti.TimedRoundWork(f.timeLimit.Seconds(), len(ranks))
 	}
 	tasks, population := 0, 1
 	for _, r := range ranks {

@@ -182,6 +182,28 @@ func TestSelectStartNamesTheStage(t *testing.T) {
 	}
 }
 
+// --time sizes round 0 by the time and the ranks (sti.TimedRoundWork), which the run's evidence.json
+// records in its configuration; without it the configuration leaves round 0 to its default.
+func TestSelectTimeSizesRoundZero(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want float64
+	}{
+		{[]string{"--time", "10s"}, sti.TimedRoundWork(10, 2)},
+		{nil, 0},
+	} {
+		out := filepath.Join(t.TempDir(), "out")
+		selectOK(t, append(append([]string{"select", "--out", out, "--no-report", "--ranks", "2,3"}, cheap...), c.args...)...)
+		var cfg sti.Config
+		if err := readResult(t, out).DecodeConfig(&cfg); err != nil {
+			t.Fatal(err)
+		}
+		if cfg.RoundWork != c.want {
+			t.Errorf("select %v: round work %v, want %v", c.args, cfg.RoundWork, c.want)
+		}
+	}
+}
+
 // freePort returns a loopback TCP port that was free a moment ago.
 func freePort(t *testing.T) int {
 	t.Helper()
