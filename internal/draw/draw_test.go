@@ -13,15 +13,17 @@ import (
 )
 
 // Binomial draws must follow the binomial distribution on both of its methods (inversion, with
-// (1 − p)^n by squaring and, for n > 1024, by exp and log1p; gonum's rejection) and on both sides
-// of p = ½: Pearson's χ² over the cells with an expected
+// (1 − p)^n by squaring and, for n > 1024, by exp and log1p; BTRS, from just above n·p = 30 to
+// counts where its exact test runs on Stirling's series) and on both sides of p = ½: Pearson's
+// χ² over the cells with an expected
 // count of at least 5 stays below the 1 − 10⁻⁶ quantile of its distribution.
 func TestBinomialFollowsItsDistribution(t *testing.T) {
 	const draws = 200000
 	for _, c := range []struct {
 		n int
 		p float64
-	}{{1, 0.3}, {7, 0.5}, {40, 0.1}, {100, 0.25}, {60, 0.8}, {300, 0.09}, {1000, 0.2}, {1023, 0.01}, {5000, 0.003}} {
+	}{{1, 0.3}, {7, 0.5}, {40, 0.1}, {100, 0.25}, {60, 0.8}, {300, 0.09}, {1000, 0.2}, {1023, 0.01}, {5000, 0.003},
+		{101, 0.3}, {100, 0.3}, {124, 0.75}, {2400, 0.31}, {100000, 0.45}, {100000, 0.0002}} {
 		r := rng.New(11, uint64(c.n))
 		counts := make([]float64, c.n+1)
 		for range draws {
@@ -174,6 +176,24 @@ func BenchmarkWeights(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+// BenchmarkBinomial draws on either side of the n·p where Binomial changes method (30), a split's binomial of a
+// large count (the 257×275 spectrogram's cells hold about 2 400), and a count of 10⁵.
+func BenchmarkBinomial(b *testing.B) {
+	for _, c := range []struct {
+		n int
+		p float64
+	}{{5, 0.3}, {100, 0.3}, {101, 0.3}, {2400, 0.31}, {100000, 0.45}} {
+		b.Run(fmt.Sprintf("n=%d/p=%v", c.n, c.p), func(b *testing.B) {
+			r := rng.New(15, uint64(c.n))
+			s := 0
+			for b.Loop() {
+				s += Binomial(r, c.n, c.p)
+			}
+			_ = s
+		})
 	}
 }
 
