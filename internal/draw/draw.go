@@ -6,7 +6,6 @@ import (
 	"math"
 	"math/rand/v2"
 
-
 	"github.com/stirank/stirank/internal/vec"
 	"github.com/stirank/stirank/rng"
 )
