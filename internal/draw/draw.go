@@ -185,10 +185,10 @@ func firstAbove(u float64, cum []float64) int {
 
 // Binomial draws from Binomial(n, p). Where n·min(p, 1−p) ≤ 30 it inverts the distribution
 // function from 0 up, one uniform per try (BINV, Kachitvichyanukul and Schmeiser 1988), which
-// costs O(n·p) products and was faster than the rejection up to there; beyond, Hörmann's transformed rejection with squeeze (btrs), which costs
-// a few products per draw and a logarithm in about one draw of ten: it replaced gonum's rejection
-// sampler, whose tangent, exponential and two log-gamma calls per try made the splits of large
-// counts most of a sweep.
+// costs O(n·p) products, less than a rejection's set-up there; beyond, Hörmann's transformed
+// rejection with squeeze (btrs), a few products per draw and a logarithm in about one try of ten,
+// where a rejection sampler with log-gamma calls per try would make the splits of large counts
+// most of a sweep.
 func Binomial(r *rand.Rand, n int, p float64) int {
 	if p > 0.5 {
 		return n - Binomial(r, n, 1-p)
@@ -225,9 +225,9 @@ func Binomial(r *rand.Rand, n int, p float64) int {
 	}
 }
 
-// btrs draws from Binomial(n, p) for p ≤ ½ and n·p > 30 (it is exact from n·p ≥ 10) by transformed rejection with squeeze
-// (BTRS: W. Hörmann, "The generation of binomial random variates", J. Statist. Comput. Simul. 46,
-// 1993, algorithm BTRS): a try inverts a hat close to the distribution at a uniform, accepts about
+// btrs draws from Binomial(n, p) for p ≤ ½ and n·p > 30 (it is exact from n·p ≥ 10) by
+// transformed rejection with squeeze (BTRS: W. Hörmann, "The generation of binomial random
+// variates", J. Statist. Comput. Simul. 46, 1993): a try inverts a hat close to the distribution at a uniform, accepts about
 // nine in ten in the squeeze without a logarithm, and decides the rest exactly from the log ratio
 // of the probabilities of the try and the mode, through Stirling's series.
 func btrs(r *rand.Rand, n int, p float64) int {
@@ -248,7 +248,7 @@ func btrs(r *rand.Rand, n int, p float64) int {
 		if us >= 0.07 && v <= vr {
 			return int(k)
 		}
-		if btrsAccepts(fn, p, k, u, v, us, a, b, spq) {
+		if btrsAccepts(fn, p, k, v, us, a, b, spq) {
 			return int(k)
 		}
 	}
@@ -256,7 +256,7 @@ func btrs(r *rand.Rand, n int, p float64) int {
 
 // btrsAccepts is BTRS's exact test of the try k: log(v·α/(a/us² + b)) at most the log of the
 // probability of k over that of the mode m, log f(k) − log f(m).
-func btrsAccepts(n, p, k, u, v, us, a, b, spq float64) bool {
+func btrsAccepts(n, p, k, v, us, a, b, spq float64) bool {
 	alpha := (2.83 + 5.1/b) * spq
 	lv := math.Log(v * alpha / (a/(us*us) + b))
 	m := math.Floor((n + 1) * p)

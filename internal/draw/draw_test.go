@@ -179,8 +179,8 @@ func BenchmarkWeights(b *testing.B) {
 	}
 }
 
-// BenchmarkBinomial draws on either side of the n·p where Binomial changes method (30), a split's binomial of a
-// large count (the 257×275 spectrogram's cells hold about 2 400), and a count of 10⁵.
+// BenchmarkBinomial draws on either side of the n·p where Binomial changes method (30), a split's
+// binomial of a large count (the 257×275 matrix's cells hold about 2 400), and a count of 10⁵.
 func BenchmarkBinomial(b *testing.B) {
 	for _, c := range []struct {
 		n int
