@@ -205,8 +205,13 @@ func Binomial(r *rand.Rand, n int, p float64) int {
 		// q = 1 − p rounded carries a relative error up to 2⁻⁵³, which q^n multiplies by n.
 		q0 = math.Exp(float64(n) * math.Log1p(-p))
 	}
-	// Mass beyond the bound is below 1e-20; a try that runs past it starts again.
+	// Mass beyond the bound is below 1e-20; a try that runs past it starts again. It is at most
+	// 30 + 10·√31 < len(reciprocals).
 	bound := min(float64(n), np+10*math.Sqrt(np*q+1))
+	// P(x)/P(x−1) = (n+1−x)·p / (x·q) = a/x − s: a product a step from a table, not a division,
+	// whose latency each step of the search would otherwise wait on.
+	s := p / q
+	a := float64(n+1) * s
 	for {
 		u := r.Float64()
 		px := q0
@@ -217,13 +222,21 @@ func Binomial(r *rand.Rand, n int, p float64) int {
 				break
 			}
 			u -= px
-			px *= float64(n-x+1) * p / (float64(x) * q)
+			px *= a*reciprocals[x] - s
 		}
 		if float64(x) <= bound {
 			return x
 		}
 	}
 }
+
+// reciprocals[x] is 1/x, for Binomial's inversion.
+var reciprocals = func() (t [96]float64) {
+	for x := 1; x < len(t); x++ {
+		t[x] = 1 / float64(x)
+	}
+	return t
+}()
 
 // btrs draws from Binomial(n, p) for p ≤ ½ and n·p > 30 (it is exact from n·p ≥ 10) by
 // transformed rejection with squeeze (BTRS: W. Hörmann, "The generation of binomial random

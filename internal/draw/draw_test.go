@@ -185,7 +185,7 @@ func BenchmarkBinomial(b *testing.B) {
 	for _, c := range []struct {
 		n int
 		p float64
-	}{{5, 0.3}, {100, 0.3}, {101, 0.3}, {2400, 0.31}, {100000, 0.45}} {
+	}{{5, 0.3}, {40, 0.3}, {100, 0.3}, {101, 0.3}, {2400, 0.31}, {100000, 0.45}} {
 		b.Run(fmt.Sprintf("n=%d/p=%v", c.n, c.p), func(b *testing.B) {
 			r := rng.New(15, uint64(c.n))
 			s := 0
