@@ -111,13 +111,13 @@ func (c Config) Doublings(rank, fixed, nnz int) int {
 }
 
 // roundZeroSweeps is about what round 0 costs a rank whose records double k times, in Gibbs sweeps:
-// every replica's start stage (an EM sweep costing half a sweep) and its chains' burn-in at
-// scaleOf(k) of their configured lengths, the records at 2^−k, and the phase check.
+// every replica's start stage (StartStage.Sweeps) and its chains' burn-in at scaleOf(k) of their
+// configured lengths, the records at 2^−k, and the phase check.
 func (c Config) roundZeroSweeps(rank, k int) float64 {
 	cfg := c.AtRank(rank)
 	s := scaleOf(k)
 	n := float64(len(cfg.Ladder) - 1)
-	start := 0.5*float64(cfg.replicaStarts()*cfg.screenEM()+cfg.StartEM-cfg.screenEM()) + float64(cfg.Relax) + n*float64(cfg.Descent+cfg.Burnin)
+	start := cfg.startStage().Sweeps(cfg) + n*float64(cfg.Burnin)
 	records := n * float64(cfg.Steps-cfg.Burnin) * math.Exp2(float64(-k))
 	return float64(cfg.Chains)*(s*start+records) + s*float64(cfg.Ascent)*n
 }

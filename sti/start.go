@@ -50,6 +50,10 @@ type StartStage interface {
 	// its lengths scaled by s (scaleOf), in passes over the data of a model of that order, for a
 	// progress plan (Config.StartStageSteps).
 	Steps(c Config, s float64, order int) int
+	// Sweeps is about what Start costs a replica of a rank configured as c at the configured
+	// lengths, in Gibbs sweeps (an EM sweep is half of one): the share of round 0 by which
+	// Config.Doublings sizes it.
+	Sweeps(c Config) float64
 	// Check says why a rank configured as c cannot run the stage, nil where it can.
 	Check(c Config) error
 }

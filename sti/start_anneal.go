@@ -57,6 +57,9 @@ func (AnnealStage) Steps(c Config, _ float64, _ int) int {
 	return c.Chains * c.Annealing.Rungs * c.Steps
 }
 
+// Sweeps is what a replica's chains make (Steps).
+func (AnnealStage) Sweeps(c Config) float64 { return float64(c.Annealing.Rungs * c.Steps) }
+
 // Check wants a valid annealing and no ladder of the configuration's to fit, allocate or give
 // rank 1.
 func (AnnealStage) Check(c Config) error {

@@ -45,6 +45,12 @@ func (DescentStage) Steps(c Config, s float64, order int) int {
 	return ModeStage{}.Steps(c, s, order) + walks
 }
 
+// Sweeps counts the mode search and a replica's relaxation and its descent at the most a rung
+// settles in.
+func (DescentStage) Sweeps(c Config) float64 {
+	return ModeStage{}.Sweeps(c) + float64(c.Relax+(len(c.Ladder)-1)*c.Descent)
+}
+
 // Check wants Gibbs chains, a sweep a rung and the mode search's start.
 func (DescentStage) Check(c Config) error {
 	switch {

@@ -48,6 +48,12 @@ func (ModeStage) Steps(c Config, s float64, order int) int {
 	return starts*scaled(c.StartSteps, s, 0) + em
 }
 
+// Sweeps counts a replica's share of the starts' EM screens and the rest of its best start's EM
+// sweeps.
+func (ModeStage) Sweeps(c Config) float64 {
+	return 0.5 * float64(c.replicaStarts()*c.screenEM()+c.StartEM-c.screenEM())
+}
+
 // Check wants a start to search from.
 func (ModeStage) Check(c Config) error {
 	if c.Starts < 1 {

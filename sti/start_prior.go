@@ -38,5 +38,8 @@ func (PriorStage) Start(_ context.Context, p *Problem, m models.Model, rank int)
 // Steps is 0: a prior draw reads no data.
 func (PriorStage) Steps(Config, float64, int) int { return 0 }
 
+// Sweeps is 0: a prior draw reads no data.
+func (PriorStage) Sweeps(Config) float64 { return 0 }
+
 // Check accepts every configuration.
 func (PriorStage) Check(Config) error { return nil }

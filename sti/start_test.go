@@ -10,7 +10,7 @@ import (
 )
 
 // testStart is a start stage of the tests: every chain starts at θ = 1 and the stage costs 7
-// passes.
+// passes, and says it costs a replica 10⁸ sweeps.
 type testStart struct{}
 
 func init() { registerStart("test-start", testStart{}) }
@@ -34,6 +34,8 @@ func (testStart) Start(_ context.Context, p *Problem, m models.Model, rank int) 
 }
 
 func (testStart) Steps(Config, float64, int) int { return 7 }
+
+func (testStart) Sweeps(Config) float64 { return 1e8 }
 
 func (testStart) Check(Config) error { return nil }
 
@@ -72,6 +74,13 @@ func TestStartStageIsChosenByName(t *testing.T) {
 	}
 	if n := cfg.StartStageSteps(2, 0, 2, d.NNZ()); n != 7 {
 		t.Errorf("the progress plan counts %d passes for the stage, which says 7", n)
+	}
+	// Round 0 is sized by what the stage says it costs: the descent's fits in round 0's work on
+	// these data, the test stage's does not.
+	descent := cfg
+	descent.Start = DescentStart
+	if k, kd := cfg.Doublings(2, 0, d.NNZ()), descent.Doublings(2, 0, d.NNZ()); kd != minDoublings || k <= kd {
+		t.Errorf("round 0 doubles %d times under the test stage and %d under the descent: not sized by the stage's cost", k, kd)
 	}
 	if cfg.Resumes() || !Default("nmf").Resumes() {
 		t.Error("Resumes does not follow the stage")
