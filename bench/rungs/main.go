@@ -1,6 +1,7 @@
 // Command rungs compares, rung by rung, the rank-1 ladder of stirank select runs on Poisson NMF or
 // CP data with the exact curve it estimates: f(t) = d log Z(t)/dt and v(t) = Var_t[log p(X | θ)] =
-// d²log Z(t)/dt², by central differences of models.Rank1LogPowerEvidence. It prints each rung's
+// d²log Z(t)/dt², by central differences of models.Rank1LogPowerPrior (under --rate auto the
+// hyperprior's, the rates integrated out too). It prints each rung's
 // offset from f(t) in nats and in its standard errors, the ratio of the recorded variance to v(t),
 // and what the offsets of f and v add to the integral through the weights of evidence.Ladder.Rule,
 // so it shows which temperatures an estimate's error comes from and whether neighbouring rungs err
@@ -26,7 +27,6 @@ import (
 	"github.com/stirank/stirank/models"
 	"github.com/stirank/stirank/pipelines"
 	"github.com/stirank/stirank/sti"
-	"github.com/stirank/stirank/tensor"
 )
 
 func main() {
@@ -47,11 +47,19 @@ func compare(dir string) error {
 	if err != nil {
 		return err
 	}
-	rates := res.Prior.Nums("rates")
-	if len(rates) == 0 {
-		return fmt.Errorf("model %s has no prior rates: rank-1 Poisson NMF or CP only", res.Model)
-	}
 	ds, err := tensorio.Read(ctx, res.Data.Source, tensorio.ReadOptions{})
+	if err != nil {
+		return err
+	}
+	if info, err := models.Lookup(res.Model); err != nil || info.ExpPoissonRates == nil {
+		return fmt.Errorf("model %s: rank-1 Poisson NMF or CP only", res.Model)
+	}
+	// The run's prior of the rates: fixed, or the hyperprior of --rate auto at rank 1.
+	prior, err := models.PoissonPrior(ds.Tensor, 1, res.Prior)
+	if err != nil {
+		return err
+	}
+	logZ, err := models.Rank1LogPowerPrior(ds.Tensor, prior)
 	if err != nil {
 		return err
 	}
@@ -64,7 +72,7 @@ func compare(dir string) error {
 	if rank == nil {
 		return fmt.Errorf("no rank 1 among the results")
 	}
-	exact, err := models.Rank1LogEvidence(ds.Tensor, rates)
+	exact, err := logZ(1)
 	if err != nil {
 		return err
 	}
@@ -78,7 +86,7 @@ func compare(dir string) error {
 			fe[i], ve[i] = f[i], v[i]
 			continue
 		}
-		if fe[i], ve[i], err = curve(ds.Tensor, rates, r.T); err != nil {
+		if fe[i], ve[i], err = curve(logZ, r.T); err != nil {
 			return err
 		}
 	}
@@ -100,17 +108,13 @@ func compare(dir string) error {
 	}
 	fmt.Printf("ladders of as many rungs on the exact curve, each rung with this run's mean ESS (%.0f) of independent records:\n", ess)
 	cands := candidates(len(l) - 1)
-	logZ, err := models.Rank1LogPower(ds.Tensor, rates)
-	if err != nil {
-		return err
-	}
 	fitted, c, err := evidence.FitPower(len(l)-1, logZ, sti.LadderTolerance)
 	if err != nil {
 		return err
 	}
 	cands = append(cands, candidate{fmt.Sprintf("fitted (power:%g)", c), fitted})
 	for _, c := range cands {
-		bias, floor, err := onCurve(ds.Tensor, rates, c.l, f[0], v[0], ess)
+		bias, floor, err := onCurve(logZ, c.l, f[0], v[0], ess)
 		if err != nil {
 			return err
 		}
@@ -145,11 +149,11 @@ func candidates(T int) []candidate {
 // and returns it with the standard error the rule would have with n independent records per rung:
 // √Σ (wf² v + wv² · 2v²) / n, the variance of a rung's mean and, for Gaussian records, of its
 // variance.
-func onCurve(data *tensor.Sparse, rates []float64, l evidence.Ladder, f0, v0, n float64) (est, se float64, err error) {
+func onCurve(logZ func(float64) (float64, error), l evidence.Ladder, f0, v0, n float64) (est, se float64, err error) {
 	f, v := make([]float64, len(l)), make([]float64, len(l))
 	f[0], v[0] = f0, v0
 	for i := 1; i < len(l); i++ {
-		if f[i], v[i], err = curve(data, rates, l[i]); err != nil {
+		if f[i], v[i], err = curve(logZ, l[i]); err != nil {
 			return 0, 0, err
 		}
 	}
@@ -160,11 +164,10 @@ func onCurve(data *tensor.Sparse, rates []float64, l evidence.Ladder, f0, v0, n 
 	return evidence.Integrate(l, f, v), math.Sqrt(se), nil
 }
 
-// curve returns f(t) and v(t) by central differences of log Z with a step of t·10⁻⁴: log Z is
-// smooth, and near 0 it is about t·f(t), small enough that rounding does not swamp the
-// differences.
-func curve(data *tensor.Sparse, rates []float64, t float64) (f, v float64, err error) {
-	logZ := func(s float64) (float64, error) { return models.Rank1LogPowerEvidence(data, rates, s) }
+// curve returns f(t) and v(t) by central differences of the exact rank-1 log Z with a step of
+// t·10⁻⁴: log Z is smooth, and near 0 it is about t·f(t), small enough that rounding does not swamp
+// the differences.
+func curve(logZ func(float64) (float64, error), t float64) (f, v float64, err error) {
 	_, f, v, err = evidence.Derivatives(logZ, t, t*1e-4)
 	return f, v, err
 }
