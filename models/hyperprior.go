@@ -3,7 +3,9 @@ package models
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 
+	"github.com/stirank/stirank/internal/slice"
 	"github.com/stirank/stirank/tensor"
 )
 
@@ -83,4 +85,70 @@ func (m *Poisson) AppendRates(dst, theta []float64) []float64 {
 		dst = append(dst, math.Exp(theta[m.dim+k]))
 	}
 	return dst
+}
+
+// drawScale moves factor k, none of whose entries is fixed, by c with its rate integrated out,
+// at t, in θ, in its values f and their column sums: the rate's draw given the factor (drawRates)
+// follows, so the pair moves as one block. A rate and its factor's scale pin each other to within
+// about 1/√n_k, and near the prior, where the hyperprior leaves that scale a decade or more
+// (heavy-tailed at autoShape 1), draws of one given the other cross it by a random walk of such
+// steps, slower than any chain runs, and the rungs there record too small a spread too high
+// (docs/prior.md, go run ./bench/rungs). With F_k = c·F, n_k entries summing to s, the
+// factor's prior λ^{n_k}e^{−λ·c·s} under λ ~ Gamma(a, b) integrates to (b + c·s)^{−(a+n_k)}, and
+// with ℓ(c) = ℓ + S·log c − Λ·(c − 1) (S = Σ x, Λ = Σ λ_n at θ) u = log c has the log density
+//
+//	g(u) = (n_k + t·S)·u − t·Λ·e^u − (a + n_k)·log(b + s·e^u),
+//
+// concave, which two slice updates move. It returns ℓ's change, S·u − Λ·(c − 1).
+func (m *Poisson) drawScale(r *rand.Rand, t float64, k int, theta, f []float64, colsum [][]float64, scratch []float64) float64 {
+	K := m.K
+	lam, s := 0.0, 0.0
+	for c := range K {
+		p := 1.0
+		for _, cs := range colsum {
+			p *= cs[c]
+		}
+		lam += p
+		s += colsum[k][c]
+	}
+	n := float64(m.factors[k].Rows * m.factors[k].Cols)
+	g := scaleDensity{alpha: n + t*m.total, tLam: t * lam, s: s, shape: m.hyper.Shape + n, b: m.hyper.Rates[k]}
+	h := func(u float64) float64 { v, _, _ := g.derivatives(u); return v }
+	_, _, g2 := g.derivatives(0)
+	u := 0.0
+	for range 2 {
+		u = slice.Step(r, h, u, 1/math.Sqrt(-g2))
+	}
+	if u == 0 {
+		return 0
+	}
+	d, c := scratch[:K], scratch[K:2*K]
+	for comp := range K {
+		d[comp], c[comp] = u, math.Exp(u)
+	}
+	m.scaleRows(theta, f, k, d, c, false)
+	for comp := range K {
+		colsum[k][comp] *= c[comp]
+	}
+	return m.total*u - lam*math.Expm1(u)
+}
+
+// scaleDensity is exp(g(u)) of drawScale: g(u) = alpha·u − tLam·e^u − shape·log(b + s·e^u).
+type scaleDensity struct {
+	alpha, tLam, s, shape, b float64
+}
+
+// derivatives returns g(u), g′(u) and g″(u).
+func (d scaleDensity) derivatives(u float64) (g, g1, g2 float64) {
+	e := math.Exp(u)
+	q := d.s * e / (d.b + d.s*e) // the share of s·e^u in b + s·e^u
+	// log(b + s·e^u) as log b + log1p(s·e^u/b) or u + log s + log1p(b/(s·e^u)), whichever keeps
+	// its digits.
+	var lg float64
+	if d.s*e < d.b {
+		lg = math.Log(d.b) + math.Log1p(d.s*e/d.b)
+	} else {
+		lg = u + math.Log(d.s) + math.Log1p(d.b/(d.s*e))
+	}
+	return d.alpha*u - d.tLam*e - d.shape*lg, d.alpha - d.tLam*e - d.shape*q, -d.tLam*e - d.shape*q*(1-q)
 }

@@ -166,6 +166,7 @@ type Poisson struct {
 	nvalues int
 	dim     int
 	lgamma  float64 // Σ_n log Γ(x_n + 1), a constant of log p(X | θ)
+	total   float64 // Σ_n x_n
 	// margins are the data's Margins when the model has one component and no fixed block (rank1),
 	// nil otherwise.
 	margins [][]float64
@@ -254,6 +255,7 @@ func NewPoissonFixed(name string, data *tensor.Sparse, R int, rates []float64, p
 	for _, x := range data.Values {
 		lg, _ := math.Lgamma(x + 1)
 		p.lgamma += lg
+		p.total += x
 	}
 	if p.K == 1 && kFixed == 0 {
 		p.margins = Margins(data)
@@ -914,18 +916,24 @@ func (m *Poisson) rescale(r *rand.Rand, theta, f []float64, colsum [][]float64, 
 	}
 }
 
-// drawRates moves the rates of a hyperprior (Poisson.hyper), in rates and in θ: each factor's from
-// its conditional given the factor, Gamma(a + n_k, b_k + Σ F_k) with n_k its entries, then, for
+// drawRates moves the rates of a hyperprior (Poisson.hyper) at t, in rates and in θ: each factor's
+// scale with its rate (drawScale), then its rate from its conditional given the factor,
+// Gamma(a + n_k, b_k + Σ F_k) with n_k its entries, then, for
 // consecutive factors k and k+1, along the orbit F_k·c, λ_k/c, F_{k+1}/c, λ_{k+1}·c, on which
 // neither the likelihood nor the factors' priors change: the scale the data leave to the
 // hyperprior, which the rates' own draws cross by steps of about 1/√n_k. log c is drawn exactly
 // from its conditional ∝ exp(−b_k λ_k/c − b_{k+1} λ_{k+1}·c) (a generalised Gibbs move, Liu and
 // Wu 1999: the map's Jacobian c^{n_k − n_{k+1}} cancels the powers of c the priors take), in θ,
 // in the values f and in their column sums; a fixed block (ssnmf) pins the scale and has no
-// such orbit. scratch holds 2·K values. It leaves every tempered posterior invariant.
-func (m *Poisson) drawRates(r *rand.Rand, theta, f []float64, colsum [][]float64, scratch, rates []float64) {
+// such orbit. scratch holds 2·K values. It leaves every tempered posterior invariant, and returns
+// the change of the log-likelihood, which the scales' moves make.
+func (m *Poisson) drawRates(r *rand.Rand, t float64, theta, f []float64, colsum [][]float64, scratch, rates []float64) float64 {
 	a, b := m.hyper.Shape, m.hyper.Rates
+	moved := 0.0
 	for k, fac := range m.factors {
+		if m.lead(k) == 0 {
+			moved += m.drawScale(r, t, k, theta, f, colsum, scratch)
+		}
 		rates[k] = draw.Gamma(r, a+float64(fac.Rows*fac.Cols), b[k]+floats.Sum(colsum[k][m.lead(k):]))
 	}
 	if m.kFixed == 0 {
@@ -949,6 +957,7 @@ func (m *Poisson) drawRates(r *rand.Rand, theta, f []float64, colsum [][]float64
 	for k, l := range rates {
 		theta[m.dim+k] = math.Log(l)
 	}
+	return moved
 }
 
 // scaleRows multiplies the entries of component r of every row of factor k's values by c[r]

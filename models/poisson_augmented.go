@@ -317,7 +317,7 @@ func (a *poissonAugmented) sweep(r *rand.Rand, t float64, theta, acc []float64, 
 	partial := a.held != nil && t == 1 && a.partialRescale(r)
 	m.rescale(r, theta, a.f, a.colsum, a.scratch, a.lam, a.free)
 	if m.auto() {
-		m.drawRates(r, theta, a.f, a.colsum, a.scratch, a.lam)
+		ll += m.drawRates(r, t, theta, a.f, a.colsum, a.scratch, a.lam)
 	}
 	a.store(theta)
 	a.theta = append(a.theta[:0], theta...)
