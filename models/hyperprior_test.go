@@ -152,3 +152,53 @@ func TestAugmentedKernelKeepsThePowerPosteriorUnderAuto(t *testing.T) {
 		}
 	}
 }
+
+// Near the prior the hyperprior leaves the scale of the cells' rates a decade and more: the
+// product of the factors' rates, which the orbit moves of drawRates keep, and which a rate drawn
+// given its factor and a factor given its rate cross only by steps of about 1/√n. On a 60×50
+// matrix at t = 10⁻⁸ the logarithm of that product must decorrelate within a few sweeps (a lag-1
+// autocorrelation below ½ over 2 000 sweeps from a start at the data's scale): the scale's move
+// with its rate integrated out (drawScale) makes it, the rates' draws alone do not.
+func TestChainsNearThePriorCrossTheScale(t *testing.T) {
+	data := hyperData(t, []int{60, 50}, 4)
+	prior, err := AutoPrior(data, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := NewPoissonPrior("nmf", data, 1, prior, LogScale)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rng.New(8, 1)
+	theta := make([]float64, m.Dim())
+	// The start: every entry at the data's scale, the rates at their hyperprior's means.
+	for i := range theta[:m.dim] {
+		theta[i] = -math.Log(m.Rates[0])
+	}
+	for k := range m.factors {
+		theta[m.dim+k] = math.Log(m.Rates[k])
+	}
+	k := m.newAugmented(false)
+	acc := make([]float64, 2)
+	const sweeps = 2000
+	var x []float64 // log of the product of the rates
+	for range sweeps {
+		k.Sweep(r, 1e-8, theta, acc)
+		x = append(x, theta[m.dim]+theta[m.dim+1])
+	}
+	mean := 0.0
+	for _, v := range x {
+		mean += v / sweeps
+	}
+	c0, c1 := 0.0, 0.0
+	for i, v := range x {
+		c0 += (v - mean) * (v - mean)
+		if i > 0 {
+			c1 += (v - mean) * (x[i-1] - mean)
+		}
+	}
+	t.Logf("the log of the rates' product: lag-1 autocorrelation %.3f, spread %.3f", c1/c0, math.Sqrt(c0/sweeps))
+	if ac := c1 / c0; ac > 0.5 {
+		t.Errorf("the log of the rates' product: lag-1 autocorrelation %.3f over %d sweeps at t = 10⁻⁸", ac, sweeps)
+	}
+}
