@@ -23,6 +23,20 @@ func hyperData(t *testing.T, shape []int, seed uint64) *tensor.Sparse {
 	return data
 }
 
+// autoRank1 is the rank-1 Poisson model of data under --rate auto.
+func autoRank1(t *testing.T, data *tensor.Sparse) *Poisson {
+	t.Helper()
+	prior, err := AutoPrior(data, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := NewPoissonPrior("nmf", data, 1, prior, LogScale)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
 // On a matrix the rank-1 evidence under the hyperprior agrees with the fixed-rate evidence
 // integrated over both rates by nested quadrature in log λ (a path that shares none of its
 // reductions: no closed form over a rate, no inner integral over λ_0).
@@ -106,15 +120,8 @@ func TestRank1HyperpriorLimitsAndModeOrder(t *testing.T) {
 func TestAugmentedKernelKeepsThePowerPosteriorUnderAuto(t *testing.T) {
 	for _, shape := range [][]int{{6, 5}, {4, 3, 3}} {
 		data := hyperData(t, shape, 3)
-		prior, err := AutoPrior(data, 1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		m, err := NewPoissonPrior("nmf", data, 1, prior, LogScale)
-		if err != nil {
-			t.Fatal(err)
-		}
-		logZ, err := Rank1LogPowerPrior(data, prior)
+		m := autoRank1(t, data)
+		logZ, err := Rank1LogPowerPrior(data, m.hyper)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -160,15 +167,7 @@ func TestAugmentedKernelKeepsThePowerPosteriorUnderAuto(t *testing.T) {
 // autocorrelation below ½ over 2 000 sweeps from a start at the data's scale): the scale's move
 // with its rate integrated out (drawScale) makes it, the rates' draws alone do not.
 func TestChainsNearThePriorCrossTheScale(t *testing.T) {
-	data := hyperData(t, []int{60, 50}, 4)
-	prior, err := AutoPrior(data, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := NewPoissonPrior("nmf", data, 1, prior, LogScale)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := autoRank1(t, hyperData(t, []int{60, 50}, 4))
 	r := rng.New(8, 1)
 	theta := make([]float64, m.Dim())
 	// The start: every entry at the data's scale, the rates at their hyperprior's means.
