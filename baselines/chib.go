@@ -249,7 +249,7 @@ func (p *Problem) ChibFrom(ctx context.Context, R, replica int, cfg ChibConfig, 
 // chib is Chib and ChibFrom: from the best of cfg.Starts prior runs, or from from where it is set.
 func (p *Problem) chib(ctx context.Context, R, replica int, cfg ChibConfig, from *Factors) (ChibResult, error) {
 	if p.Auto {
-		return ChibResult{}, errAuto("Chib's method")
+		return p.chibAuto(ctx, R, replica, cfg, from)
 	}
 	if err := cfg.Validate(); err != nil {
 		return ChibResult{}, err

@@ -38,8 +38,8 @@ type Problem struct {
 	Data  *tensor.Sparse
 	Rates []float64
 	// Auto says the rates have the hyperprior of --rate auto (models.AutoPrior at each rank) and
-	// Rates is nil: AIS from the prior samples them with the factors; Chib's method and the
-	// fitted references refuse it.
+	// Rates is nil: AIS from the prior samples them with the factors, Chib's method takes them as
+	// one more block (chibAuto); the fitted references refuse it.
 	Auto bool
 
 	order  int
