@@ -273,21 +273,17 @@ func (p *Problem) aisFromReference(ctx context.Context, r *rand.Rand, R int, cfg
 // dictionary) sampled in space param, whose Gibbs kernel (models.Augmented) AIS from the prior and
 // Chib's method run.
 func (p *Problem) model(R int, param models.Param) (*models.Poisson, error) {
-	name := "nmf"
-	if p.order == 3 {
-		name = "cp"
-	}
 	switch {
 	case p.fixed > 0:
-		return models.NewPoissonFixed("ssnmf", p.Data, R, p.Rates, param, p.dict, p.fixed)
+		return models.NewPoissonFixed(p.name, p.Data, R, p.Rates, param, p.dict, p.fixed)
 	case p.Auto:
 		prior, err := models.AutoPrior(p.Data, R)
 		if err != nil {
 			return nil, err
 		}
-		return models.NewPoissonPrior(name, p.Data, R, prior, param)
+		return models.NewPoissonPrior(p.name, p.Data, R, prior, param)
 	}
-	return models.NewPoisson(name, p.Data, R, p.Rates, param)
+	return models.NewPoisson(p.name, p.Data, R, p.Rates, param)
 }
 
 // sliceState is a point on the path from a reference (AIS, RunPath) with the caches its slice

@@ -42,6 +42,9 @@ type Problem struct {
 	// one more block (chibAuto); the fitted references refuse it.
 	Auto bool
 
+	// name is the registered model the problem is of: ForModel's, or the default of the data's
+	// order (NewProblem).
+	name   string
 	order  int
 	shape  []int
 	coords [][]int32 // coords[m][n] for the cells n with a positive count
@@ -146,6 +149,7 @@ func ForModel(data *tensor.Sparse, model models.Spec) (*Problem, error) {
 	if auto {
 		p.Rates, p.Auto = nil, true
 	}
+	p.name = model.Name
 	if info, _ := models.Lookup(model.Name); fixedPoisson(info) {
 		d := model.Dictionary
 		if d == nil {
@@ -177,7 +181,11 @@ func NewProblem(data *tensor.Sparse, rates []float64) (*Problem, error) {
 	if err := data.Validate(true); err != nil {
 		return nil, err
 	}
-	p := &Problem{Data: data, Rates: append([]float64(nil), rates...), order: order, shape: append([]int(nil), data.Shape...)}
+	info, err := models.ForOrder(order)
+	if err != nil {
+		return nil, err
+	}
+	p := &Problem{Data: data, Rates: append([]float64(nil), rates...), name: info.Name, order: order, shape: append([]int(nil), data.Shape...)}
 	p.coords = make([][]int32, order)
 	for n, v := range data.Values {
 		if v == 0 {

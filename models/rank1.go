@@ -207,9 +207,15 @@ func rank1LogEvidencePrior(margins [][]float64, prior RatePrior) (float64, error
 			}, min(math.Log(e0/b0), s+math.Log(e0/rowsExp)))
 		}
 	}
+	// Under the hyperprior every point of the outer integral is an integral itself, and the
+	// outer one's trapezoid takes the coarser step that suffices (quad.LogIntegralSteps).
+	outerSteps := 12.0
+	if prior.Auto() {
+		outerSteps = 3
+	}
 	h1 := total(1)
 	if order == 2 {
-		return c.value() + quad.LogIntegral(func(u float64) float64 { return h1(u) + tail(u) }), nil
+		return c.value() + quad.LogIntegralSteps(func(u float64) float64 { return h1(u) + tail(u) }, outerSteps), nil
 	}
 	if prior.Auto() {
 		// Each total's log-integrand am·u − e·log(b + e^u) and its two derivatives, concave in u.
@@ -228,7 +234,7 @@ func rank1LogEvidencePrior(margins [][]float64, prior RatePrior) (float64, error
 				return v1 + v2, g1 - g2, c1 + c2
 			}, s/2)
 		}
-		return c.value() + quad.LogIntegral(outer), nil
+		return c.value() + quad.LogIntegralSteps(outer, outerSteps), nil
 	}
 	a1, l1 := N+float64(len(margins[1])), rates[1]
 	// With s = u_1 + u_2 the integrand is exp(a1·u_1 + a2·(s − u_1) − λ1 e^{u_1} − λ2 e^{s−u_1} + tail(s)).

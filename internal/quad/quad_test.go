@@ -6,7 +6,8 @@ import (
 )
 
 // Closed forms: a normal kernel far from the origin and very narrow, and the Gamma function as
-// ∫ exp(a·u − e^u) du = Γ(a) (the shape of the rank-1 evidence integrands).
+// ∫ exp(a·u − e^u) du = Γ(a) (the shape of the rank-1 evidence integrands), at LogIntegral's
+// step and at the coarse step of LogIntegralSteps(f, 3).
 func TestLogIntegralClosedForms(t *testing.T) {
 	for _, c := range []struct {
 		name string
@@ -20,6 +21,9 @@ func TestLogIntegralClosedForms(t *testing.T) {
 	} {
 		if got := LogIntegral(c.f); math.Abs(got-c.want) > 1e-9*math.Max(1, math.Abs(c.want)) {
 			t.Errorf("%s: %.12f, want %.12f", c.name, got, c.want)
+		}
+		if got := LogIntegralSteps(c.f, 3); math.Abs(got-c.want) > 1e-9*math.Max(1, math.Abs(c.want)) {
+			t.Errorf("%s, 3 steps a width: %.12f, want %.12f", c.name, got, c.want)
 		}
 	}
 }
