@@ -234,7 +234,10 @@ conditionals), as a baseline for stirank select: the same data, rank and output 
 taken block by block (about --block-size entries per block, one reduced Gibbs run each),
 Rao-Blackwellised, and symmetrised exactly over the R! relabelings of the components. A replica
 costs one Gibbs run per block: about (rows of the smaller factor) x R / --block-size runs of
---reduced-burnin + --reduced-samples sweeps, more for blocks extended to reach a small error.`
+--reduced-burnin + --reduced-samples sweeps, more for blocks extended to reach a small error.
+Under --rate auto (nmf, cp) the rates are one more block: Chib's method at rates where their
+posterior is dense, and their ordinate averaged over a Gibbs run under the hyperprior
+(docs/prior.md).`
 	return baselineCommand(ctx, core.MethodChib, help, args, stdout, fs, f, func(set map[string]bool) (any, error) {
 		cfg := d
 		if c.paper {
