@@ -274,6 +274,12 @@ func (p *Problem) aisFromReference(ctx context.Context, r *rand.Rand, R int, cfg
 // Chib's method run.
 func (p *Problem) model(R int, param models.Param) (*models.Poisson, error) {
 	switch {
+	case p.fixed > 0 && p.Auto:
+		prior, err := models.AutoPriorFixed(p.Data, R, &models.Dictionary{Rows: p.shape[0], Cols: p.fixed, Values: p.dict})
+		if err != nil {
+			return nil, err
+		}
+		return models.NewPoissonFixedPrior(p.name, p.Data, R, prior, param, p.dict, p.fixed)
 	case p.fixed > 0:
 		return models.NewPoissonFixed(p.name, p.Data, R, p.Rates, param, p.dict, p.fixed)
 	case p.Auto:

@@ -130,3 +130,25 @@ func TestFixedTinyExact(t *testing.T) {
 		}
 	}
 }
+
+// Beside a dictionary under --rate auto (models.AutoPriorFixed) AIS from the prior draws the
+// activations' rate with them: at free rank 0 with one dictionary column its estimate is within
+// 3.5 standard errors (and 0.01 nat) of the closed form integrated over that rate (the models'
+// Exact).
+func TestFixedAISUnderAutoMatchesExactAtRank0(t *testing.T) {
+	p, spec := fixedProblem(t, 3, []int{4, 3}, 1, 1, 1, []float64{1, 1.5})
+	spec = spec.With("rates", models.Word(models.AutoWord))
+	exact, err := spec.Exact(p.Data, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	auto, err := ForModel(p.Data, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ais, se, _ := estimate(t, auto, MethodAIS, 0, 8, DefaultChib(), DefaultAIS())
+	t.Logf("ssnmf 4x3 under auto, R=0: exact %.4f | ais %.4f ± %.4f", exact, ais, se)
+	if math.Abs(ais-exact) > 3.5*se+0.01 {
+		t.Errorf("ais under auto %.4f ± %.4f, exact %.4f", ais, se, exact)
+	}
+}

@@ -53,6 +53,36 @@ func AutoPrior(data *tensor.Sparse, R int) (RatePrior, error) {
 	return p, nil
 }
 
+// AutoPriorFixed is AutoPrior beside the fixed dictionary d (ssnmf) at free rank R: the free
+// columns' prior mean entry is the dictionary's mean entry w̄, so that a free component is a
+// column like the dictionary's, and the activations' mean 1/λ̂_1 puts the prior's mean cell,
+// (K_D + R)·w̄/λ̂_1, at the data's mean cell μ. The dictionary pins the activations' scale, which
+// AutoPrior's symmetric split between the modes would ignore; the rule reads the data only
+// through their total, as AutoPrior's does. At R = 0 mode 0's rate has no entries to govern.
+func AutoPriorFixed(data *tensor.Sparse, R int, d *Dictionary) (RatePrior, error) {
+	total, cells := 0.0, 1.0
+	for _, x := range data.Values {
+		total += x
+	}
+	for _, n := range data.Shape {
+		cells *= float64(n)
+	}
+	mean := 0.0
+	for _, v := range d.Values {
+		mean += v
+	}
+	mean /= float64(len(d.Values))
+	if !(total > 0) || !(mean > 0) || R < 0 || data.Order() != 2 {
+		return RatePrior{}, fmt.Errorf("--rate %s beside a dictionary needs a matrix with a positive total, a dictionary with a positive entry and a free rank of at least 0 (total %v, mean entry %v, rank %d)", AutoWord, total, mean, R)
+	}
+	centre := []float64{1 / mean, float64(d.Cols+R) * mean * cells / total}
+	p := RatePrior{Shape: autoShape, Rates: make([]float64, 2)}
+	for m, c := range centre {
+		p.Rates[m] = autoShape / c
+	}
+	return p, nil
+}
+
 // PoissonPrior is the prior of the rates of a Poisson model (Info.ExpPoissonRates) with
 // hyper-parameters p on data at rank R: p's fixed rates, or AutoPrior.
 func PoissonPrior(data *tensor.Sparse, R int, p Params) (RatePrior, error) {

@@ -179,14 +179,19 @@ type Poisson struct {
 // NewPoissonPrior is NewPoisson with the rates' prior: fixed rates, or a hyperprior whose rates
 // the model samples with its factors.
 func NewPoissonPrior(name string, data *tensor.Sparse, R int, prior RatePrior, param Param) (*Poisson, error) {
+	return NewPoissonFixedPrior(name, data, R, prior, param, nil, 0)
+}
+
+// NewPoissonFixedPrior is NewPoissonFixed with the rates' prior of NewPoissonPrior.
+func NewPoissonFixedPrior(name string, data *tensor.Sparse, R int, prior RatePrior, param Param, fixed []float64, kFixed int) (*Poisson, error) {
 	if !prior.Auto() {
-		return NewPoisson(name, data, R, prior.Rates, param)
+		return NewPoissonFixed(name, data, R, prior.Rates, param, fixed, kFixed)
 	}
 	means := make([]float64, len(prior.Rates))
 	for k, b := range prior.Rates {
 		means[k] = prior.Shape / b
 	}
-	p, err := NewPoisson(name, data, R, means, param)
+	p, err := NewPoissonFixed(name, data, R, means, param, fixed, kFixed)
 	if err == nil {
 		p.hyper = RatePrior{Rates: slices.Clone(prior.Rates), Shape: prior.Shape}
 	}

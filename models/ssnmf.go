@@ -8,6 +8,7 @@ import (
 
 	"gonum.org/v1/gonum/stat/distuv"
 
+	"github.com/stirank/stirank/internal/quad"
 	"github.com/stirank/stirank/tensor"
 )
 
@@ -28,8 +29,6 @@ func init() {
 	info.Dictionary, info.ZeroRank = true, true
 	// The baselines enumerate allocations over free components only.
 	info.ExpPoissonRates = nil
-	// The hyperprior's centre (AutoPrior) knows no fixed block yet.
-	info.Hypers[0].Auto = false
 	gen := ratesHyper(1, "rate of the exponential prior of W, H_D and H")
 	gen.Auto = false
 	info.Generate = &Generator{Hypers: []Hyper{gen}, Draw: drawSSNMF}
@@ -45,7 +44,11 @@ func init() {
 		if err != nil {
 			return nil, err
 		}
-		return NewPoissonFixed(ssnmfName, data, R, s.Params.Nums("rates"), param, d.Values, d.Cols)
+		prior, err := ssnmfPrior(data, R, s)
+		if err != nil {
+			return nil, err
+		}
+		return NewPoissonFixedPrior(ssnmfName, data, R, prior, param, d.Values, d.Cols)
 	}
 	info.Exact = func(data *tensor.Sparse, R int, s Spec) (float64, error) {
 		d := s.Dictionary
@@ -55,9 +58,22 @@ func init() {
 		if err := d.CheckFor(data.Shape[0]); err != nil {
 			return 0, fmt.Errorf("ssnmf: %w", err)
 		}
-		return ssnmfRank0LogZ(data, d.Values, s.Params.Nums("rates")[1], 1), nil
+		prior, err := ssnmfPrior(data, R, s)
+		if err != nil {
+			return 0, err
+		}
+		return ssnmfRank0LogZPrior(data, d.Values, prior, 1), nil
 	}
 	Register(info)
+}
+
+// ssnmfPrior is the prior of ssnmf's rates at free rank R: the spec's, or AutoPriorFixed under
+// --rate auto.
+func ssnmfPrior(data *tensor.Sparse, R int, s Spec) (RatePrior, error) {
+	if s.Params.Auto("rates") {
+		return AutoPriorFixed(data, R, s.Dictionary)
+	}
+	return RatePrior{Rates: s.Params.Nums("rates")}, nil
 }
 
 // SSNMFTruth is truth.json for ssnmf: the dictionary drawn with (by source and checksum) and the
@@ -149,6 +165,19 @@ func ssnmfRank0LogZ(data *tensor.Sparse, w []float64, rate, t float64) float64 {
 		logZ.add(math.Log(rate) + lgamma(t*sj+1) - (t*sj+1)*math.Log(rate+t*W))
 	}
 	return logZ.value()
+}
+
+// ssnmfRank0LogZPrior is ssnmfRank0LogZ under prior: at its fixed rate of H_D, or under the
+// hyperprior integrated over that rate in v = log λ, where the integrand, log Z at e^v plus
+// the Gamma(a, b) log density of v, is concave. Mode 0's rate governs no entry at rank 0.
+func ssnmfRank0LogZPrior(data *tensor.Sparse, w []float64, prior RatePrior, t float64) float64 {
+	if !prior.Auto() {
+		return ssnmfRank0LogZ(data, w, prior.Rates[1], t)
+	}
+	a, b := prior.Shape, prior.Rates[1]
+	return a*math.Log(b) - lgamma(a) + quad.LogIntegral(func(v float64) float64 {
+		return ssnmfRank0LogZ(data, w, math.Exp(v), t) + a*v - b*math.Exp(v)
+	})
 }
 
 // Dictionary is a fixed dictionary: a non-negative Rows × Cols matrix, row-major, one row per

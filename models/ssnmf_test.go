@@ -167,18 +167,34 @@ func TestSSNMFGradientsMatchFiniteDifferences(t *testing.T) {
 }
 
 // At rank 0 with a one-column dictionary the power posterior's mean log-likelihood f(t) =
-// d log Z(t)/dt is exact (ssnmfRank0LogZ): a long run of the Gibbs kernel, which moves H_D
-// alone and never D, must average to it near the prior and near the posterior.
+// d log Z(t)/dt is exact (ssnmfRank0LogZPrior): a long run of the Gibbs kernel, which moves H_D
+// alone and never D (and under --rate auto H_D's rate), must average to it near the prior and
+// near the posterior, at a fixed rate and under the hyperprior.
 func TestSSNMFKernelKeepsThePowerPosterior(t *testing.T) {
 	data, w := ssnmfData(t, rng.New(24), 6, 5, 1, 0, 0.5)
-	const rate = 0.5
-	m, err := ssnmfSpec(w, 6, 1, []float64{1, rate}, LogScale).Build(data, 0)
+	fixed := ssnmfSpec(w, 6, 1, []float64{1, 0.5}, LogScale)
+	auto := fixed.With("rates", Word(AutoWord))
+	for _, s := range []Spec{fixed, auto} {
+		prior, err := ssnmfPrior(data, 0, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Run(s.Params["rates"].String(), func(t *testing.T) {
+			checkSSNMFPowerPosterior(t, data, s, func(temp float64) float64 { return ssnmfRank0LogZPrior(data, w, prior, temp) })
+		})
+	}
+}
+
+// checkSSNMFPowerPosterior holds the Gibbs kernel of spec's model at rank 0 to the exact f(t)
+// of logZ at three temperatures.
+func checkSSNMFPowerPosterior(t *testing.T, data *tensor.Sparse, spec Spec, logZ func(t float64) float64) {
+	m, err := spec.Build(data, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, temp := range []float64{1.0 / 1024, 0.25, 1} {
 		h := temp / 1024
-		want := (ssnmfRank0LogZ(data, w, rate, temp+h) - ssnmfRank0LogZ(data, w, rate, temp-h)) / (2 * h)
+		want := (logZ(temp+h) - logZ(temp-h)) / (2 * h)
 		r := rng.New(24, 2)
 		theta := make([]float64, m.Dim())
 		m.SamplePrior(r, theta)
