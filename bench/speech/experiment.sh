@@ -105,7 +105,7 @@ FILENAME == ARGV[1] { ev[$1] = $3; se[$1] = $4; secs[$1] = $5; next }
 }
 END {
 	printf "%6s  %9s  %9s  %9s  %12s  %12s  %12s  %14s  %8s  %7s\n", "R^sp", "input SDR", "SDR", "SDR gain",
-		"input SI-SDR", "SI-SDR", "SI-SDR gain", "log p(X|R^sp)", "± stderr", "STI s"
+		"input SI-SDR", "SI-SDR", "SI-SDR gain", "log p(X|R^sp)", "± stderr", "race s"
 	for (i = 1; i <= k; i++) {
 		r = order[i]
 		printf "%6d  %9.2f  %9.2f  %9.2f  %12.2f  %12.2f  %12.2f  %14.1f  %8.1f  %7d\n", r, isdr[r] / n[r], sdr[r] / n[r],
