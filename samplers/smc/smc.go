@@ -64,9 +64,20 @@ type Result struct {
 	MinESS float64
 	// Stages counts the reweightings, one per stage; the particles moved once fewer.
 	Stages int
-	// Divergence names the first stage at which a weight was not a number, or the stage limit an
-	// adaptive run reached; empty when neither happened.
+	// Divergence names the first stage at which a weight was not a number, the stage limit an
+	// adaptive run reached, or what was wrong with the schedule it was given; empty when none
+	// happened.
 	Divergence string
+	// Schedule is the stages an adaptive run went through, in order (RunAdaptive), for another
+	// run to follow (AdaptiveConfig.Schedule).
+	Schedule []Stage
+}
+
+// Stage is one reweighting of a segmented path: to the point Lambda of segment Segment, from
+// the previous stage's point of that segment, or from 0 at its first.
+type Stage struct {
+	Segment int
+	Lambda  float64
 }
 
 // Run carries cfg.Particles particles along path and returns the estimate of log Z_S. All
@@ -124,6 +135,13 @@ type AdaptiveConfig struct {
 	MaxSteps []float64
 	// MaxStages bounds the stages of a run; a run that needs more fails (Result.Divergence).
 	MaxStages int
+	// Schedule, when set, is followed in place of steps chosen from the particles (CESS, MaxStep
+	// and MaxSteps are then unused): a schedule chosen from the particles that are then weighted
+	// on it biases the estimate of log Z upward, by order 1/N a stage, and one chosen by a pilot
+	// run on particles of their own (its Result.Schedule) does not. It must go through every
+	// segment in order, λ rising to 1 in each, within MaxStages stages; a run given any other
+	// fails (Result.Divergence).
+	Schedule []Stage
 }
 
 // Validate checks the configuration.
@@ -147,12 +165,19 @@ const stepPrecision = 0.01
 
 // RunAdaptive carries cfg.Particles particles along every segment of path in turn, each stage
 // going from λ to the largest λ' ≤ min(1, λ + cfg.MaxStep) whose reweighting keeps the
-// conditional ESS at cfg.CESS (NextStep), resampling when the ESS falls below cfg.ResampleBelow, and moving the particles at
-// every stage but the last. Result.Stages counts the stages; the particles moved Stages − 1 times.
-// All randomness comes from r (the schedule is a function of the particles), so a run is
-// reproduced by its stream.
+// conditional ESS at cfg.CESS (NextStep), or to the next λ of cfg.Schedule when it is set,
+// resampling when the ESS falls below cfg.ResampleBelow, and moving the particles at every stage
+// but the last. Result.Stages counts the stages; the particles moved Stages − 1 times;
+// Result.Schedule lists them. All randomness comes from r (the schedule is a function of the
+// particles), so a run is reproduced by its stream.
 func RunAdaptive(path Segmented, cfg AdaptiveConfig, r *rand.Rand) Result {
 	pop := newPopulation(path.Dim(), path.Init, cfg.Particles, r)
+	if cfg.Schedule != nil {
+		if err := checkSchedule(cfg.Schedule, path.Segments(), cfg.MaxStages); err != nil {
+			pop.fail(err.Error())
+			return pop.res
+		}
+	}
 	inc := make([]float64, pop.n)
 	normalised := make([]float64, pop.n)
 	last := path.Segments() - 1
@@ -173,19 +198,24 @@ func RunAdaptive(path Segmented, cfg AdaptiveConfig, r *rand.Rand) Result {
 				pop.fail(fmt.Sprintf("segment %d of %d at λ = %.3g: %d stages did not reach the end of the path (raise the stage limit or lower the conditional ESS target)", s+1, last+1, lambda, cfg.MaxStages))
 				return pop.res
 			}
-			lse := quad.LogSumExp(pop.logw)
-			for i, lw := range pop.logw {
-				normalised[i] = lw - lse
-			}
 			from := lambda
-			// The end of the segment, when the longest step falls short of it by rounding alone.
-			hi := from + maxStep
-			if hi > 1-1e-9*maxStep {
-				hi = 1
+			if cfg.Schedule != nil {
+				lambda = cfg.Schedule[pop.res.Stages].Lambda
+			} else {
+				lse := quad.LogSumExp(pop.logw)
+				for i, lw := range pop.logw {
+					normalised[i] = lw - lse
+				}
+				// The end of the segment, when the longest step falls short of it by rounding alone.
+				hi := from + maxStep
+				if hi > 1-1e-9*maxStep {
+					hi = 1
+				}
+				lambda = NextStep(from, hi, cfg.CESS, stepPrecision, normalised, func(to float64, out []float64) {
+					path.LogRatios(s, from, to, pop.x, out)
+				})
 			}
-			lambda = NextStep(from, hi, cfg.CESS, stepPrecision, normalised, func(to float64, out []float64) {
-				path.LogRatios(s, from, to, pop.x, out)
-			})
+			pop.res.Schedule = append(pop.res.Schedule, Stage{s, lambda})
 			path.LogRatios(s, from, lambda, pop.x, inc)
 			for i, d := range inc {
 				pop.logw[i] += d
@@ -202,6 +232,27 @@ func RunAdaptive(path Segmented, cfg AdaptiveConfig, r *rand.Rand) Result {
 		}
 	}
 	return pop.result()
+}
+
+// checkSchedule returns why sched is not a schedule RunAdaptive can follow over a path of the
+// given number of segments within maxStages stages, or nil.
+func checkSchedule(sched []Stage, segments, maxStages int) error {
+	if len(sched) > maxStages {
+		return fmt.Errorf("a schedule of %d stages exceeds the stage limit %d", len(sched), maxStages)
+	}
+	seg, lambda := 0, 0.0
+	for i, st := range sched {
+		if st.Segment != seg || !(st.Lambda > lambda && st.Lambda <= 1) {
+			return fmt.Errorf("stage %d of the schedule, segment %d at λ = %v, does not follow segment %d at λ = %v (%d segments)", i+1, st.Segment+1, st.Lambda, seg+1, lambda, segments)
+		}
+		if lambda = st.Lambda; lambda == 1 {
+			seg, lambda = seg+1, 0
+		}
+	}
+	if seg != segments {
+		return fmt.Errorf("the schedule ends in segment %d at λ = %v, not at the end of segment %d", seg+1, lambda, segments)
+	}
+	return nil
 }
 
 // NextStep returns the largest t' in (t, hi] at which reweighting a population of normalised log
