@@ -13,8 +13,9 @@ import (
 // them, until every column and every feature is in. The column moves share columnShare of
 // Budget.Stages evenly and the feature entries the rest, each step shorter where the conditional
 // ESS would fall below Budget.CESS, the steps chosen by a pilot run that the run then follows
-// (piloted); the particles move as in SMC1, mode jump included. The first feature is the one of largest power and each next one
-// the remaining feature whose magnitude is closest to the last one's.
+// (piloted); the particles move as in SMC1, mode jump included. The first feature is the one of
+// largest power and each next one the remaining feature whose magnitude is closest to the last
+// one's.
 //
 // The paper alternates a column and a feature until the columns run out, so every column moves
 // while at most K features are in, where the masked posterior is broad and its mass shifts
