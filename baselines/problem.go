@@ -124,7 +124,7 @@ func Rates(model models.Spec) ([]float64, error) {
 
 // errAuto is the error of a method that takes fixed rates only.
 func errAuto(method string) error {
-	return fmt.Errorf("%s takes fixed prior rates, not --rate %s", method, models.AutoWord)
+	return fmt.Errorf("%s takes fixed prior rates: give --rate R (the default, --rate %s, samples them)", method, models.AutoWord)
 }
 
 // ForModel is NewProblem with the prior rates of model, one of ChibAISModels, and its dictionary

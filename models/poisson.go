@@ -46,15 +46,9 @@ func ParseParam(s string) (Param, error) {
 	return 0, fmt.Errorf("unknown parameterisation %q (log or direct)", s)
 }
 
-// defaultRate is the exponential-prior rate of every factor when none is given: the rate the
-// embedded default dataset was drawn with (factor entries of prior mean 1/0.3 ≈ 3.3), so that
-// stirank select run with no flags at all answers for the model that made its data. Real data
-// need a rate matched to their scale; docs/runners.md says how to choose one.
-const defaultRate = 0.3
-
 // ratesHyper is the exponential prior rate of every factor, with the given default.
-func ratesHyper(def float64, eachHelp string) Hyper {
-	return Hyper{Name: "rates", Kind: PerMode, Positive: true, Auto: true, Default: Num(def),
+func ratesHyper(def Value, eachHelp string) Hyper {
+	return Hyper{Name: "rates", Kind: PerMode, Positive: true, Auto: true, Default: def,
 		Help: "per-factor rates a,b[,c] (instead of --rate), or " + AutoWord, Each: "rate", EachHelp: eachHelp}
 }
 
@@ -65,7 +59,9 @@ func poissonInfo(name string, order int, summary string) Info {
 		Name: name, Summary: summary, Order: order,
 		Domain: Counts, UnstoredZero: true, Factored: true, Gibbs: true,
 		Hypers: []Hyper{
-			ratesHyper(defaultRate, "rate of the exponential prior of every factor: prior mean 1/rate, so match it to the scale of the data, e.g. (R/mean cell value)^(1/order), or "+AutoWord+": a Gamma hyperprior on each factor's rate, centred on that scale, sampled with the factors (docs/prior.md); the default is the rate the embedded default data were drawn with"),
+			// Under auto the data set the factors' scale: a fixed rate off by ten chose the wrong
+			// rank on most generated sets, auto on none (docs/prior.md).
+			ratesHyper(Word(AutoWord), AutoWord+" (the default): a Gamma hyperprior on each factor's rate, centred on the data's scale and sampled with the factors (docs/prior.md); or a fixed rate of the exponential prior of every factor, prior mean 1/rate, which must match the scale of the data, e.g. (R/mean cell value)^(1/order)"),
 			{Name: "param", Kind: Choice, Choices: []string{LogScale.String(), Direct.String()}, Default: Word(LogScale.String()),
 				Help: "space the factors are sampled in: " + LogScale.String() + " or " + Direct.String(), Sampling: true},
 		},
@@ -82,7 +78,7 @@ func poissonInfo(name string, order int, summary string) Info {
 		},
 		// Generated data have unit-scale factors unless told otherwise.
 		Generate: &Generator{Hypers: []Hyper{
-			ratesHyper(1, "rate of the exponential prior of every factor, or "+AutoWord+": each factor's rate drawn first from Gamma(1, 1), mean 1"),
+			ratesHyper(Num(1), "rate of the exponential prior of every factor, or "+AutoWord+": each factor's rate drawn first from Gamma(1, 1), mean 1"),
 			{Name: "row-shape", Kind: Real, NonNegative: true, Default: Num(0),
 				Help: "heavy-tailed row activity: every row of every factor is scaled by its own s ~ Gamma(shape k, rate k), mean 1; with k of 0.2–0.5 the busiest 10% of rows hold 50–70% of the counts (about 20% without), as in wall-post or user-item data (0: off)"},
 		}, Draw: drawPoisson},

@@ -29,7 +29,7 @@ func init() {
 	info.Dictionary, info.ZeroRank = true, true
 	// The baselines enumerate allocations over free components only.
 	info.ExpPoissonRates = nil
-	gen := ratesHyper(1, "rate of the exponential prior of W, H_D and H")
+	gen := ratesHyper(Num(1), "rate of the exponential prior of W, H_D and H")
 	gen.Auto = false
 	info.Generate = &Generator{Hypers: []Hyper{gen}, Draw: drawSSNMF}
 	info.Build = func(data *tensor.Sparse, R int, s Spec) (Model, error) {

@@ -85,7 +85,9 @@ var workloads = []workload{
 		target{wall: 5 * time.Minute, rank1: true}},
 	{"fb", []string{"--data", "DIR/fb", "--model", "cp", "--rate", "220", "--ranks", "1-11"}, []string{"fb"}, 5,
 		target{wall: 10 * time.Minute, rssKB: 4 << 20, cpuWall: 1.7, rank1: true}},
-	{"ssnmf", []string{"--model", "ssnmf", "--data", "DIR/mix291", "--dict", "DIR/W64", "--ranks", "1-6"}, []string{"mix291", "W64"}, 0,
+	// ssnmf at --rate 0.3, the default when its target was set; under auto it decides a closer
+	// question (docs/prior.md).
+	{"ssnmf", []string{"--model", "ssnmf", "--data", "DIR/mix291", "--dict", "DIR/W64", "--ranks", "1-6", "--rate", "0.3"}, []string{"mix291", "W64"}, 0,
 		target{wall: 60 * time.Second}},
 }
 

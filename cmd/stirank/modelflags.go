@@ -111,7 +111,7 @@ func addModelFlags(fs *flag.FlagSet, infos []*models.Info, hypers func(*models.I
 			switch {
 			case h.Each != "" && h.Auto:
 				x := first(def.Nums)
-				v := &numOrAuto{x: &x}
+				v := &numOrAuto{x: &x, auto: def.Word == models.AutoWord}
 				fs.Var(v, h.Each, prefix+h.EachHelp+note)
 				mf.nums[h.Each], mf.autos[h.Each] = &x, v
 			case h.Each != "":

@@ -37,6 +37,31 @@ func reanalyzeTwice(t *testing.T) (state string, args []string) {
 	return state, args
 }
 
+// TestReanalyzeResumesUnderTheDefaultPrior re-analyses a grown tensor under --rate auto, whose
+// chain states end with the factors' log rates: the second run must resume them warm.
+func TestReanalyzeResumesUnderTheDefaultPrior(t *testing.T) {
+	files := growingCP(t, []int{8, 10, 12}, 2, 3)
+	data := filepath.Join(t.TempDir(), "data")
+	state := filepath.Join(t.TempDir(), "state")
+	args := append([]string{"reanalyze", "--data", data, "--state", state, "--ranks", "2-3"}, cheap...)
+	selectOK(t, "import", "--in", files[0], "--out", data)
+	selectOK(t, args...)
+	selectOK(t, "append", "--data", data, "--in", files[1])
+	selectOK(t, args...)
+	if res := readResult(t, filepath.Join(state, "latest")); !res.Prior.Auto("rates") {
+		t.Errorf("latest run's prior %v, want %s", res.Prior, models.AutoWord)
+	}
+	warm := 0
+	for _, r := range history(t, state) {
+		if r.DatasetVersion == 2 && r.WarmStart {
+			warm++
+		}
+	}
+	if warm == 0 {
+		t.Error("no rank resumed warm from the first run's states")
+	}
+}
+
 // growingCP is a CP tensor of known rank 3 and the CSV files of its increments: the cells of
 // equal slabs along the third mode, in order.
 func growingCP(t *testing.T, shape []int, increments int, seed uint64) []string {

@@ -15,6 +15,10 @@ import (
 // purpose: run `go test ./cmd/stirank -run TestRegression -update-regression` and say why in the commit.
 var updateRegression = flag.Bool("update-regression", false, "rewrite the stored outputs of TestRegression")
 
+// drawnRate is the prior rate the embedded datasets were drawn with: the cases that give it guard
+// the fixed-rate paths, select-default the default prior (--rate auto).
+const drawnRate = "0.3"
+
 // regressionCases are command lines whose evidence numbers are stored under testdata/regression:
 // every model, every kernel, the parts and subsample schedules, Chib and AIS, on the embedded and
 // generated datasets, at budgets small enough for the unit suite.
@@ -25,22 +29,22 @@ var regressionCases = []struct {
 	{"select-default", []string{"select", "--ranks", "2-4"}},
 	{"select-gauss", []string{"select", "--data", "embedded:gauss5000r5", "--ranks", "4-6"}},
 	{"select-cp-blocks", append([]string{"select", "--data", "embedded:cp10x15x20r3", "--rate", "0.5", "--ranks", "2-3", "--blocks", "2"}, cheap...)},
-	{"select-nmf-subsample", append([]string{"select", "--data", "embedded:nmf30x20r3", "--ranks", "2-3", "--subsample", "100"}, cheap...)},
+	{"select-nmf-subsample", append([]string{"select", "--rate", drawnRate, "--data", "embedded:nmf30x20r3", "--ranks", "2-3", "--subsample", "100"}, cheap...)},
 	{"select-gauss-mala", append([]string{"select", "--data", "embedded:gauss5000r5", "--ranks", "5", "--sampler", "mala", "--subsample", "0"}, cheap...)},
-	{"select-sgld", append([]string{"select", "--ranks", "3", "--sampler", "sgld", "--step", "0.0005"}, cheap...)},
-	{"select-psgld", append([]string{"select", "--ranks", "3", "--sampler", "psgld", "--step", "0.0001"}, cheap...)},
-	{"select-rsgld", append([]string{"select", "--ranks", "3", "--sampler", "rsgld"}, cheap...)},
-	{"select-sghmc", append([]string{"select", "--ranks", "3", "--sampler", "sghmc", "--step", "0.0005"}, cheap...)},
-	{"select-sgnht", append([]string{"select", "--ranks", "3", "--sampler", "sgnht", "--step", "0.0005"}, cheap...)},
-	{"select-sghmc-em", append([]string{"select", "--ranks", "3", "--sampler", "sghmc-em", "--step", "0.0005"}, cheap...)},
-	{"select-sgnht-em", append([]string{"select", "--ranks", "3", "--sampler", "sgnht-em", "--step", "0.0005"}, cheap...)},
-	{"select-sgnphmc", append([]string{"select", "--ranks", "3", "--sampler", "sgnphmc", "--step", "0.0005"}, cheap...)},
-	{"select-sgnphmc-em", append([]string{"select", "--ranks", "3", "--sampler", "sgnphmc-em", "--step", "0.0005"}, cheap...)},
-	{"chib-nmf", append([]string{"chib", "--data", "embedded:nmf30x20r3", "--ranks", "2-3"}, cheapChib...)},
+	{"select-sgld", append([]string{"select", "--rate", drawnRate, "--ranks", "3", "--sampler", "sgld", "--step", "0.0005"}, cheap...)},
+	{"select-psgld", append([]string{"select", "--rate", drawnRate, "--ranks", "3", "--sampler", "psgld", "--step", "0.0001"}, cheap...)},
+	{"select-rsgld", append([]string{"select", "--rate", drawnRate, "--ranks", "3", "--sampler", "rsgld"}, cheap...)},
+	{"select-sghmc", append([]string{"select", "--rate", drawnRate, "--ranks", "3", "--sampler", "sghmc", "--step", "0.0005"}, cheap...)},
+	{"select-sgnht", append([]string{"select", "--rate", drawnRate, "--ranks", "3", "--sampler", "sgnht", "--step", "0.0005"}, cheap...)},
+	{"select-sghmc-em", append([]string{"select", "--rate", drawnRate, "--ranks", "3", "--sampler", "sghmc-em", "--step", "0.0005"}, cheap...)},
+	{"select-sgnht-em", append([]string{"select", "--rate", drawnRate, "--ranks", "3", "--sampler", "sgnht-em", "--step", "0.0005"}, cheap...)},
+	{"select-sgnphmc", append([]string{"select", "--rate", drawnRate, "--ranks", "3", "--sampler", "sgnphmc", "--step", "0.0005"}, cheap...)},
+	{"select-sgnphmc-em", append([]string{"select", "--rate", drawnRate, "--ranks", "3", "--sampler", "sgnphmc-em", "--step", "0.0005"}, cheap...)},
+	{"chib-nmf", append([]string{"chib", "--rate", drawnRate, "--data", "embedded:nmf30x20r3", "--ranks", "2-3"}, cheapChib...)},
 	{"ais-cp", append([]string{"ais", "--data", "embedded:cp10x15x20r3", "--rate", "0.5", "--ranks", "2", "--replicas", "2"}, cheapAIS...)},
-	{"ais-reference", append([]string{"ais", "--data", "embedded:nmf30x20r3", "--ranks", "3", "--replicas", "2", "--reference-burnin", "100", "--reference-sweeps", "100"}, cheapAIS...)},
-	{"select-reference", []string{"select", "--reference", "--ranks", "2-3", "--temperatures", "6", "--steps", "60", "--burnin", "20"}},
-	{"select-anneal", []string{"select", "--anneal", "--ranks", "2", "--particles", "16", "--steps", "40"}},
+	{"ais-reference", append([]string{"ais", "--rate", drawnRate, "--data", "embedded:nmf30x20r3", "--ranks", "3", "--replicas", "2", "--reference-burnin", "100", "--reference-sweeps", "100"}, cheapAIS...)},
+	{"select-reference", []string{"select", "--rate", drawnRate, "--reference", "--ranks", "2-3", "--temperatures", "6", "--steps", "60", "--burnin", "20"}},
+	{"select-anneal", []string{"select", "--rate", drawnRate, "--anneal", "--ranks", "2", "--particles", "16", "--steps", "40"}},
 }
 
 // regressionNumbers is what TestRegression compares: every number of evidence.json that the

@@ -36,7 +36,7 @@ func withoutCommand(t *testing.T, file string) []byte {
 // the command line.
 func TestReport(t *testing.T) {
 	dir := t.TempDir()
-	args := append([]string{"select", "--ranks", "2-3"}, cheap...)
+	args := append([]string{"select", "--rate", drawnRate, "--ranks", "2-3"}, cheap...)
 	with, without := filepath.Join(dir, "with"), filepath.Join(dir, "without")
 	if stdout := selectOK(t, append(args, "--out", with)...); !verdictIs(stdout, 3) {
 		t.Errorf("stdout:\n%s", stdout)

@@ -223,7 +223,7 @@ var selectUser = []userFlag{
 }
 
 var (
-	rateUser   = userFlag{"rate", "R", "prior rate of every factor of nmf, ssnmf, cp: prior mean 1/rate (README: Choosing the prior)"}
+	rateUser   = userFlag{"rate", "R", "prior of every factor of nmf, ssnmf, cp: auto, a hyperprior on the data's scale, or a fixed rate R, prior mean 1/R (README: Choosing the prior)"}
 	budgetUser = userFlag{"budget", "N", "when the choice is not settled, a rank may run up to N times its records (a power of two)"}
 	timeUser   = userFlag{"time", "D", fmt.Sprintf("size the first round to about a quarter of D (such as 10m or 1h30m), start no round that would not end within D and say which ranks are unresolved; a rank may then reach %d times its records unless --budget is given", timedBudget)}
 	chainsUser = userFlag{"chains", "N", "replicas per rank and temperature, whose spread sets the error bars: more narrow a close choice's"}
@@ -516,6 +516,9 @@ func prepareSelection(ctx context.Context, f *selectFlags, set map[string]bool) 
 	}
 	if err := checkRaceFlags(f, set, est, es.Name); err != nil {
 		return nil, err
+	}
+	if f.reference && spec.Params.Auto("rates") {
+		return nil, usagef("--reference fits its reference at fixed prior rates: give --rate R (the default, %s, samples them)", models.AutoWord)
 	}
 	work := transforms.Work{Source: src, Model: spec, Estimator: es}
 	j := &selection{work: work, est: est, meta: meta, ladderSpec: ladderSpec, data: data, nnz: meta.Cells}

@@ -432,6 +432,7 @@ func TestSelectBadInput(t *testing.T) {
 		{"start and descent", 2, []string{"--start", "modes", "--descent", "5"}, "not both"},
 		{"descent start on gauss", 2, []string{"--data", gauss, "--start", "descent"}, `start stage "descent"`},
 		{"start with reference", 2, []string{"--reference", "--start", "prior"}, "--start"},
+		{"reference under auto", 2, []string{"--reference"}, "give --rate R"},
 		{"reference with SG-MCMC", 2, []string{"--reference", "--sampler", "lmsgld"}, "--reference"},
 		{"subsample and blocks", 2, []string{"--subsample", "10", "--blocks", "2"}, "--subsample"},
 		{"blocks on gauss", 2, []string{"--data", gauss, "--blocks", "2"}, "--blocks"},
@@ -526,7 +527,15 @@ func TestSelectExact(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := readResult(t, out)
-	exact, err := models.Rank1LogEvidence(ds.Tensor, r.Prior.Nums("rates"))
+	// The exact value under the run's prior, the default hyperprior's.
+	if !r.Prior.Auto("rates") {
+		t.Errorf("prior %v, want the default %s", r.Prior, models.AutoWord)
+	}
+	info, err := models.Lookup(r.Model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exact, err := info.Exact(ds.Tensor, 1, models.Spec{Name: r.Model, Params: r.Prior})
 	if err != nil {
 		t.Fatal(err)
 	}

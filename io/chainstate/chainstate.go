@@ -2,8 +2,10 @@
 // a later run on grown data can resume the chain (stirank reanalyze). One file per chain, one row
 // per parameter:
 //
-//	factor INT32   the data mode the factor belongs to (0 for models without factors)
-//	row    INT32   the factor's row: the index along that mode (the parameter's index otherwise)
+//	factor INT32   the data mode the factor belongs to (0 for models without factors; one past
+//	               the last mode for the log rates a hyperprior adds after the factors)
+//	row    INT32   the factor's row: the index along that mode (the parameter's index otherwise,
+//	               the mode of a log rate)
 //	col    INT32   the component, 0 … rank−1 (0 for models without factors)
 //	value  DOUBLE  the parameter in the model's sampling parameterisation (log factors for the
 //	               default Poisson parameterisation)
@@ -48,7 +50,8 @@ type layout struct {
 }
 
 // check verifies that the factors tile the parameters: one after the other, each with at least
-// rank columns (more where a model adds fixed components' activations, as ssnmf's H).
+// rank columns (more where a model adds fixed components' activations, as ssnmf's H), followed by
+// nothing or by one log rate per factor (a hyperprior's, --rate auto).
 func (l layout) check() error {
 	if l.Factors == nil {
 		return nil
@@ -60,10 +63,19 @@ func (l layout) check() error {
 		}
 		next += f.Rows * f.Cols
 	}
-	if next != l.Params {
-		return fmt.Errorf("the factors hold %d parameters, the state %d: the layout does not fit", next, l.Params)
+	if l.Params != next && l.Params != next+len(l.Factors) {
+		return fmt.Errorf("the factors hold %d parameters, the state %d: the layout does not fit (after the factors a state holds nothing or one rate per factor)", next, l.Params)
 	}
 	return nil
+}
+
+// rates is the number of log rates the state holds after its factors.
+func (l layout) rates() int {
+	next := 0
+	for _, f := range l.Factors {
+		next += f.Rows * f.Cols
+	}
+	return l.Params - next
 }
 
 type row struct {
@@ -108,6 +120,12 @@ func Write(ctx context.Context, path string, s *models.State) error {
 	for k, f := range s.Factors {
 		for i := range f.Rows * f.Cols {
 			rows[f.Offset+i] = row{Factor: int32(k), Row: int32(i / f.Cols), Col: int32(i % f.Cols), Value: s.Theta[f.Offset+i]}
+		}
+	}
+	if s.Factors != nil {
+		for k := range l.rates() {
+			i := len(s.Theta) - l.rates() + k
+			rows[i] = row{Factor: int32(len(s.Factors)), Row: int32(k), Value: s.Theta[i]}
 		}
 	}
 	var buf bytes.Buffer
@@ -224,13 +242,19 @@ func Read(ctx context.Context, path string) (*models.State, error) {
 	seen := make([]bool, l.Params)
 	for n, r := range rows {
 		i := int(r.Row)
-		if l.Factors != nil {
+		switch {
+		case l.Factors != nil && int(r.Factor) == len(l.Factors):
+			if r.Col != 0 || r.Row < 0 || int(r.Row) >= l.rates() {
+				return nil, fmt.Errorf("%s row %d: log rate (row %d, col %d) outside the layout", path, n, r.Row, r.Col)
+			}
+			i = l.Params - l.rates() + i
+		case l.Factors != nil:
 			if r.Factor < 0 || int(r.Factor) >= len(l.Factors) || r.Col < 0 || int(r.Col) >= l.Factors[r.Factor].Cols || r.Row < 0 || int(r.Row) >= l.Factors[r.Factor].Rows {
 				return nil, fmt.Errorf("%s row %d: parameter (factor %d, row %d, col %d) outside the layout", path, n, r.Factor, r.Row, r.Col)
 			}
 			f := l.Factors[r.Factor]
 			i = f.Offset + i*f.Cols + int(r.Col)
-		} else if r.Factor != 0 || r.Col != 0 || i < 0 || i >= l.Params {
+		case r.Factor != 0 || r.Col != 0 || i < 0 || i >= l.Params:
 			return nil, fmt.Errorf("%s row %d: parameter (factor %d, row %d, col %d) outside the layout", path, n, r.Factor, r.Row, r.Col)
 		}
 		if seen[i] {

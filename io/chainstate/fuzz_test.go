@@ -18,7 +18,7 @@ import (
 func FuzzRead(f *testing.F) {
 	dir := f.TempDir()
 	path := Path(dir, Chain{Rank: 2})
-	if err := Write(context.Background(), path, finalState(f)); err != nil {
+	if err := Write(context.Background(), path, finalState(f, true)); err != nil {
 		f.Fatal(err)
 	}
 	good, err := os.ReadFile(path)
