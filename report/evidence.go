@@ -106,6 +106,12 @@ func diagnosticsTable(r pipelines.Result, timing pipelines.Timing) *Table {
 	if allowed {
 		t.Head = append(t.Head, "± start")
 	}
+	// Under a hyperprior (--rate auto) the posterior of every rank's prior rates, as select prints
+	// the chosen rank's.
+	rated := slices.ContainsFunc(r.Ranks, func(rr pipelines.RankResult) bool { return len(rr.Rates) > 0 })
+	if rated {
+		t.Head = append(t.Head, "prior rates at t = 1 (by mode; product)")
+	}
 	timed := len(timing.Ranks) > 0
 	if timed {
 		t.Head = append(t.Head, "tasks", "wall s", "CPU s")
@@ -125,6 +131,9 @@ func diagnosticsTable(r pipelines.Result, timing pipelines.Timing) *Table {
 			}
 			cells = append(cells, start)
 		}
+		if rated {
+			cells = append(cells, ratesCell(rr))
+		}
 		if timed {
 			if rt, ok := timing.Rank(rr.Rank); ok {
 				cells = append(cells, strconv.Itoa(rt.Tasks), num(rt.Seconds, 1), num(rt.CPUSeconds, 1))
@@ -139,6 +148,19 @@ func diagnosticsTable(r pipelines.Result, timing pipelines.Timing) *Table {
 		t.Rows = append(t.Rows, row)
 	}
 	return t
+}
+
+// ratesCell is the posterior of the rank's prior rates, "2.31 ± 0.12, 4.05 ± 0.30; 9.35 ± 0.41",
+// or a dash where its chains recorded none.
+func ratesCell(rr pipelines.RankResult) string {
+	if len(rr.Rates) == 0 || rr.RateProduct == nil {
+		return "–"
+	}
+	parts := make([]string, len(rr.Rates))
+	for k, p := range rr.Rates {
+		parts[k] = p.String()
+	}
+	return strings.Join(parts, ", ") + "; " + rr.RateProduct.String()
 }
 
 // num formats v with prec decimals, and NaN (no estimate) as a dash.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"encoding/xml"
+	"fmt"
 	"io"
 	"math"
 	"os"
@@ -78,15 +79,7 @@ func build(name string, r pipelines.Result) Report {
 // timing.json, a dash for a rank it lacks, and no time columns without one.
 func TestTimingColumns(t *testing.T) {
 	r := stored(t)["select-default"]
-	diagnostics := func(rep Report) *Table {
-		for _, s := range rep.Sections {
-			if s.Title == "Diagnostics" {
-				return s.Table
-			}
-		}
-		t.Fatal("no diagnostics table")
-		return nil
-	}
+	diagnostics := func(rep Report) *Table { return diagnosticsOf(t, rep) }
 	tab := diagnostics(Evidence(r, nil, timing(r)))
 	n := len(tab.Head)
 	if !slices.Equal(tab.Head[n-3:], []string{"tasks", "wall s", "CPU s"}) {
@@ -107,6 +100,43 @@ func TestTimingColumns(t *testing.T) {
 	if i := slices.Index(tab.Head, "± start"); i < 0 || tab.Rows[0].Cells[i] != "75" {
 		t.Errorf("start allowance: head %v, first row %v", tab.Head, tab.Rows[0].Cells)
 	}
+}
+
+// TestRatesColumn: under the default hyperprior (select-default) the diagnostics show every
+// rank's posterior prior rates as select prints the chosen rank's; at fixed rates there is no
+// such column.
+func TestRatesColumn(t *testing.T) {
+	const head = "prior rates at t = 1 (by mode; product)"
+	r := stored(t)["select-default"]
+	tab := diagnosticsOf(t, Evidence(r, nil, pipelines.Timing{}))
+	i := slices.Index(tab.Head, head)
+	if i < 0 {
+		t.Fatalf("head %v", tab.Head)
+	}
+	for k, rr := range r.Ranks {
+		if len(rr.Rates) != 2 || rr.RateProduct == nil {
+			t.Fatalf("rank %d: rates %v, product %v", rr.Rank, rr.Rates, rr.RateProduct)
+		}
+		want := fmt.Sprintf("%s, %s; %s", rr.Rates[0], rr.Rates[1], rr.RateProduct)
+		if got := tab.Rows[k].Cells[i]; got != want {
+			t.Errorf("rank %d: rates cell %q, want %q", rr.Rank, got, want)
+		}
+	}
+	if h := diagnosticsOf(t, Evidence(stored(t)["select-sgld"], nil, pipelines.Timing{})).Head; slices.Contains(h, head) {
+		t.Errorf("a rates column at fixed rates: %v", h)
+	}
+}
+
+// diagnosticsOf is the report's diagnostics table.
+func diagnosticsOf(t *testing.T, rep Report) *Table {
+	t.Helper()
+	for _, s := range rep.Sections {
+		if s.Title == "Diagnostics" {
+			return s.Table
+		}
+	}
+	t.Fatal("no diagnostics table")
+	return nil
 }
 
 // TestDeterministic writes the report of every stored result twice and wants the same files
