@@ -6,9 +6,9 @@
 // speech dictionary W^sp fixed and the activations H^sp, the noise dictionary W^no (of a small
 // rank) and its activations H^no fitted by EM (package klnmf), H^no held constant over runs of
 // frames and the noise columns started from the quietest frames. Rows below a low cut are left
-// out of the fit and masked to zero. The speech estimate is the mixture's complex STFT times the Wiener-style mask
-// M = W^sp H^sp / (W^sp H^sp + W^no H^no), inverted by overlap-add (spectrogram.ISTFT). The mask
-// keeps the mixture's phase.
+// out of the fit and masked to zero. The speech estimate is the mixture's complex STFT times the
+// Wiener-style mask M = W^sp H^sp / (W^sp H^sp + W^no H^no), inverted by overlap-add
+// (spectrogram.ISTFT). The mask keeps the mixture's phase.
 package speech
 
 import (
