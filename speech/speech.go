@@ -5,12 +5,14 @@
 // The magnitude spectrogram X of the mixture is modelled as X ≈ W^sp H^sp + W^no H^no, with the
 // speech dictionary W^sp fixed and the activations H^sp, the noise dictionary W^no (of a small
 // rank) and its activations H^no fitted by EM (package klnmf), H^no held constant over runs of
-// frames. The speech estimate is the mixture's complex STFT times the Wiener-style mask
-// M = W^sp H^sp / (W^sp H^sp + W^no H^no), inverted by overlap-add (spectrogram.ISTFT). The mask
-// keeps the mixture's phase.
+// frames and the noise columns started from the quietest frames. Rows below a low cut are left
+// out of the fit and masked to zero. The speech estimate is the mixture's complex STFT times the
+// Wiener-style mask M = W^sp H^sp / (W^sp H^sp + W^no H^no), inverted by overlap-add
+// (spectrogram.ISTFT). The mask keeps the mixture's phase.
 package speech
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -27,6 +29,14 @@ import (
 // voices the dictionary has not heard.
 const DefaultNoiseHold = 0.5
 
+// DefaultLowCut is stirank enhance's low cut in Hz: below the lowest pitch of a voice, where a
+// dictionary row models only its recordings' offset and rumble (a common speech high-pass).
+const DefaultLowCut = 80
+
+// DefaultNoiseStart is stirank enhance's fraction of quietest frames the noise starts from: a
+// tenth, fewer than the pauses of read speech.
+const DefaultNoiseStart = 0.1
+
 // Options configures Enhance.
 type Options struct {
 	// Params is the analysis the dictionary was trained with.
@@ -40,6 +50,16 @@ type Options struct {
 	// constant (klnmf.Options.Hold): noise that changes slower than speech cannot then take
 	// over the speech that the dictionary explains poorly, as a voice it was not trained on.
 	NoiseHold int
+	// LowCut is the number of lowest frequency rows taken to hold no speech: they are left out
+	// of the fit and masked to zero, since below the lowest voice pitch a dictionary row models
+	// only the training recordings' offset and rumble, and a speech atom there absorbs the
+	// low-frequency noise (pink noise, mains hum) frame by frame, which no held noise can.
+	LowCut int
+	// NoiseStart, when above 0, is the fraction of the mixture's frames, the quietest, whose
+	// mean spectrum every noise column starts from (0: a random start): the frames between
+	// words hold noise alone, and EM keeps much of the split it starts from, so noise columns
+	// started at random leave the speech columns to explain the noise.
+	NoiseStart float64
 	// Iters, Tol, Seed and Progress are klnmf.Options'.
 	Iters    int
 	Tol      float64
@@ -70,18 +90,36 @@ func Enhance(mixture []float64, o Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	x := Magnitudes(spec, p.Scale)
-	if x.Sum() == 0 {
-		return nil, errors.New("the mixture is silent")
+	F, cut := p.Bins(), o.LowCut
+	if cut < 0 || cut >= F {
+		return nil, fmt.Errorf("low cut of %d rows outside [0, %d)", cut, F)
 	}
-	fit, err := klnmf.Fit(x, klnmf.Options{Rank: o.NoiseRank, Fixed: o.Dict, FixedCols: o.DictCols,
-		Hold: o.NoiseHold, Iters: o.Iters, Tol: o.Tol, Seed: o.Seed, Progress: o.Progress})
+	bands := make([][]complex128, len(spec))
+	for f, coeffs := range spec {
+		bands[f] = coeffs[cut:]
+	}
+	x := Magnitudes(bands, p.Scale)
+	if x.Sum() == 0 {
+		return nil, errors.New("the mixture is silent above the low cut")
+	}
+	if !(o.NoiseStart >= 0 && o.NoiseStart <= 1) {
+		return nil, fmt.Errorf("noise start %v outside [0, 1]", o.NoiseStart)
+	}
+	var start []float64
+	if o.NoiseStart > 0 && o.NoiseRank > 0 {
+		start = quietSpectrum(bands, p.Scale, o.NoiseStart, o.NoiseRank)
+	}
+	fit, err := klnmf.Fit(x, klnmf.Options{Rank: o.NoiseRank, Fixed: o.Dict[cut*o.DictCols:], FixedCols: o.DictCols,
+		Start: start, Hold: o.NoiseHold, Iters: o.Iters, Tol: o.Tol, Seed: o.Seed, Progress: o.Progress})
 	if err != nil {
 		return nil, err
 	}
 	K, N := fit.K, fit.N
 	for f, coeffs := range spec {
-		for k := range coeffs {
+		for k := range coeffs[:cut] {
+			coeffs[k] = 0
+		}
+		for k := range bands[f] {
 			sp, all := 0.0, 0.0
 			for r := range K {
 				v := fit.W[k*K+r] * fit.H[r*N+f]
@@ -94,7 +132,7 @@ func Enhance(mixture []float64, o Options) (*Result, error) {
 			if all > 0 {
 				mask = sp / all
 			}
-			coeffs[k] *= complex(mask, 0)
+			bands[f][k] *= complex(mask, 0)
 		}
 	}
 	speech, err := spectrogram.ISTFT(spec, p, len(padded))
@@ -102,6 +140,46 @@ func Enhance(mixture []float64, o Options) (*Result, error) {
 		return nil, err
 	}
 	return &Result{Speech: speech[:len(mixture)], Fit: fit}, nil
+}
+
+// quietSpectrum returns the mean scaled magnitude spectrum of the given fraction of the frames
+// of spec, the quietest (by their summed magnitude, silent frames left out; at least one frame),
+// repeated in each of rank columns as a bins × rank block. An entry is at least a thousandth of
+// the spectrum's mean, since EM never moves a zero start.
+func quietSpectrum(spec [][]complex128, scale, fraction float64, rank int) []float64 {
+	type frame struct {
+		i   int
+		sum float64
+	}
+	var frames []frame
+	for i, coeffs := range spec {
+		sum := 0.0
+		for _, c := range coeffs {
+			sum += cmplx.Abs(c)
+		}
+		if sum > 0 {
+			frames = append(frames, frame{i, sum})
+		}
+	}
+	slices.SortFunc(frames, func(a, b frame) int { return cmp.Compare(a.sum, b.sum) })
+	frames = frames[:max(1, int(fraction*float64(len(frames))))]
+	bins := len(spec[0])
+	mean := make([]float64, bins)
+	total := 0.0
+	for _, fr := range frames {
+		for k, c := range spec[fr.i] {
+			v := scale * cmplx.Abs(c) / float64(len(frames))
+			mean[k] += v
+			total += v
+		}
+	}
+	start := make([]float64, bins*rank)
+	for k, v := range mean {
+		for r := range rank {
+			start[k*rank+r] = max(v, total/float64(bins)/1000)
+		}
+	}
+	return start
 }
 
 // Magnitudes returns scale·|X| of a complex spectrogram (frames of bins) as a bins × frames

@@ -33,6 +33,8 @@ func runEnhance(ctx context.Context, args []string, stdout io.Writer) error {
 	ref := fs.String("reference", "", "the clean speech, a WAV file of the input's length: print SDR and SI-SDR")
 	noiseRank := fs.Int("noise-rank", 5, "columns of the noise dictionary fitted to the mixture")
 	noiseHold := fs.Float64("noise-hold", speech.DefaultNoiseHold, "seconds over which the noise activations are held constant (0: every frame free)")
+	lowCut := fs.Float64("low-cut", speech.DefaultLowCut, "Hz below which the mask removes everything, as no voice has its pitch there (0: none)")
+	noiseStart := fs.Float64("noise-start", speech.DefaultNoiseStart, "fraction of the frames, the quietest, whose mean spectrum the noise columns start from (0: a random start)")
 	em := addEMFlags(fs, 200)
 	windowLen := fs.Int("window", spectrogram.DefaultWindow, "samples per STFT frame (Hamming window); must be the dictionary's")
 	overlap := fs.Float64("overlap", spectrogram.DefaultOverlap, "fraction of a window that consecutive frames share, in [0, 1); must give the dictionary's hop")
@@ -48,6 +50,10 @@ func runEnhance(ctx context.Context, args []string, stdout io.Writer) error {
 		return usagef("--noise-rank %d must not be negative", *noiseRank)
 	case !(*noiseHold >= 0) || math.IsInf(*noiseHold, 0):
 		return usagef("--noise-hold %v must be a non-negative number of seconds", *noiseHold)
+	case !(*lowCut >= 0) || math.IsInf(*lowCut, 0):
+		return usagef("--low-cut %v must be a non-negative frequency in Hz", *lowCut)
+	case !(*noiseStart >= 0 && *noiseStart <= 1):
+		return usagef("--noise-start %v must be a fraction in [0, 1]", *noiseStart)
 	}
 	if err := em.check(); err != nil {
 		return err
@@ -83,9 +89,14 @@ func runEnhance(ctx context.Context, args []string, stdout io.Writer) error {
 			return fmt.Errorf("%s: %d samples at %d Hz, but %s has %d at %d Hz", *ref, len(clean.Samples), clean.SampleRate, *in, len(mix.Samples), mix.SampleRate)
 		}
 	}
+	// The rows below the cut are those of frequency k·rate/window < --low-cut.
+	cut := int(math.Ceil(*lowCut * float64(p.Window) / float64(mix.SampleRate)))
+	if cut >= F {
+		return usagef("--low-cut %v Hz leaves no frequency row at %d Hz", *lowCut, mix.SampleRate)
+	}
 	start := time.Now()
 	r, err := speech.Enhance(mix.Samples, speech.Options{Params: p, Dict: dict, DictCols: K, NoiseRank: *noiseRank,
-		NoiseHold: int(math.Round(*noiseHold * float64(mix.SampleRate) / float64(p.Hop))), Iters: *em.iters, Tol: *em.tol, Seed: *em.seed, Progress: fitProgress("enhance")})
+		LowCut: cut, NoiseStart: *noiseStart, NoiseHold: int(math.Round(*noiseHold * float64(mix.SampleRate) / float64(p.Hop))), Iters: *em.iters, Tol: *em.tol, Seed: *em.seed, Progress: fitProgress("enhance")})
 	if err != nil {
 		return fmt.Errorf("%s: %v", *in, err)
 	}
@@ -96,8 +107,8 @@ func runEnhance(ctx context.Context, args []string, stdout io.Writer) error {
 	if err := os.WriteFile(*out, buf.Bytes(), 0o644); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "enhanced %s into %s: %dx%d spectrogram, %d speech + %d noise columns, KL %.6g after %d sweeps in %.1f s\n",
-		*in, *out, r.Fit.F, r.Fit.N, K, *noiseRank, r.Fit.KL, r.Fit.Sweeps, time.Since(start).Seconds())
+	fmt.Fprintf(stdout, "enhanced %s into %s: %dx%d spectrogram (%d rows below %g Hz cut), %d speech + %d noise columns, KL %.6g after %d sweeps in %.1f s\n",
+		*in, *out, F, r.Fit.N, cut, *lowCut, K, *noiseRank, r.Fit.KL, r.Fit.Sweeps, time.Since(start).Seconds())
 	if clean == nil {
 		return nil
 	}

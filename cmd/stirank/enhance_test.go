@@ -60,6 +60,10 @@ func TestEnhance(t *testing.T) {
 		t.Fatalf("output %q: %v", stdout, err)
 	}
 	t.Logf("%s", stdout)
+	// At 8000 Hz a row is 15.625 Hz: the default 80 Hz cut is rows 0–5.
+	if !strings.Contains(stdout, "(6 rows below 80 Hz cut)") {
+		t.Errorf("output %q: want the default cut of 6 rows", stdout)
+	}
 	if math.Abs(sisdrIn) > 0.5 || sisdr-sisdrIn < 10 || sdr-sdrIn < 10 {
 		t.Errorf("SDR %v → %v, SI-SDR %v → %v: want 10 dB better", sdrIn, sdr, sisdrIn, sisdr)
 	}
@@ -80,6 +84,9 @@ func TestEnhance(t *testing.T) {
 		{[]string{"--in", in, "--dict", dict}, 2, "--in, --dict and --out are required"},
 		{[]string{"--in", in, "--dict", dict, "--out", out, "--noise-rank", "-1"}, 2, "--noise-rank -1 must not be negative"},
 		{[]string{"--in", in, "--dict", dict, "--out", out, "--noise-hold", "-1"}, 2, "--noise-hold -1 must be a non-negative number of seconds"},
+		{[]string{"--in", in, "--dict", dict, "--out", out, "--low-cut", "-1"}, 2, "--low-cut -1 must be a non-negative frequency in Hz"},
+		{[]string{"--in", in, "--dict", dict, "--out", out, "--low-cut", "5000"}, 2, "--low-cut 5000 Hz leaves no frequency row at 8000 Hz"},
+		{[]string{"--in", in, "--dict", dict, "--out", out, "--noise-start", "2"}, 2, "--noise-start 2 must be a fraction in [0, 1]"},
 		{[]string{"--in", in, "--dict", dict, "--out", out, "--window", "256"}, 1, dict + ": the dictionary was trained with window 512, but the --window gives 256"},
 		{[]string{"--in", in, "--dict", dict, "--out", out, "--overlap", "0.75"}, 1, dict + ": the dictionary was trained with hop 256, but the hop"},
 		{[]string{"--in", in, "--dict", spec, "--out", out, "--window", "256"}, 1, spec + ": the dictionary has 257 rows but a window of 256 gives 129"},

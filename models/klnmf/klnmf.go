@@ -34,6 +34,12 @@ type Options struct {
 	// consecutive columns of X (the last run may be shorter): a free column can then follow only
 	// what changes slower than that, as stationary noise does and speech does not.
 	Hold int
+	// Start, when not nil, is an F × Rank row-major block the free columns start from instead
+	// of random draws, each entry times a draw of U(0.9, 1.1) to keep equal columns apart, and
+	// scaled so that a free column starts contributing about Start to every column of X: EM
+	// keeps much of the split between the fixed and free columns that it starts from, so a
+	// caller who knows what the free part looks like should say so.
+	Start []float64
 	// Iters bounds the EM sweeps; Tol stops them earlier, once a sweep lowers the divergence by
 	// less than Tol times its value.
 	Iters int
@@ -90,6 +96,8 @@ func Fit(x *tensor.Sparse, o Options) (*Result, error) {
 		return nil, fmt.Errorf("hold %d must not be negative", o.Hold)
 	case len(o.Fixed) != F*o.FixedCols:
 		return nil, fmt.Errorf("fixed block has %d entries, want %d × %d", len(o.Fixed), F, o.FixedCols)
+	case o.Start != nil && len(o.Start) != F*o.Rank:
+		return nil, fmt.Errorf("start block has %d entries, want %d × %d", len(o.Start), F, o.Rank)
 	case o.Iters < 0 || !(o.Tol >= 0):
 		return nil, fmt.Errorf("iterations %d and tolerance %v must not be negative", o.Iters, o.Tol)
 	case float64(F)*float64(K) > 1<<28 || float64(N)*float64(K) > 1<<28:
@@ -98,6 +106,11 @@ func Fit(x *tensor.Sparse, o Options) (*Result, error) {
 	for i, v := range o.Fixed {
 		if !(v >= 0) || math.IsInf(v, 0) {
 			return nil, fmt.Errorf("fixed entry (%d, %d) is %v: must be finite and non-negative", i/o.FixedCols, i%o.FixedCols, v)
+		}
+	}
+	for i, v := range o.Start {
+		if !(v > 0) || math.IsInf(v, 0) {
+			return nil, fmt.Errorf("start entry (%d, %d) is %v: must be finite and positive, as EM never moves a zero", i/o.Rank, i%o.Rank, v)
 		}
 	}
 	s := newState(x, o)
@@ -171,7 +184,12 @@ func newState(x *tensor.Sparse, o Options) *state {
 	for f := range F {
 		copy(s.w[f*K:f*K+o.FixedCols], o.Fixed[f*o.FixedCols:(f+1)*o.FixedCols])
 		for k := o.FixedCols; k < K; k++ {
-			s.w[f*K+k] = c * (0.5 + g.Float64())
+			if o.Start != nil {
+				// Activations start near c, so a column of Start/c contributes about Start.
+				s.w[f*K+k] = o.Start[f*o.Rank+k-o.FixedCols] / c * (0.9 + 0.2*g.Float64())
+			} else {
+				s.w[f*K+k] = c * (0.5 + g.Float64())
+			}
 		}
 	}
 	for i := range s.ht {

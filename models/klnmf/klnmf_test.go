@@ -150,6 +150,8 @@ func TestBadInput(t *testing.T) {
 		{x, Options{Rank: 1, Iters: -1}, "must not be negative"},
 		{x, Options{FixedCols: 1, Fixed: []float64{1}}, "fixed block has 1 entries, want 4 × 1"},
 		{x, Options{FixedCols: 1, Fixed: []float64{1, 1, math.NaN(), 1}}, "fixed entry (2, 0) is NaN"},
+		{x, Options{Rank: 1, Start: []float64{1, 1}}, "start block has 2 entries, want 4 × 1"},
+		{x, Options{Rank: 1, Start: []float64{1, 0, 1, 1}}, "start entry (1, 0) is 0"},
 		{x, Options{FixedCols: 1, Fixed: []float64{1, 0, 1, 1}}, "cell (1, 0) is " + fmt.Sprint(x.Values[5]) + " but row 1 of the fixed columns is zero"},
 	} {
 		if _, err := Fit(tt.x, tt.o); err == nil || !strings.Contains(err.Error(), tt.want) {
@@ -190,5 +192,29 @@ func TestHold(t *testing.T) {
 	}
 	if r.KL > 1e-6*x.Sum() {
 		t.Errorf("KL %v of data summing to %v: the tied model holds it exactly", r.KL, x.Sum())
+	}
+}
+
+// TestStart checks that the free columns start in the proportions of Options.Start (to within
+// the ±10% that keeps them apart), where the random start spreads them by up to a factor of 3.
+func TestStart(t *testing.T) {
+	x, _ := product(6, 8, 2, 1, false)
+	start := []float64{1, 5, 2, 4, 3, 3, 4, 2, 5, 1, 6, 7}
+	for _, withStart := range []bool{true, false} {
+		o := Options{Rank: 2, Seed: 3}
+		if withStart {
+			o.Start = start
+		}
+		r, err := Fit(x, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lo, hi := math.Inf(1), 0.0
+		for i, v := range start {
+			lo, hi = min(lo, r.W[i]/v), max(hi, r.W[i]/v)
+		}
+		if withStart != (hi/lo <= 1.1/0.9) {
+			t.Errorf("start given %v: W / start spans %.3g to %.3g", withStart, lo, hi)
+		}
 	}
 }
