@@ -63,7 +63,7 @@ func (l layout) check() error {
 		}
 		next += f.Rows * f.Cols
 	}
-	if l.Params != next && l.Params != next+len(l.Factors) {
+	if r := l.rates(); r != 0 && r != len(l.Factors) {
 		return fmt.Errorf("the factors hold %d parameters, the state %d: the layout does not fit (after the factors a state holds nothing or one rate per factor)", next, l.Params)
 	}
 	return nil
@@ -123,9 +123,9 @@ func Write(ctx context.Context, path string, s *models.State) error {
 		}
 	}
 	if s.Factors != nil {
-		for k := range l.rates() {
-			i := len(s.Theta) - l.rates() + k
-			rows[i] = row{Factor: int32(len(s.Factors)), Row: int32(k), Value: s.Theta[i]}
+		first := len(s.Theta) - l.rates()
+		for i := first; i < len(s.Theta); i++ {
+			rows[i] = row{Factor: int32(len(s.Factors)), Row: int32(i - first), Value: s.Theta[i]}
 		}
 	}
 	var buf bytes.Buffer
@@ -240,14 +240,15 @@ func Read(ctx context.Context, path string) (*models.State, error) {
 	}
 	s := &models.State{Model: l.Model, Rank: l.Rank, Factors: l.Factors, Theta: make([]float64, l.Params), Size: l.Size}
 	seen := make([]bool, l.Params)
+	rates := l.rates()
 	for n, r := range rows {
 		i := int(r.Row)
 		switch {
 		case l.Factors != nil && int(r.Factor) == len(l.Factors):
-			if r.Col != 0 || r.Row < 0 || int(r.Row) >= l.rates() {
+			if r.Col != 0 || r.Row < 0 || int(r.Row) >= rates {
 				return nil, fmt.Errorf("%s row %d: log rate (row %d, col %d) outside the layout", path, n, r.Row, r.Col)
 			}
-			i = l.Params - l.rates() + i
+			i = l.Params - rates + i
 		case l.Factors != nil:
 			if r.Factor < 0 || int(r.Factor) >= len(l.Factors) || r.Col < 0 || int(r.Col) >= l.Factors[r.Factor].Cols || r.Row < 0 || int(r.Row) >= l.Factors[r.Factor].Rows {
 				return nil, fmt.Errorf("%s row %d: parameter (factor %d, row %d, col %d) outside the layout", path, n, r.Factor, r.Row, r.Col)
